@@ -1,0 +1,80 @@
+"""The ``deid-pipeline`` command line: one entry point, one subcommand per job.
+
+Subcommands live next to the code they drive and add themselves through an
+``add_subcommand(subparsers)`` function; this module only assembles them, and
+imports Beam only when ``run`` actually runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from deid_pipeline import __version__
+from deid_pipeline.run_options import EPILOG, add_run_arguments
+
+# Modules that contribute a subcommand, in --help order.
+_SUBCOMMAND_MODULES = (
+    "deid_pipeline.synthetic.cli",
+    "deid_pipeline.report",
+)
+
+
+def _run(args: argparse.Namespace, argv: list[str]) -> int:
+    from deid_pipeline.pipelines.deidentify import main as run_main
+
+    return run_main(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every available subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="deid-pipeline",
+        description="De-identify clinical notes and HL7v2 reports: tag PHI with a "
+        "CRF plus rules and header dictionaries, replace it, write Parquet.",
+    )
+    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="more logging (ids and counts only, never PHI)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run = sub.add_parser(
+        "run",
+        help="de-identify input files into Parquet tables",
+        description="De-identify clinical documents into Parquet.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_run_arguments(run)
+    run.set_defaults(func=_run, passes_argv=True)
+    for module in _SUBCOMMAND_MODULES:
+        importlib.import_module(module).add_subcommand(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and dispatch; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # ``run`` passes options it does not know through to Beam, so only the
+    # other subcommands reject unknown options.
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and args.command != "run":
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if getattr(args, "passes_argv", False):
+        return args.func(args, argv[argv.index(args.command) + 1 :])
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The per-document rewrite step, Beam-free: tagged document -> research text.
+
+Shared by the Beam surrogate stage, the MLLP gateway and tests, so every path
+computes person ids and replacements the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from deid_pipeline import __version__
+from deid_pipeline.keys import person_id
+from deid_pipeline.linking.keys import fallback_person_key, record_person_key
+from deid_pipeline.model import DeidentifiedDocument, PhiSpan, TaggedDocument
+from deid_pipeline.rewrite import POLICIES, RewriteContext, make_operator, rewrite
+
+MODES = ("surrogate", "redact", "tag")
+
+
+@dataclass(frozen=True)
+class Rewriter:
+    """Picklable rewrite configuration: mode, policy and the run's secret key."""
+
+    mode: str
+    key: bytes
+    policy: str = "safe-harbor"
+    pipeline_version: str = __version__
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r}: choose from {MODES}")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy {self.policy!r}: choose from {POLICIES}")
+
+    @cached_property
+    def _operator(self):
+        # Built once per process (validation, Faker instances), not per document.
+        return make_operator(self.mode)
+
+    def person_id_for(
+        self, tagged: TaggedDocument, person_key: str | None = None
+    ) -> str:
+        """Person id from the linked key, else the record's own key, else the doc."""
+        doc = tagged.document
+        key = person_key or record_person_key(doc) or fallback_person_key(doc)
+        return person_id(self.key, key)
+
+    def replace_value(self, value: str, label: str, pid: str) -> str:
+        """Rewrite one structured value (an HL7 header field) as its narrative twin.
+
+        Uses the same operator and context as the narrative, so a surname in
+        PID-5 and the same surname in the report text get the same surrogate.
+        """
+        ctx = RewriteContext(key=self.key, person_id=pid, policy=self.policy)
+        span = PhiSpan(0, len(value), label, "header", 1.0)
+        _text, (replacement,) = rewrite(value, (span,), self._operator, ctx)
+        return replacement.replacement
+
+    def rewrite(
+        self, tagged: TaggedDocument, person_key: str | None = None
+    ) -> DeidentifiedDocument:
+        doc = tagged.document
+        pid = self.person_id_for(tagged, person_key)
+        ctx = RewriteContext(key=self.key, person_id=pid, policy=self.policy)
+        text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
+        return DeidentifiedDocument(
+            doc_id=doc.doc_id,
+            person_id=pid,
+            source=doc.source,
+            text=text,
+            confidence=tagged.confidence,
+            replacements=replacements,
+            metadata=doc.metadata,
+            pipeline_version=self.pipeline_version,
+        )

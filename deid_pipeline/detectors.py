@@ -1,0 +1,115 @@
+"""Pluggable PHI detectors: one interface for rules, the header dictionary and the CRF.
+
+A detector only proposes spans; it never rewrites text and never resolves
+conflicts with other detectors. That happens once, in :mod:`deid_pipeline.merge`.
+Detectors are built by name from a registry so that a pipeline option, not
+code, chooses which run, and so a Beam worker can rebuild them from a small
+picklable :class:`TaggerConfig`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+
+DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary")
+
+# Where the built-in detectors live; importing the module registers the detector.
+# Imported on demand so a run without the CRF never loads its model code.
+_BUILTIN_MODULES = {
+    "rules": "deid_pipeline.rules",
+    "dictionary": "deid_pipeline.dictionary",
+    "crf": "deid_pipeline.crf",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TaggerConfig:
+    """Everything needed to rebuild the detectors in another process.
+
+    ``model_path`` None means the model shipped in the package; ``bias`` shifts
+    the CRF's O-label score (negative = more recall, Carafe).
+    """
+
+    detectors: tuple[str, ...] = DEFAULT_DETECTORS
+    model_path: str | None = None
+    bias: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """What a detector found in one document, and how sure it is of the whole."""
+
+    spans: tuple[PhiSpan, ...]
+    confidence: float | None = None
+
+
+class Detector(ABC):
+    """Finds PHI spans in one document.
+
+    Subclasses set ``name`` (written as the span ``source``), ``labels`` (what
+    they can emit) and ``version`` (recorded in run.json so a score can be tied
+    to the code that produced it).
+    """
+
+    name: str = ""
+    labels: tuple[str, ...] = ()
+    version: str = "1"
+
+    @abstractmethod
+    def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:
+        """Return the spans this detector finds in ``doc.text``."""
+
+    def analyze(self, doc: ClinicalDocument) -> Detection:
+        """Spans plus a document confidence; only probabilistic detectors give one."""
+        return Detection(self.detect(doc))
+
+
+Factory = Callable[[TaggerConfig], Detector]
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str) -> Callable[[Factory], Factory]:
+    """Register a detector factory (taking a TaggerConfig) under ``name``."""
+
+    def wrap(factory: Factory) -> Factory:
+        if name in _REGISTRY and _REGISTRY[name] is not factory:
+            raise ValueError(f"detector {name!r} registered twice")
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+def _load_builtins(names: Iterable[str]) -> None:
+    for name in names:
+        if name in _BUILTIN_MODULES and name not in _REGISTRY:
+            importlib.import_module(_BUILTIN_MODULES[name])
+
+
+def create(config: TaggerConfig) -> list[Detector]:
+    """Instantiate the detectors ``config`` names, in its order."""
+    _load_builtins(config.detectors)
+    unknown = [n for n in config.detectors if n not in _REGISTRY]
+    if unknown:
+        raise ValueError(f"unknown detector(s) {unknown}; known: {sorted(_REGISTRY)}")
+    return [_REGISTRY[n](config) for n in config.detectors]
+
+
+def registered() -> list[str]:
+    """Names of all registered detectors."""
+    return sorted(set(_REGISTRY) | set(_BUILTIN_MODULES))
+
+
+def check_names(names: Iterable[str]) -> tuple[str, ...]:
+    """Validate detector names early (at option parsing), before any worker starts."""
+    names = tuple(names)
+    known = registered()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown detector(s) {unknown}; known: {known}")
+    return names

@@ -1,0 +1,22 @@
+"""Canonical person keys available from a record alone (no shuffle needed).
+
+Streaming and batch must agree on a message's person id, so the key a record
+carries by itself (HL7 MRN with assigning authority, a corpus patient number)
+is used directly. Only records without one need the batch linking stage.
+"""
+
+from __future__ import annotations
+
+from deid_pipeline.model import ClinicalDocument
+
+
+def record_person_key(doc: ClinicalDocument) -> str | None:
+    """The strong person key the record itself carries, if any."""
+    if doc.dictionary is not None and doc.dictionary.person_key:
+        return doc.dictionary.person_key
+    return doc.person_key
+
+
+def fallback_person_key(doc: ClinicalDocument) -> str:
+    """A document with no identifier at all is its own person."""
+    return f"document:{doc.source}:{doc.doc_id}"

@@ -1,0 +1,133 @@
+"""The one data model shared by every stage: small frozen dataclasses.
+
+Nothing here carries behaviour beyond geometry helpers, and no repr of a span
+contains text, so a span can be logged without leaking PHI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deid_pipeline.labels import check_label
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class PhiSpan:
+    """A PHI mention: character offsets into the ORIGINAL text, end exclusive."""
+
+    start: int
+    end: int
+    label: str
+    source: str
+    confidence: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.start < self.end:
+            raise ValueError(f"bad span offsets {self.start}..{self.end}")
+        check_label(self.label)
+
+    def overlaps(self, other: PhiSpan) -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def contains(self, other: PhiSpan) -> bool:
+        return self.start <= other.start and other.end <= self.end
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class DictionaryEntry:
+    """One identifier known from a structured header, e.g. PID-5 family name."""
+
+    value: str
+    label: str
+    field: str
+
+    def __post_init__(self) -> None:
+        check_label(self.label)
+
+
+@dataclass(frozen=True, slots=True)
+class PatientDictionary:
+    """Identifiers of the document's patient (and relatives, providers) from its header.
+
+    ``person_key`` is the strong key the header gives (MRN with assigning
+    authority); linking and surrogates key on it.
+    """
+
+    entries: tuple[DictionaryEntry, ...] = ()
+    person_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClinicalDocument:
+    """One narrative to de-identify, with what its input told us about it.
+
+    ``source`` is the input format (``physionet``, ``text``, ``jsonl``,
+    ``parquet``, ``hl7``); ``origin`` the file it came from; ``person_key`` a
+    patient key the input carries (PhysioNet patient number, HL7 MRN).
+    ``gold`` holds reference spans when the input is an annotated corpus.
+    """
+
+    doc_id: str
+    text: str
+    source: str
+    origin: str = ""
+    person_key: str | None = None
+    metadata: tuple[tuple[str, str], ...] = ()
+    dictionary: PatientDictionary | None = None
+    gold: tuple[PhiSpan, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    """The audit record of one rewrite: what stood at ``span`` and what replaced it."""
+
+    span: PhiSpan
+    original: str
+    replacement: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaggedDocument:
+    """A document with its merged PHI spans and the tagger's document confidence."""
+
+    document: ClinicalDocument
+    spans: tuple[PhiSpan, ...]
+    confidence: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DeidentifiedDocument:
+    """The research-safe text of a document plus the protected audit of rewrites."""
+
+    doc_id: str
+    person_id: str
+    source: str
+    text: str
+    confidence: float | None
+    replacements: tuple[Replacement, ...] = ()
+    metadata: tuple[tuple[str, str], ...] = ()
+    pipeline_version: str = ""
+
+    @property
+    def n_phi(self) -> int:
+        return len(self.replacements)
+
+
+@dataclass(frozen=True, slots=True)
+class QuarantineRecord:
+    """A record that failed a stage: kept whole, never written as de-identified.
+
+    ``error_message`` and ``raw`` may contain PHI: they go only to the
+    protected quarantine table, never to logs or metric names.
+    """
+
+    doc_id: str
+    stage: str
+    error_type: str
+    error_message: str
+    raw: bytes
+    origin: str = ""
+    source: str = ""

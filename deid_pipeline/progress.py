@@ -1,0 +1,67 @@
+"""Progress lines on stderr for long runs: counts and rates only, never content.
+
+Beam's DirectRunner runs the pipeline inside ``run()``, so the driver cannot
+poll counters while it works; each worker process reports what it has done
+instead, at most once per interval, keyed by its pid.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+INTERVAL_SECONDS = 30.0
+
+
+class Progress:
+    """Counts things per process and prints a status line every ``interval`` s."""
+
+    def __init__(
+        self,
+        what: str,
+        interval: float = INTERVAL_SECONDS,
+        stream=None,
+        clock=time.monotonic,
+    ) -> None:
+        self._what = what
+        self._interval = interval
+        self._stream = stream
+        self._clock = clock
+        self._started = clock()
+        self._last = self._started
+        self.counts: dict[str, int] = {}
+
+    def add(self, **counts: int) -> None:
+        """Add to the named counts; print a line if the interval has passed."""
+        for name, n in counts.items():
+            self.counts[name] = self.counts.get(name, 0) + n
+        now = self._clock()
+        if now - self._last >= self._interval:
+            self._last = now
+            self.report(now)
+
+    def report(self, now: float | None = None) -> str:
+        """Print (and return) the current status line."""
+        now = self._clock() if now is None else now
+        elapsed = max(now - self._started, 1e-9)
+        parts = [
+            f"{name} {n} ({n / elapsed:.1f}/s)"
+            for name, n in sorted(self.counts.items())
+        ]
+        line = (
+            f"deid-pipeline [{self._what} pid {os.getpid()}] "
+            f"{elapsed:.0f}s: {', '.join(parts)}"
+        )
+        print(line, file=self._stream or sys.stderr, flush=True)
+        return line
+
+
+_PROCESS_PROGRESS: dict[str, Progress] = {}
+
+
+def process_progress(what: str) -> Progress:
+    """The one Progress of this process for ``what`` (shared by all DoFn instances)."""
+    if what not in _PROCESS_PROGRESS:
+        _PROCESS_PROGRESS[what] = Progress(what)
+    return _PROCESS_PROGRESS[what]

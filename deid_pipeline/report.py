@@ -1,0 +1,137 @@
+"""``deid-pipeline report``: what a run removed, how re-identifiable its persons are.
+
+Reads only the run's outputs (run.json, documents/, persons/), so it can be
+run by the honest broker after the job. The k-anonymity check looks at the
+persons table's generalised quasi-identifiers (birth year, sex, ZIP3), the
+step HIDE's anonymisation would take next: every equivalence class smaller
+than k is a group of persons that a linkage attack could single out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from collections import Counter
+
+import pyarrow.parquet as pq
+
+QUASI_IDENTIFIERS = ("birth_year", "sex", "zip3")
+
+
+def _rows(run_dir: str, table: str, columns: list[str]) -> list[dict]:
+    directory = os.path.join(run_dir, table)
+    if not os.path.isdir(directory):
+        return []
+    files = sorted(f for f in os.listdir(directory) if f.endswith(".parquet"))
+    rows: list[dict] = []
+    for f in files:
+        rows.extend(
+            pq.read_table(os.path.join(directory, f), columns=columns).to_pylist()
+        )
+    return rows
+
+
+def k_anonymity(persons: list[dict], k: int) -> dict:
+    """Equivalence classes over the quasi-identifiers; who sits in classes below k."""
+    classes = Counter(tuple(p[q] for q in QUASI_IDENTIFIERS) for p in persons)
+    small = {c: n for c, n in classes.items() if n < k}
+    return {
+        "k": k,
+        "quasi_identifiers": list(QUASI_IDENTIFIERS),
+        "equivalence_classes": len(classes),
+        "smallest_class": min(classes.values()) if classes else 0,
+        "persons_in_classes_below_k": sum(small.values()),
+        "classes_below_k": len(small),
+    }
+
+
+def build_report(run_dir: str, k: int = 5) -> dict:
+    """The privacy report of one run as a plain dict (no PHI in it)."""
+    with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as fh:
+        summary = json.load(fh)
+    persons = _rows(
+        run_dir, "persons", ["person_id", "n_documents", *QUASI_IDENTIFIERS]
+    )
+    docs_per_person = [p["n_documents"] for p in persons]
+    return {
+        "records": {
+            k_: summary.get(k_)
+            for k_ in ("records_read", "records_written", "records_quarantined")
+        },
+        "quarantined_by_stage": summary.get("quarantined_by_stage", {}),
+        "spans_by_label": summary.get("spans_by_label", {}),
+        "persons": len(persons),
+        "documents_per_person": {
+            "min": min(docs_per_person, default=0),
+            "median": statistics.median(docs_per_person) if docs_per_person else 0,
+            "max": max(docs_per_person, default=0),
+        },
+        "k_anonymity": k_anonymity(persons, k),
+    }
+
+
+def print_report(report: dict, out=sys.stdout) -> None:
+    """Human-readable report."""
+    rec = report["records"]
+    print(
+        f"records: {rec['records_read']} read, {rec['records_written']} written, "
+        f"{rec['records_quarantined']} quarantined",
+        file=out,
+    )
+    for stage, n in sorted(report["quarantined_by_stage"].items()):
+        print(f"  quarantined at {stage}: {n}", file=out)
+    print("PHI spans by label:", file=out)
+    for label, n in sorted(report["spans_by_label"].items(), key=lambda kv: -kv[1]):
+        print(f"  {label:<14} {n:>8}", file=out)
+    dpp = report["documents_per_person"]
+    print(
+        f"persons: {report['persons']} (documents per person: min {dpp['min']}, "
+        f"median {dpp['median']}, max {dpp['max']})",
+        file=out,
+    )
+    ka = report["k_anonymity"]
+    print(
+        f"k-anonymity over {', '.join(ka['quasi_identifiers'])} (k={ka['k']}): "
+        f"{ka['equivalence_classes']} classes, smallest {ka['smallest_class']}, "
+        f"{ka['persons_in_classes_below_k']} persons in {ka['classes_below_k']} "
+        f"classes smaller than k",
+        file=out,
+    )
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """``report`` subcommand."""
+    if not os.path.exists(os.path.join(args.run, "run.json")):
+        print(
+            f"deid-pipeline report: error: {args.run!r} has no run.json "
+            "(not a finished run directory)",
+            file=sys.stderr,
+        )
+        return 2
+    report = build_report(args.run, args.k)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2, sort_keys=True)
+    print_report(report)
+    return 0
+
+
+def add_subcommand(subparsers) -> None:
+    """Register ``report`` on the main CLI."""
+    parser = subparsers.add_parser(
+        "report",
+        help="privacy report of a finished run (counts, persons, k-anonymity)",
+        description="Summarise a run: PHI per label, persons, documents per person, "
+        "a k-anonymity check of the persons' quasi-identifiers.",
+    )
+    parser.add_argument(
+        "--run", required=True, metavar="DIR", help="output DIR of a run"
+    )
+    parser.add_argument(
+        "-k", type=int, default=5, help="k for the k-anonymity check (default: 5)"
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    parser.set_defaults(func=run_report)

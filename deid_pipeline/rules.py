@@ -1,0 +1,970 @@
+"""High-precision rule recognizers for formulaic PHI: contacts, IDs, dates, ages.
+
+Shaped like Presidio's ``PatternRecognizer``: one small object per PHI kind
+with a label, regular expressions compiled once at construction, optional
+context words and ``validate``/``invalidate`` hooks. The CRF finds names and
+places; these rules find what has a format, where a pattern plus a structural
+check (a real calendar date, an SSN area, an IPv4 octet) beats a guess.
+
+Precision comes first here because the CRF and the central merge already lean
+towards recall: a rule firing on ``120/80`` or ``1/2 NS`` would redact the
+clinical content a research extract exists for. So every shape that clinical
+shorthand imitates (``7/22`` versus ``5/5 strength``, ``555-1234`` versus
+``900-1300 cc``) is checked against the words around it, on its own line.
+
+The shapes, which do not change between hospitals, live here with their
+validators. The words around them (context and negative words, units, ID
+keywords and the label each implies), which do, live in ``data/rules.json``,
+read once; :meth:`RuleDetector.from_dict` builds a detector from a hospital's
+own copy, and the file's ``version`` is part of the detector version.
+
+Speed: each recognizer runs one compiled regular expression over the whole
+text and Python runs only per candidate, never per token. Patterns carry
+zero-width guards so a dozen shapes cost one failed check inside a word, use
+bounded or possessive repetition, and start only at run boundaries, so the
+scan stays linear even on a 100,000-character line of digits and slashes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from deid_pipeline.detectors import Detector, TaggerConfig, register
+from deid_pipeline.labels import check_label
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+
+__all__ = [
+    "AgeRecognizer",
+    "DateRecognizer",
+    "EmailRecognizer",
+    "Hit",
+    "IdRecognizer",
+    "IpRecognizer",
+    "Pattern",
+    "PatternRecognizer",
+    "PhoneRecognizer",
+    "RuleDetector",
+    "SsnRecognizer",
+    "UrlRecognizer",
+    "build_recognizers",
+    "default_config",
+]
+
+# Bumped when a recognizer's code changes what it finds; rules.json has its own
+# version and the detector reports both.
+CODE_VERSION = "1"
+
+_FLAGS = re.IGNORECASE
+_GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
+_GROUP_REF = re.compile(r"\(\?P=(\w+)\)")
+_BLANKS = re.compile(r"\s+")
+
+# Speed guards (see Pattern.guard): where a number, or a word, starts.
+_G_NUM = r"(?<!\w)(?=\d)"
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _normal_words(words: Iterable[str]) -> set[str]:
+    """Lower-case keywords with blank runs collapsed (the form rules.json uses)."""
+    return {" ".join(w.lower().split()) for w in words if w.strip()}
+
+
+def _trie(words: Iterable[str]) -> str:
+    """Build one regex matching any of ``words``, factored as a trie.
+
+    A flat alternation of a hundred keywords tries each one at every word
+    start; the trie follows only the letters actually there. Longer keywords
+    win (``mr no`` over ``mr``) because optional tails are greedy. A blank in
+    a keyword matches any run of blanks or none (``mr #`` matches ``MR#``).
+    """
+    root: dict[str, dict] = {}
+    for word in _normal_words(words):
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [(r"[ \t]*" if ch == " " else re.escape(ch)) + emit(child)
+                    for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+def _word_regex(words: Iterable[str]) -> re.Pattern[str] | None:
+    """Compile keywords to match as whole words only (``hr`` never in ``three``).
+
+    A boundary is required only on a side where the keyword begins or ends with
+    a letter or digit, so ``mr #`` still matches in ``mr#1234``.
+    """
+    classes: dict[tuple[bool, bool], list[str]] = {}
+    for word in _normal_words(words):
+        classes.setdefault((word[0].isalnum(), word[-1].isalnum()), []).append(word)
+    alts = [(r"(?<![a-z0-9])" if left else "") + f"(?:{_trie(group)})"
+            + (r"(?![a-z0-9])" if right else "")
+            for (left, right), group in sorted(classes.items())]
+    return re.compile("|".join(alts), _FLAGS) if alts else None
+
+
+def _window_start(text: str, start: int, width: int) -> int:
+    """Return where the ``width`` characters before ``start`` begin on its line.
+
+    The newline search is bounded by ``width``, so a context check costs O(1)
+    per candidate even on a line of 100,000 characters.
+    """
+    lo = max(0, start - width)
+    newline = text.rfind("\n", lo, start)
+    return newline + 1 if newline >= 0 else lo
+
+
+def _clause_start(text: str, start: int, width: int) -> int:
+    """Like :func:`_window_start`, also stopping at ``. ``, ``; `` and ``(``.
+
+    Negative words count only in the candidate's own clause: in ``pain
+    improved. Seen 7/22`` the date is a date.
+    """
+    lo = _window_start(text, start, width)
+    for sep in (". ", "; ", "("):
+        i = text.rfind(sep, lo, start)
+        if i >= 0:
+            lo = i + len(sep)
+    return lo
+
+
+def _window_end(text: str, end: int, width: int) -> int:
+    """Return where the ``width`` characters after ``end`` stop on its line."""
+    hi = min(len(text), end + width)
+    newline = text.find("\n", end, hi)
+    return newline if newline >= 0 else hi
+
+
+# ------------------------------------------------------------ core classes
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    r"""One named regular expression of a recognizer, and how far it is trusted.
+
+    ``needs_context`` patterns (a bare 9-digit SSN, an undelimited phone
+    number) fire only with one of the recognizer's context words nearby, or of
+    ``context`` when the pattern needs its own. A group named ``phi`` marks
+    the part of the match that is PHI (the ID after ``MRN:``); without one,
+    the whole match is. ``check_negative`` False exempts unambiguous shapes (a
+    date with a four-digit year) from the recognizer's negative words.
+
+    ``guard`` is a zero-width regex that holds wherever a match can start, such
+    as ``(?<!\w)(?=\d)`` for a number. It is a speed hint only: consecutive
+    patterns with the same guard are tried only where it holds, so a dozen
+    date shapes cost one failed check inside a word instead of a dozen.
+    """
+
+    name: str
+    regex: str
+    confidence: float = 1.0
+    needs_context: bool = False
+    context: tuple[str, ...] = ()
+    check_negative: bool = True
+    guard: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Pattern:
+        """Build a pattern from its JSON form (``name``, ``regex``, options)."""
+        return cls(
+            name=str(data["name"]),
+            regex=str(data["regex"]),
+            confidence=float(data.get("confidence", 1.0)),
+            needs_context=bool(data.get("needs_context", False)),
+            context=tuple(data.get("context", ())),
+            check_negative=bool(data.get("check_negative", True)),
+            guard=str(data.get("guard", "")),
+        )
+
+
+class Hit:
+    """A candidate match, seen through its own pattern's group names.
+
+    A recognizer joins its patterns into one regular expression and renames
+    each pattern's groups apart; a hit undoes that, so hooks ask for
+    ``hit.group("m")`` whichever pattern matched. ``start``/``end`` are the
+    PHI part (group ``phi`` if any), :attr:`whole` the full match.
+    """
+
+    __slots__ = ("pattern", "match", "start", "end", "_prefix", "_groups")
+
+    def __init__(self, pattern: Pattern, match: re.Match[str], index: int,
+                 groups: frozenset[str]) -> None:
+        """Wrap ``match`` of ``pattern``, the recognizer's pattern ``index``."""
+        self.pattern = pattern
+        self.match = match
+        self._prefix = f"p{index}_"
+        self._groups = groups
+        phi = f"p{index}_phi" if "phi" in groups else f"p{index}"
+        self.start, self.end = match.span(phi)
+
+    def group(self, name: str) -> str | None:
+        """Return the text of group ``name``; None if absent or unmatched."""
+        if name not in self._groups:
+            return None
+        return self.match.group(self._prefix + name)
+
+    @property
+    def whole(self) -> tuple[int, int]:
+        """Offsets of the whole match, keyword included."""
+        return self.match.span(self._prefix[:-1])
+
+
+class PatternRecognizer:
+    """Finds one kind of formulaic PHI with compiled patterns and hooks.
+
+    Subclasses override :meth:`validate` (is the value well formed: a real
+    date, a possible SSN?), :meth:`invalidate` (does the context make it a
+    dose, a blood pressure, a vent setting?) and :meth:`label_for` (PHONE or
+    FAX). Context is looked for on the match's own line only, a bounded number
+    of characters before (and, for required context, after) it.
+    """
+
+    def __init__(self, name: str, label: str, patterns: Sequence[Pattern], *,
+                 context: Iterable[str] = (),
+                 negative_before: Iterable[str] = (),
+                 negative_after: Iterable[str] = (),
+                 context_before: int = 40, context_after: int = 20,
+                 negative_window: int = 24, prefilter: str | None = None,
+                 flags: int = _FLAGS) -> None:
+        """Compile ``patterns`` into one regular expression, once.
+
+        ``negative_before`` words in the clause up to ``negative_window``
+        characters before a match, or ``negative_after`` words right after it,
+        reject it. A text where ``prefilter`` (a fast regex every match must
+        contain) finds nothing is skipped without running the patterns.
+        """
+        if not patterns:
+            raise ValueError(f"recognizer {name!r} has no patterns")
+        self.name = name
+        self.label = check_label(label)
+        self.source = f"rules:{name}"
+        self.patterns = tuple(patterns)
+        self.context_before = context_before
+        self.context_after = context_after
+        self.negative_window = negative_window
+        self._context = _word_regex(context)
+        self._pattern_context = {i: _word_regex(p.context)
+                                 for i, p in enumerate(self.patterns) if p.context}
+        self._negative_before = _word_regex(negative_before)
+        after = _trie(negative_after)
+        self._negative_after = (re.compile(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS)
+                                if after else None)
+        guarded: list[tuple[str, list[str]]] = []
+        self._groups: list[frozenset[str]] = []
+        for i, pattern in enumerate(self.patterns):
+            body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
+            body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
+            self._groups.append(frozenset(_GROUP_DEF.findall(pattern.regex)))
+            if guarded and guarded[-1][0] == pattern.guard:
+                guarded[-1][1].append(f"(?P<p{i}>{body})")
+            else:
+                guarded.append((pattern.guard, [f"(?P<p{i}>{body})"]))
+        source = "|".join(f"{guard}(?:{'|'.join(bodies)})" for guard, bodies in guarded)
+        try:
+            self.regex = re.compile(source, flags)
+            self._prefilter = re.compile(prefilter, flags) if prefilter else None
+        except re.error as exc:
+            raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
+        # The pattern's wrapper group closes last, so lastindex names it.
+        self._by_index = {self.regex.groupindex[f"p{i}"]: i
+                          for i in range(len(self.patterns))}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PatternRecognizer:
+        """Build a plain recognizer from JSON (the ``custom`` list of rules.json)."""
+        return cls(
+            name=str(data["name"]),
+            label=str(data["label"]),
+            patterns=[Pattern.from_dict(p) for p in data["patterns"]],
+            context=data.get("context", ()),
+            negative_before=data.get("negative_before", ()),
+            negative_after=data.get("negative_after", ()),
+        )
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label this recognizer can emit."""
+        return (self.label,)
+
+    def applies(self, text: str) -> bool:
+        """Tell whether ``text`` can hold a match at all (a cheap pre-check)."""
+        return self._prefilter is None or self._prefilter.search(text) is not None
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """Find all spans of this recognizer's kind in ``text``, in text order."""
+        if not self.applies(text):
+            return []
+        spans = []
+        for match in self.regex.finditer(text):
+            i = self._by_index[match.lastindex]
+            pattern = self.patterns[i]
+            hit = Hit(pattern, match, i, self._groups[i])
+            if hit.end <= hit.start:
+                continue
+            if pattern.needs_context and not self.has_context(
+                    text, hit, self._pattern_context.get(i, self._context)):
+                continue
+            if not self.validate(hit, text) or self.invalidate(hit, text):
+                continue
+            start, end = self.trim(text, hit.start, hit.end)
+            if end > start:
+                spans.append(PhiSpan(start, end, self.label_for(hit, text),
+                                     self.source, pattern.confidence))
+        return spans
+
+    def has_context(self, text: str, hit: Hit,
+                    words: re.Pattern[str] | None = None) -> bool:
+        """Tell whether a context word stands near the match on its line."""
+        words = words or self._context
+        if words is None:
+            return False
+        start, end = hit.whole
+        lo = _window_start(text, start, self.context_before)
+        hi = _window_end(text, end, self.context_after)
+        return bool(words.search(text, lo, start) or words.search(text, end, hi))
+
+    def negative_context(self, text: str, hit: Hit) -> bool:
+        """Tell whether a negative word precedes, or a unit follows, the match."""
+        start, end = hit.whole
+        if self._negative_after is not None and self._negative_after.match(text, end):
+            return True
+        if self._negative_before is not None:
+            lo = _clause_start(text, start, self.negative_window)
+            if self._negative_before.search(text, lo, start):
+                return True
+        return False
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Check the matched value itself is well formed (always, by default)."""
+        return True
+
+    def invalidate(self, hit: Hit, text: str) -> bool:
+        """Check whether context shows the match is not PHI (negative words)."""
+        return hit.pattern.check_negative and self.negative_context(text, hit)
+
+    def label_for(self, hit: Hit, text: str) -> str:
+        """Choose the label of a hit; one recognizer may emit several."""
+        return self.label
+
+    def trim(self, text: str, start: int, end: int) -> tuple[int, int]:
+        """Adjust a span's offsets (URLs drop trailing punctuation); identity."""
+        return start, end
+
+
+# -------------------------------------------------------------------- phone
+
+# A number starts at a run boundary: not inside a longer number, decimal,
+# ratio or word, and it ends before more digits (a glued "x12" extension is ok).
+_NUM_LEFT = r"(?<![\w+./])(?<!\d-)"
+_NUM_RIGHT = r"(?![^\Wx]|[./-]\d)"
+_SEP = r"[ \t]*[-.][ \t]*"
+_EXT = r"(?:[ \t]*,?[ \t]*(?:x|ext\.?|extension)[ \t]*[.#:]?[ \t]*\d{1,6}(?!\d))?"
+_PHONE_PARTS = re.compile(r"\d+")
+
+
+class PhoneRecognizer(PatternRecognizer):
+    """US phone and fax numbers in the forms clinical notes write them.
+
+    Ten digits with separators (``617-555-1234``, ``(617) 555-1234``,
+    ``+1 617 555 1234``) need no context. A dashed seven-digit ``555-1234``
+    needs none either, but is dropped when it reads as a range of round
+    numbers (``900-1300``) and no phone word is near, or when a vital-sign or
+    ID word precedes it. Undelimited digits need a phone word nearby; pager
+    numbers need their keyword. The label is FAX when the nearest contact
+    word before the number on its line, or the word right after it, says fax.
+    """
+
+    STRONG = frozenset({"paren", "plus1", "nanp", "extension"})
+
+    def __init__(self, config: Mapping[str, Any], units: Iterable[str] = ()) -> None:
+        """Build the phone patterns with the words of ``config``."""
+        pager_words = _normal_words(config.get("pager_keywords", ("pager",)))
+        initials = "".join(sorted({w[0] for w in pager_words} | {"e"}))
+        words = {"guard": rf"(?<![a-z])(?=[{initials}])", "confidence": 0.9}
+        lead = {"guard": r"(?<!\w)(?=[(+1])", "check_negative": False}
+        num = {"guard": _G_NUM, "confidence": 0.9}
+        patterns = [
+            Pattern("paren", r"(?<![\w+])(?:\+?1[ \t]*[-.]?[ \t]*)?\(\d{3}\)[ \t]*\d{3}"
+                             rf"(?:{_SEP}|[ \t]?)\d{{4}}(?!\d){_EXT}", **lead),
+            Pattern("plus1", r"(?<![\w+])\+1[ \t.-]*\d{3}[ \t.-]*\d{3}[ \t.-]*\d{4}"
+                             rf"(?!\d){_EXT}", **lead),
+            Pattern("nanp", rf"{_NUM_LEFT}(?:1{_SEP})?\d{{3}}{_SEP}\d{{3}}{_SEP}\d{{4}}"
+                            f"{_NUM_RIGHT}{_EXT}", guard=_G_NUM, check_negative=False),
+            Pattern("nanp_blank", rf"{_NUM_LEFT}\d{{3}}[ \t]{{1,2}}"
+                                  rf"(?P<tail>\d{{3}}{_SEP}\d{{4}}){_NUM_RIGHT}{_EXT}",
+                    **num),
+            Pattern("seven", rf"{_NUM_LEFT}(?P<tail>\d{{3}}-\d{{4}}){_NUM_RIGHT}{_EXT}",
+                    **num),
+            Pattern("digits", rf"{_NUM_LEFT}(?:\d{{3}}[ \t.-]?)?\d{{3}}[ \t.]?\d{{4}}"
+                              f"{_NUM_RIGHT}{_EXT}", needs_context=True, **num),
+            Pattern("pager", rf"(?<![a-z])(?:{_trie(pager_words)})(?![a-z])[ \t]*"
+                             r"(?:#|no\.?|number)?[ \t]*[:=-]?[ \t]*"
+                             rf"(?P<phi>\d{{4,7}}){_NUM_RIGHT}", **words),
+            Pattern("extension", r"(?<![a-z])(?:ext|extension)\.?[ \t]*[#:]?[ \t]*"
+                                 rf"(?P<phi>\d{{2,6}}){_NUM_RIGHT}", **words),
+        ]
+        super().__init__("phone", "PHONE", patterns,
+                         context=config.get("context", ()),
+                         negative_before=config.get("negative_before", ()),
+                         negative_after=units, context_before=30, context_after=15,
+                         prefilter=r"\d{3}")
+        self._fax = _word_regex(config.get("fax_context", ("fax",)))
+        self._fax_after = re.compile(
+            r"[ \t]*[(\[]?[ \t]*(?:fax|facsimile)(?![a-z])", _FLAGS)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """PHONE, and FAX for numbers a fax word introduces."""
+        return ("PHONE", "FAX")
+
+    def invalidate(self, hit: Hit, text: str) -> bool:
+        """Drop weak shapes that read as a range, a vital sign or an ID."""
+        if hit.pattern.name in self.STRONG:
+            return False
+        tail = hit.group("tail")
+        if tail is not None and not self.has_context(text, hit):
+            first, second = (int(x) for x in _PHONE_PARTS.findall(tail))
+            if first % 10 == 0 and second % 10 == 0:
+                return True  # 900-1300: round numbers are a range, not a line
+        return self.negative_context(text, hit)
+
+    def label_for(self, hit: Hit, text: str) -> str:
+        """Say FAX if the closest contact word before it, or one after, is fax."""
+        if self._fax is None or self._context is None:
+            return self.label
+        start, end = hit.whole
+        if self._fax_after.match(text, end):
+            return "FAX"
+        last = None
+        for last in self._context.finditer(
+                text, _window_start(text, start, self.context_before), start):
+            pass
+        if last is not None and self._fax.fullmatch(last.group()):
+            return "FAX"
+        return self.label
+
+
+# --------------------------------------------------------- e-mail, URL, IP
+
+
+class EmailRecognizer(PatternRecognizer):
+    """E-mail addresses; bounded parts keep the scan linear on long word runs."""
+
+    def __init__(self) -> None:
+        """Build the single e-mail pattern."""
+        super().__init__("email", "EMAIL", [Pattern(
+            "address", r"(?<![\w.%+-])[a-z0-9._%+-]{1,64}@(?:[a-z0-9-]{1,63}\.){1,8}"
+                       r"[a-z]{2,24}(?![\w-])", check_negative=False)],
+            prefilter="@")
+
+
+_URL_TAIL = r"(?:[/?#][^\s<>\"'()\[\]{}]{0,2000})?"
+
+
+class UrlRecognizer(PatternRecognizer):
+    """Web addresses: with a scheme, with ``www.``, or a bare domain and known TLD.
+
+    Bare domains need one of ``config["tlds"]``, so clinical shorthand with
+    dots (``p.o.``, ``q.i.d.``) never looks like a host name.
+    """
+
+    _TRAILING = ".,;:!?'\")]"
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        """Build the URL patterns with the TLD list of ``config``."""
+        tlds = _trie(config.get("tlds", ("com", "org", "net", "edu", "gov")))
+        # Possessive labels: a long dotted run is consumed once, never re-split.
+        label = r"[a-z0-9-]{1,63}+"
+        left = r"(?<![\w.@/-])"
+        host = {"guard": rf"{left}(?=[a-z0-9])", "check_negative": False}
+        patterns = [
+            Pattern("scheme", r"(?<!\w)(?:https?|ftp)://[^\s<>\"'()\[\]{}]{1,2000}",
+                    check_negative=False, guard=r"(?<!\w)(?=[fh])"),
+            Pattern("www", rf"{left}www\.(?:{label}\.){{1,8}}[a-z]{{2,24}}(?![\w-])"
+                           f"{_URL_TAIL}", **host),
+            Pattern("domain", rf"{left}(?:{label}\.){{1,8}}(?:{tlds})(?![\w-]|\.\w)"
+                              f"{_URL_TAIL}", confidence=0.9, **host),
+        ]
+        super().__init__("url", "URL", patterns)
+        self._hint = re.compile(rf"\.(?:{tlds})(?![\w-])", _FLAGS)
+
+    def applies(self, text: str) -> bool:
+        """Tell whether ``text`` has ``://``, ``www.`` or a known TLD."""
+        return ("://" in text or "www." in text or "WWW." in text
+                or self._hint.search(text) is not None)
+
+    def trim(self, text: str, start: int, end: int) -> tuple[int, int]:
+        """Drop sentence punctuation the greedy tail took (``see x.org.``)."""
+        while end > start and text[end - 1] in self._TRAILING:
+            end -= 1
+        return start, end
+
+
+class IpRecognizer(PatternRecognizer):
+    """IPv4 addresses with octets <= 255, and IPv6 addresses that parse."""
+
+    def __init__(self) -> None:
+        """Build the IPv4 and IPv6 candidate patterns."""
+        patterns = [
+            Pattern("ipv4", r"(?<![\w./])(?P<a>\d{1,3})\.(?P<b>\d{1,3})\.(?P<c>\d{1,3})"
+                            r"\.(?P<d>\d{1,3})(?!\w|[./]\d)", check_negative=False,
+                    guard=_G_NUM),
+            Pattern("ipv6", r"(?<![\w:.])(?=[0-9a-f:]{0,39}::|(?:[0-9a-f]{1,4}:){7})"
+                            r"(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}(?![\w:.])",
+                    check_negative=False, guard=r"(?<![\w:.])(?=[0-9a-f:])"),
+        ]
+        super().__init__("ip", "IPADDR", patterns)
+        # Case-sensitive, class-first hints: the regex engine skips ahead in C.
+        self._quad = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d")
+        self._hex8 = re.compile(r"[0-9A-Fa-f]{1,4}:(?:[0-9A-Fa-f]{1,4}:){6}")
+
+    def applies(self, text: str) -> bool:
+        """Tell whether ``text`` has a dotted quad, ``::`` or eight hex groups."""
+        return ("::" in text or self._quad.search(text) is not None
+                or self._hex8.search(text) is not None)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Check octets <= 255, or that an IPv6 candidate parses."""
+        if hit.pattern.name == "ipv4":
+            return all(int(hit.group(g) or 0) <= 255 for g in "abcd")
+        value = text[hit.start:hit.end]
+        if sum(1 for part in value.split(":") if part) < 2:
+            return False  # "::" or "a::" alone is punctuation, not an address
+        try:
+            ipaddress.IPv6Address(value)
+        except ValueError:
+            return False
+        return True
+
+
+# ---------------------------------------------------------------------- SSN
+
+
+class SsnRecognizer(PatternRecognizer):
+    """US Social Security numbers: dashed anywhere, other layouts by an SSN word.
+
+    Numbers the SSA never issues are rejected: area 000, 666 or 9xx, group
+    00, serial 0000.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        """Build the SSN patterns with the context words of ``config``."""
+        left = r"(?<![\w.-])"
+        weak = {"confidence": 0.9, "needs_context": True, "guard": _G_NUM}
+        patterns = [
+            Pattern("dashed", rf"{left}(?P<a>\d{{3}})-(?P<g>\d{{2}})-(?P<s>\d{{4}})"
+                              r"(?![\w-]|\.\d)", check_negative=False, guard=_G_NUM),
+            Pattern("spaced", rf"{left}(?P<a>\d{{3}})[ .](?P<g>\d{{2}})[ .]"
+                              r"(?P<s>\d{4})(?!\w|\.\d)", **weak),
+            Pattern("digits", rf"{left}(?P<a>\d{{3}})(?P<g>\d{{2}})(?P<s>\d{{4}})"
+                              r"(?!\w|\.\d)", **weak),
+        ]
+        super().__init__("ssn", "SSN", patterns,
+                         context=config.get("context", ("ssn",)),
+                         context_before=30, context_after=10,
+                         prefilter=r"\d{3}[ .-]?\d{2}[ .-]?\d{4}")
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Apply the SSA structural rules to area, group and serial."""
+        area, group, serial = hit.group("a"), hit.group("g"), hit.group("s")
+        return (area is not None and area not in ("000", "666")
+                and not area.startswith("9") and group != "00" and serial != "0000")
+
+
+# --------------------------------------------------------------------- date
+
+_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+           "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
+_DAYS_IN_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+_MONTH = (r"(?<![a-z])(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|"
+          r"may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
+          r"nov(?:ember)?|dec(?:ember)?)(?![a-z])(?P<dot>\.)?")
+_ORD = r"(?P<ord>st|nd|rd|th)"
+_YEAR4 = r"(?:19|20)\d{2}"
+# Not inside a number, ratio or decimal; a dot after a word is fine ("unit.8/31").
+_DATE_LEFT = r"(?<![\w/])(?<![^a-z]\.)"
+# Not followed by more of a number, unless by a second date ("10/15-10/16").
+_DATE_RIGHT = r"(?![\d/]|\.\d|-\d(?!\d?/\d))"
+_MONTH_WORDS = (
+    "january", "february", "march", "april", "may", "june", "july", "august",
+    "september", "october", "november", "december", "jan", "feb", "mar", "apr",
+    "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "month",
+)
+# Shift names follow dates ("7/22 days: stable"); these units do not unmake one.
+_SPAN_UNITS = frozenset({"day", "days", "wk", "wks", "week", "weeks"})
+# Marks that, right before a number, make it a quantity or a setting.
+_QUANTITY_MARKS = "+#~^*=<>$\u00d7"
+
+
+def _valid_day(month: int, day: int, year: int | None = None) -> bool:
+    """Check a calendar date; without a year February 29 is allowed."""
+    if not 1 <= month <= 12 or day < 1:
+        return False
+    if month == 2 and day == 29 and year is not None:
+        return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return day <= _DAYS_IN_MONTH[month - 1]
+
+
+def _is_fraction(month: int, day: int) -> bool:
+    """Tell whether m/d reads as a simple fraction (1/2, 2/3, 3/4)."""
+    return day in (2, 3, 4) and month < day
+
+
+class DateRecognizer(PatternRecognizer):
+    """Dates in the numeric and named forms of clinical notes, never bare years.
+
+    Every candidate must be a real calendar date. Forms without a four-digit
+    year, above all ``m/d``, are what clinical shorthand imitates (``1/2 NS``,
+    ``5/5 strength``, ``PSV 10/5``, ``pain 8/10``, ``CO/CI 5-6/2.5``), so
+    they are dropped when a vital-sign, ventilator, exam or pain word precedes
+    them in their clause, a unit or clinical word follows them, they are a
+    simple fraction or a pain score, they sit in a numeric range or after a
+    quantity mark, or an FiO2 percentage follows. A date word right before
+    (``on``, ``since``, ``admitted``) outweighs the negative words. ``m-d``
+    is taken only after such a word. Named months that are also words or
+    abbreviations (``may``, ``mar``, ``dec``) need a year, an ordinal, a
+    period or a date word before them.
+    """
+
+    SHORT = frozenset({"mdy", "myy", "md", "md_dash"})
+
+    def __init__(self, config: Mapping[str, Any], units: Iterable[str] = ()) -> None:
+        """Build the date patterns with the date words of ``config``."""
+        num = {"guard": _G_NUM}
+        named = {"guard": r"(?<![a-z])(?=[adfjmnos])", "check_negative": False}
+        full = {"check_negative": False, **num}
+        patterns = [
+            Pattern("iso", rf"(?<![\w/.-])(?P<y>{_YEAR4})(?P<s>[-/.])(?P<m>\d{{1,2}})"
+                           rf"(?P=s)(?P<d>\d{{1,2}}){_DATE_RIGHT}", **full),
+            Pattern("mdy", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})(?P<s>[/-])(?P<d>\d{{1,2}})"
+                           rf"(?P=s)(?P<y>\d{{4}}|\d{{2}}){_DATE_RIGHT}", **num),
+            Pattern("mdy_dot", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})\.(?P<d>\d{{1,2}})\."
+                               rf"(?P<y>{_YEAR4}){_DATE_RIGHT}", **full),
+            Pattern("dmy_sep", rf"{_DATE_LEFT}(?P<d>\d{{1,2}})(?P<s>[-/ ]){_MONTH}"
+                               r"(?P=s)(?P<y>\d{4}|\d{2})(?!\w)", **full),
+            Pattern("dmy", rf"{_DATE_LEFT}(?P<d>\d{{1,2}}){_ORD}?[ \t]*(?:of[ \t]+)?"
+                           rf"{_MONTH}(?:[ \t]*,?[ \t]*(?P<y>{_YEAR4})(?!\w))?",
+                    **full),
+            Pattern("my4", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})/(?P<y>{_YEAR4})"
+                           f"{_DATE_RIGHT}", **full),
+            Pattern("myy", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})/(?P<y>3[2-9]|[4-9]\d)"
+                           rf"{_DATE_RIGHT}(?!')", confidence=0.8, **num),
+            Pattern("md", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})/(?P<d>\d{{1,2}})"
+                          f"{_DATE_RIGHT}", confidence=0.9, **num),
+            Pattern("md_dash", r"(?<![\w/.-])(?P<m>\d{1,2})-(?P<d>\d{1,2})"
+                               r"(?![\d/-]|\.\d)", confidence=0.7, **num),
+            Pattern("mdy_named", rf"{_MONTH}[ \t]*[,-]?[ \t]*(?P<d>\d{{1,2}}){_ORD}?"
+                                 rf"(?!\w)(?:[ \t]*,?[ \t]*(?P<y>{_YEAR4})(?!\w))?",
+                    **named),
+            Pattern("month_year", rf"{_MONTH}[ \t]*,?[ \t]*(?:of[ \t]+)?"
+                                  rf"(?P<y>{_YEAR4}|'\d{{2}})(?!\w)", **named),
+            Pattern("ordinal", rf"(?<![a-z])the[ \t]+(?P<phi>(?P<d>\d{{1,2}}){_ORD}"
+                               rf"(?:[ \t]+of[ \t]+{_MONTH})?)(?!\w)", confidence=0.9,
+                    needs_context=True, context=_MONTH_WORDS, check_negative=False,
+                    guard=r"(?<![a-z])(?=the)"),
+        ]
+        units = [u for u in units if u not in _SPAN_UNITS]
+        super().__init__("date", "DATE", patterns,
+                         negative_before=config.get("negative_before", ()),
+                         negative_after=[*units, *config.get("negative_after", ())],
+                         context_before=40, context_after=40, negative_window=24)
+        self._ambiguous = frozenset(config.get("ambiguous_months", ("may", "mar")))
+        self._pain = _word_regex(config.get("pain_context", ("pain",)))
+        strong = _trie(config.get("strong_before", ("on", "since")))
+        self._strong = re.compile(rf"(?<![a-z0-9])(?:{strong})[ \t]*[:,]?[ \t]*$",
+                                  _FLAGS)
+        dash = _trie(config.get("dash_context", ("on", "since")))
+        self._dash_before = re.compile(rf"(?<![a-z0-9])(?:{dash})[ \t]+$", _FLAGS)
+        follow = _trie(config.get("dash_follow", ("at", "for")))
+        self._dash_after = re.compile(
+            rf"[ \t]*(?:$|[.,;:)\]]|[ \t](?:{follow})(?![a-z])|[ \t]+\d)",
+            _FLAGS | re.MULTILINE)
+        # A real m/d and a range word just before: "8/2 - 8/10" is two dates.
+        self._date_before = re.compile(
+            r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})[ \t]*(?:-|to|thru|or|and|&)"
+            r"[ \t]*$", _FLAGS)
+        self._range_before = re.compile(r"\d[ \t]*-[ \t]*$")
+        self._range_after = re.compile(r"[ \t]*-[ \t]*\d(?!\d?/\d)")
+        self._times_before = re.compile(r"(?:^|[\s\d])[x\u00d7][ \t]*$|%[ \t,;]*$",
+                                        _FLAGS)
+        # Ventilator settings come with an FiO2: "5/5, 40%", "10/5 c 35%".
+        self._percent_after = re.compile(
+            r"[ \t]*\)?[ \t]*[,;&]?[ \t]*(?:c|with|w/?|@|on|and)?[ \t]*\.?\d+"
+            r"(?:\.\d+)?[ \t]*%", _FLAGS)
+        self._clause_end = re.compile(r"[ \t]*(?:$|[.,;:)\]]|-[^\d])", re.MULTILINE)
+        self._header_colon = re.compile(r":(?!\d)")
+
+    def has_context(self, text: str, hit: Hit,
+                    words: re.Pattern[str] | None = None) -> bool:
+        """Count a month named in the match itself (``the 22nd of July``)."""
+        return hit.group("mon") is not None or super().has_context(text, hit, words)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Check the month, day and year make a real calendar date."""
+        name = hit.group("mon")
+        month = _MONTHS[name[:3].lower()] if name else int(hit.group("m") or 0)
+        year_text = hit.group("y")
+        year = int(year_text) if year_text and len(year_text) == 4 else None
+        if year is not None and not 1850 <= year <= 2150:
+            return False
+        day = hit.group("d")
+        if day is None:
+            return 1 <= month <= 12
+        if not name and hit.pattern.name == "ordinal":
+            return 1 <= int(day) <= 31
+        return _valid_day(month, int(day), year)
+
+    def invalidate(self, hit: Hit, text: str) -> bool:
+        """Drop the clinical look-alikes of short dates (see the class doc)."""
+        start, end = hit.whole
+        strong = self._strong_before(text, start)
+        if hit.group("mon") is not None:
+            return self._invalid_named(hit, text, strong)
+        name = hit.pattern.name
+        if name not in self.SHORT or (name == "mdy" and len(hit.group("y")) == 4):
+            return False
+        if end < len(text) and text[end].isalpha():
+            return True  # 1/2NS, 10/5PEEP, 2/2cm
+        lo = _window_start(text, start, 12)
+        if name == "md_dash" and not (self._dash_before.search(text, lo, start)
+                                      and self._dash_after.match(text, end)):
+            return True  # 2-3 L, q 2-3 hours, ICP 6-7
+        if self._times_before.search(text, lo, start):
+            return True  # 500x12/5, 50% 5/5
+        prev = text[lo:start].rstrip(" \t")
+        if prev and prev[-1] in _QUANTITY_MARKS:
+            return True  # +3/6 murmur, #4/10
+        date_before = self._is_date_before(text, lo, start)
+        if not date_before and (self._range_before.search(text, lo, start)
+                                or self._range_after.match(text, end)):
+            return True  # CO/CI 4-6/2-4
+        if self._percent_after.match(text, end):
+            return True  # CPAP 5/5, 40%
+        if name in ("md", "md_dash") and not date_before:
+            month, day = int(hit.group("m")), int(hit.group("d"))
+            fraction = (_is_fraction(month, day)
+                        and not self._header_colon.match(text, end))
+            if fraction and not (strong and self._clause_end.match(text, end)):
+                return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
+            if day == 10 and month <= 10 and self._pain_near(text, start, end):
+                return True  # had 3/10 incisional pain
+        if self._negative_after is not None and self._negative_after.match(text, end):
+            return True
+        if strong or date_before:
+            return False
+        return self.negative_context(text, hit)
+
+    def _strong_before(self, text: str, start: int) -> bool:
+        """Tell whether a date word (on, since, admitted, ...) comes just before."""
+        return bool(self._strong.search(text, _window_start(text, start, 24), start))
+
+    def _is_date_before(self, text: str, lo: int, start: int) -> bool:
+        """Tell whether a real m/d and a range word precede: ``8/2 - 8/10``."""
+        m = self._date_before.search(text, lo, start)
+        if m is None:
+            return False
+        month, day = int(m.group("m")), int(m.group("d"))
+        return _valid_day(month, day) and not _is_fraction(month, day)
+
+    def _pain_near(self, text: str, start: int, end: int) -> bool:
+        """Tell whether a pain word is around an x/10: a score, not October."""
+        if self._pain is None:
+            return False
+        lo = _clause_start(text, start, 40)
+        hi = _window_end(text, end, 30)
+        return bool(self._pain.search(text, lo, start)
+                    or self._pain.search(text, end, hi))
+
+    def _invalid_named(self, hit: Hit, text: str, strong: bool) -> bool:
+        """Drop ``dec 10 mg`` (a dose), and ``may 2`` without more to go on."""
+        end = hit.whole[1]
+        year = hit.group("y")
+        # A four-digit, apostrophe or dash-joined year settles it ("22-Dec-06");
+        # "2 may 10" could still be a count, a verb and a dose.
+        if year is not None and (len(year) > 2 or hit.group("s") in ("-", "/")):
+            return False
+        if self._negative_after is not None and self._negative_after.match(text, end):
+            return True
+        word = hit.group("mon").lower()
+        if word in self._ambiguous and not (hit.group("ord") or hit.group("dot")):
+            return not strong
+        return False
+
+
+# ---------------------------------------------------------------------- age
+
+_AGE_UNIT = (r"(?:y(?:ears?|rs?)?[ \t]*-?[ \t]*old|y[ \t]*/[ \t]*o|y\.[ \t]*o\.?"
+             r"|yo[mf]?|y(?:ears?|rs?)[ \t]+of[ \t]+age)(?![a-z])")
+_LEADING_DIGITS = re.compile(r"\d+")
+
+
+class AgeRecognizer(PatternRecognizer):
+    """Ages over 89, the only ages HIPAA Safe Harbor requires removing.
+
+    An age needs an age word: ``92 yo``, ``95-year-old``, ``aged 91``,
+    ``age: 103``, ``in her 90s``. ``BP in the 90s`` is not an age, and
+    ``aged 91 days`` is not over 89 years.
+    """
+
+    def __init__(self, units: Iterable[str] = ()) -> None:
+        """Build the age patterns."""
+        words = {"guard": r"(?<![a-z])(?=[ai])"}
+        patterns = [
+            Pattern("unit", rf"(?<![\w./-])(?P<phi>\d{{2,3}})[ \t]*-?[ \t]*{_AGE_UNIT}",
+                    check_negative=False, guard=_G_NUM),
+            Pattern("keyword", r"(?<![a-z])age(?:d|[ \t]+of)?[ \t]*[:=]?[ \t]*"
+                               r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)", **words),
+            Pattern("decade", r"(?<![a-z])(?:in[ \t]+(?:his|her|their)|aged?[ \t]+"
+                              r"(?:in[ \t]+(?:his|her|their|the)[ \t]+)?)[ \t]*"
+                              r"(?:(?:early|mid|late)[ \t]*-?[ \t]*)?"
+                              r"(?P<phi>(?:90|100)'?s)(?!\w)", confidence=0.9,
+                    check_negative=False, **words),
+        ]
+        super().__init__("age", "AGE", patterns, negative_after=[
+            *units, "months", "month", "mo", "mos", "yrs ago", "years ago"])
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Keep only ages 90 to 125 (older is a typo or not an age)."""
+        digits = _LEADING_DIGITS.match(text, hit.start, hit.end)
+        return digits is not None and 90 <= int(digits.group()) <= 125
+
+
+# ---------------------------------------------------------------------- IDs
+
+_ID_VALUE = r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}[a-z]{0,2})(?![\w-])"
+_ID_MARKERS = (r"(?:[ \t]*(?:#|:|no\.?(?![a-z])|num(?:ber)?\.?(?![a-z])|"
+               r"nbr(?![a-z])|id(?![a-z])|is(?![a-z])))*")
+
+
+class IdRecognizer(PatternRecognizer):
+    """Identifiers a keyword introduces: ``MRN: 1234567``, ``Acct 12345``.
+
+    The keyword picks the label (MEDICALRECORD, ACCOUNT, HEALTHPLAN, LICENSE,
+    IDNUM) and is not part of the span. An ID needs four digits or more, so
+    ``account 2`` or ``unit no 12`` is never tagged.
+    """
+
+    def __init__(self, keywords: Mapping[str, Iterable[str]]) -> None:
+        """Build one keyword trie over every label's keywords."""
+        self._label_of: dict[str, str] = {}
+        for label, words in keywords.items():
+            check_label(label)
+            for word in _normal_words(words):
+                self._label_of[self._key(word)] = label
+        if not self._label_of:
+            raise ValueError("the id recognizer needs keywords")
+        every = [w for words in keywords.values() for w in words]
+        initials = "".join(sorted({w[0] for w in _normal_words(every)}))
+        pattern = Pattern(
+            "keyword", rf"(?<![a-z0-9])(?P<kw>{_trie(every)})(?![a-z]){_ID_MARKERS}"
+                       rf"[ \t]*[:#=.-]?[ \t]*{_ID_VALUE}",
+            guard=rf"(?<![a-z0-9])(?=[{re.escape(initials)}])")
+        super().__init__("id", "IDNUM", [pattern])
+
+    @staticmethod
+    def _key(word: str) -> str:
+        return _BLANKS.sub("", word.lower())
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label a keyword maps to."""
+        return tuple(sorted(set(self._label_of.values())))
+
+    def label_for(self, hit: Hit, text: str) -> str:
+        """Use the label its keyword maps to."""
+        return self._label_of.get(self._key(hit.group("kw") or ""), self.label)
+
+
+# ----------------------------------------------------------------- detector
+
+
+@lru_cache(maxsize=1)
+def _packaged_rules_text() -> str:
+    path = resources.files("deid_pipeline").joinpath("data/rules.json")
+    return path.read_text(encoding="utf-8")
+
+
+def default_config() -> dict[str, Any]:
+    """Return the packaged ``data/rules.json``, a fresh copy a caller may edit."""
+    return json.loads(_packaged_rules_text())
+
+
+def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...]:
+    """Build every built-in recognizer, plus ``custom`` ones, from ``config``."""
+    units = tuple(config.get("units", ()))
+    recognizers: list[PatternRecognizer] = [
+        PhoneRecognizer(config.get("phone", {}), units),
+        EmailRecognizer(),
+        UrlRecognizer(config.get("url", {})),
+        IpRecognizer(),
+        SsnRecognizer(config.get("ssn", {})),
+        DateRecognizer(config.get("date", {}), units),
+        AgeRecognizer(units),
+        IdRecognizer(config.get("ids", {})),
+    ]
+    recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
+    return tuple(recognizers)
+
+
+@lru_cache(maxsize=1)
+def _default_rules() -> tuple[tuple[PatternRecognizer, ...], str]:
+    config = default_config()
+    return build_recognizers(config), str(config.get("version", "0"))
+
+
+class RuleDetector(Detector):
+    """Runs every rule recognizer over a document; spans sorted, overlaps kept.
+
+    Overlaps (an SSN-shaped MRN, a date inside a URL) are left to the central
+    merge, which widens rather than drops. Recognizers never change after
+    construction, so one detector serves every thread of a worker, and the
+    packaged ones are compiled once per process however many detectors exist.
+    """
+
+    name = "rules"
+
+    def __init__(self, recognizers: Sequence[PatternRecognizer] | None = None,
+                 data_version: str = "custom") -> None:
+        """Use ``recognizers``, or the packaged ones from rules.json."""
+        if recognizers is None:
+            recognizers, data_version = _default_rules()
+        self.recognizers = tuple(recognizers)
+        self.labels = tuple(sorted({label for r in self.recognizers
+                                    for label in r.labels}))
+        self.version = f"{CODE_VERSION}+data{data_version}"
+
+    @classmethod
+    def from_dict(cls, config: Mapping[str, Any]) -> RuleDetector:
+        """Build a detector from a rules.json-shaped mapping (a site's own words)."""
+        return cls(build_recognizers(config), str(config.get("version", "0")))
+
+    def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:
+        """Return every recognizer's spans, sorted by offsets."""
+        text = doc.text
+        spans: list[PhiSpan] = []
+        for recognizer in self.recognizers:
+            spans.extend(recognizer.analyze(text))
+        spans.sort()
+        return tuple(spans)
+
+
+@register("rules")
+def _make_rules(config: TaggerConfig) -> Detector:
+    return RuleDetector()

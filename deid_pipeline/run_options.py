@@ -1,0 +1,99 @@
+"""Options of ``deid-pipeline run`` (Beam-free, so ``--help`` is instant).
+
+Our own options are parsed here; everything argparse does not know is handed
+to Beam's PipelineOptions untouched (``--runner``, ``--direct_num_workers``,
+``--direct_running_mode``, ``--flink_master``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from deid_pipeline.corpora import FORMATS
+from deid_pipeline.deidentify import MODES, POLICIES
+from deid_pipeline.detectors import DEFAULT_DETECTORS
+
+EPILOG = """\
+Any option not listed here is passed to Apache Beam, for example:
+  --runner=DirectRunner --direct_running_mode=multi_processing --direct_num_workers=2
+  --runner=FlinkRunner --flink_master=HOST:8081 --environment_type=LOOPBACK
+
+Outputs under DIR: documents/ (research extract), identifiers/ and quarantine/
+(PROTECTED: contain PHI), run.json (counts, timings, options; no PHI).
+"""
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare the ``run`` options on ``parser``."""
+    parser.add_argument(
+        "--input",
+        action="append",
+        required=True,
+        metavar="PATTERN",
+        help="input file glob; repeat for several",
+    )
+    parser.add_argument(
+        "--input-format",
+        default="auto",
+        choices=("auto",) + FORMATS,
+        help="input format (default: auto, by extension then content)",
+    )
+    parser.add_argument(
+        "--output",
+        required=True,
+        metavar="DIR",
+        help="output directory (tables are replaced on success)",
+    )
+    parser.add_argument(
+        "--mode",
+        default="surrogate",
+        choices=MODES,
+        help="surrogate: realistic replacements (default); redact: "
+        "[**LABEL**] placeholders; tag: inline <LABEL>..</LABEL>",
+    )
+    parser.add_argument(
+        "--policy",
+        default="safe-harbor",
+        choices=POLICIES,
+        help="what surrogate mode must remove (default: safe-harbor)",
+    )
+    parser.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="secret key for person ids and surrogates (default: $DEID_KEY_FILE)",
+    )
+    parser.add_argument(
+        "--ephemeral-key",
+        action="store_true",
+        help="demo only: use a random key (outputs cannot be "
+        "reproduced or linked with other runs)",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="PATH",
+        help="CRF model file (default: the model shipped in the package)",
+    )
+    parser.add_argument(
+        "--bias",
+        type=float,
+        default=0.0,
+        help="shift of the CRF's O-label score; negative finds more "
+        "PHI at some precision cost (default: 0)",
+    )
+    parser.add_argument(
+        "--detectors",
+        default=",".join(DEFAULT_DETECTORS),
+        help="comma-separated detectors (default: %(default)s)",
+    )
+    return parser
+
+
+def build_parser(prog: str = "deid-pipeline run") -> argparse.ArgumentParser:
+    """A standalone parser for ``run`` (used by ``python -m`` and tests)."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="De-identify clinical documents into Parquet.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return add_run_arguments(parser)

@@ -1,0 +1,167 @@
+"""Realistic, keyed, format-preserving surrogates: one generator per label family.
+
+``surrogate(value, label, ctx)`` is the one entry point. Its output is a pure
+function of (secret key, person id, policy, date-shift range, as-of year,
+label, value): every draw is seeded from an HMAC of the key (see ``keyed``),
+so nightly re-runs give the same bytes and nobody without the key can
+recompute them. Results are memoised per process, which is safe precisely
+because the function is pure.
+
+A generator raises (``SurrogateError`` or anything else) when it cannot make
+a safe surrogate; ``deid_pipeline.rewrite`` then masks the span, so a failure
+never lets the original through.
+
+| labels | generator | scope of consistency |
+|---|---|---|
+| PATIENT, RELATIVE, USERNAME | names, part by part | person |
+| DOCTOR | names, part by part | whole run |
+| DATE | per-person shift, same format | person |
+| AGE | over 89 -> 90 / 90+ | - |
+| PHONE, FAX | NPA-555-01XX | person |
+| SSN | area 9xx, never issued | person |
+| other IDs | same shape | person |
+| EMAIL, URL, IPADDR | example domains, TEST-NET, 2001:db8:: | person |
+| STREET, CITY, STATE, ZIP, COUNTRY, ROOM, DEPARTMENT, PROFESSION | same form | person |
+| HOSPITAL, ORGANIZATION, LOCATION | proper words replaced | whole run |
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from deid_pipeline.labels import LABELS
+from deid_pipeline.surrogates.ages import AgeGenerator
+from deid_pipeline.surrogates.base import (
+    DEFAULT_MAX_SHIFT_DAYS,
+    DEFAULT_MIN_SHIFT_DAYS,
+    SurrogateGenerator,
+    as_of_year_of,
+    shift_range_of,
+)
+from deid_pipeline.surrogates.contact import (
+    EmailGenerator,
+    IpAddressGenerator,
+    UrlGenerator,
+)
+from deid_pipeline.surrogates.dates import DateGenerator, date_shift_days, parse_date
+from deid_pipeline.surrogates.identifiers import (
+    IdentifierGenerator,
+    PhoneGenerator,
+    SsnGenerator,
+)
+from deid_pipeline.surrogates.keyed import (
+    LIMITED_DATASET,
+    SAFE_HARBOR,
+    SurrogateContext,
+    SurrogateError,
+)
+from deid_pipeline.surrogates.locations import (
+    CityGenerator,
+    CountryGenerator,
+    DepartmentGenerator,
+    InstitutionGenerator,
+    LocationGenerator,
+    ProfessionGenerator,
+    RoomGenerator,
+    StateGenerator,
+    StreetGenerator,
+    ZipGenerator,
+)
+from deid_pipeline.surrogates.names import NameGenerator
+from deid_pipeline.surrogates.zip3 import RESTRICTED_ZIP3, safe_harbor_zip3
+
+__all__ = [
+    "DEFAULT_MAX_SHIFT_DAYS",
+    "DEFAULT_MIN_SHIFT_DAYS",
+    "GENERATORS",
+    "LIMITED_DATASET",
+    "RESTRICTED_ZIP3",
+    "SAFE_HARBOR",
+    "SurrogateContext",
+    "SurrogateError",
+    "SurrogateGenerator",
+    "date_shift_days",
+    "generator_for",
+    "parse_date",
+    "safe_harbor_zip3",
+    "surrogate",
+    "warm_up",
+]
+
+CACHE_SIZE = 1 << 16
+
+
+def _registry(*generators: SurrogateGenerator) -> dict[str, SurrogateGenerator]:
+    table: dict[str, SurrogateGenerator] = {}
+    for gen in generators:
+        for label in gen.labels:
+            if label in table:
+                raise ValueError(f"two surrogate generators for label {label}")
+            table[label] = gen
+    return table
+
+
+GENERATORS: dict[str, SurrogateGenerator] = _registry(
+    NameGenerator(), DateGenerator(), AgeGenerator(), PhoneGenerator(), SsnGenerator(),
+    IdentifierGenerator(), EmailGenerator(), UrlGenerator(), IpAddressGenerator(),
+    StreetGenerator(), CityGenerator(), StateGenerator(), ZipGenerator(),
+    CountryGenerator(), InstitutionGenerator(), LocationGenerator(), RoomGenerator(),
+    DepartmentGenerator(), ProfessionGenerator(),
+)
+assert set(GENERATORS) == set(LABELS), "every label needs exactly one generator"
+
+
+def warm_up() -> None:
+    """Load the name tables and the gazetteer now (about 0.4 s, once per process).
+
+    Called when a surrogate operator is built, so the first document of a
+    worker does not pay for it and a missing data package fails at startup.
+    """
+    from deid_pipeline.surrogates.locations import gazetteer
+    from deid_pipeline.surrogates.names import name_tables
+
+    name_tables()
+    gazetteer()
+
+
+def generator_for(label: str) -> SurrogateGenerator:
+    """Return the generator of ``label``; SurrogateError for a label without one."""
+    try:
+        return GENERATORS[label]
+    except KeyError:
+        raise SurrogateError(f"no surrogate generator for label {label!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """The context fields a surrogate depends on: the memo key, nothing more."""
+
+    key: bytes
+    person_id: str
+    policy: str
+    min_shift_days: int
+    max_shift_days: int
+    as_of_year: int
+
+
+def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
+    """Return the surrogate of ``value`` (a ``label`` span) for ``ctx``'s person.
+
+    Raises when no safe surrogate exists (unknown label, empty value, a form
+    the generator cannot handle); callers must then mask, never keep, the value.
+    """
+    if not value:
+        raise SurrogateError(f"{label}: empty value")
+    min_days, max_days = shift_range_of(ctx)
+    settings = _Settings(ctx.key, ctx.person_id, getattr(ctx, "policy", SAFE_HARBOR),
+                         min_days, max_days, as_of_year_of(ctx))
+    return _memo(settings, label, value)
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _memo(settings: _Settings, label: str, value: str) -> str:
+    out = generator_for(label).generate(value, label, settings)
+    if not isinstance(out, str) or not out:
+        raise SurrogateError(f"{label}: generator returned no text")
+    return out

@@ -1,0 +1,85 @@
+"""AGE: Safe Harbor aggregates ages over 89 into one category; younger ages stay.
+
+Ages of 89 and under are not PHI under Safe Harbor and keep their research
+value, so they are returned unchanged. An age over 89 (in years; ``1100
+months`` counts too) is rewritten as the category:
+
+- ``90`` when the number is glued to what follows it by ``-``, ``+`` or ``s``
+  (``92-year-old`` -> ``90-year-old``, ``95+`` -> ``90+``, ``90s`` stays),
+  because ``90+-year-old`` is not a form text takes;
+- ``90+`` everywhere else (``92`` -> ``90+``, ``92 yo`` -> ``90+ yo``,
+  ``age 101`` -> ``age 90+``), which reads as "90 or older";
+- ages in words over 89 (``ninety-two``, ``one hundred and one``) become
+  ``ninety`` in the same case.
+
+The limited-dataset policy may keep ages, so it returns them as they are. An
+AGE span with no number in digits or words cannot be checked and raises, so
+the rewrite step masks it (fail closed).
+"""
+
+from __future__ import annotations
+
+import re
+
+from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
+from deid_pipeline.surrogates.keyed import (
+    LIMITED_DATASET,
+    SurrogateContext,
+    SurrogateError,
+)
+from deid_pipeline.surrogates.text import case_of, with_case
+
+_NUMBER = re.compile(
+    r"(?<![\d.])(?P<n>\d+(?:\.\d+)?)(?P<gap>\s*-?\s*)"
+    r"(?P<unit>months?|mos?\b|weeks?|wks?\b|days?|hours?|hrs?\b)?",
+    re.IGNORECASE)
+# Units that make a number smaller than years. Single letters are left out on
+# purpose: in "92 M" the M means male, and reading it as months would leak.
+_UNIT_YEARS = {"mo": 12, "we": 52, "wk": 52, "da": 365, "ho": 8766, "hr": 8766}
+_SMALL = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+          r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen")
+_TENS = r"twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_WORDS = re.compile(
+    rf"\b(?:ninety[-\s](?:{_SMALL})"
+    rf"|(?:(?:a|one)\s+)?hundred(?:(?:\s+and)?[-\s]+(?:(?:{_TENS})(?:[-\s](?:{_SMALL}))?"
+    rf"|{_SMALL}))?)\b",
+    re.IGNORECASE)
+_ANY_WORD_NUMBER = re.compile(rf"\b(?:{_SMALL}|{_TENS}|hundred)\b", re.IGNORECASE)
+OVER_89 = "90+"
+
+
+def _years(number: float, unit: str | None) -> float:
+    if not unit:
+        return number
+    return number / _UNIT_YEARS[unit[:2].casefold()]
+
+
+class AgeGenerator(SurrogateGenerator):
+    """Ages over 89 -> ``90``/``90+``; others unchanged (see the module doc)."""
+
+    labels = ("AGE",)
+
+    def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
+        """Aggregate every age over 89 in ``value``; keep the rest of the text."""
+        if policy_of(ctx) == LIMITED_DATASET:
+            return value
+        found = False
+
+        def number(m: re.Match) -> str:
+            nonlocal found
+            found = True
+            if _years(float(m.group("n")), m.group("unit")) <= 89:
+                return m.group()
+            nxt = value[m.end("n"):m.end("n") + 1]
+            glued = nxt in ("-", "+") or nxt.casefold() == "s" or (
+                value[m.end("n"):m.end("n") + 2] == "'s")
+            return ("90" if glued else OVER_89) + m.group()[m.end("n") - m.start():]
+
+        def words(m: re.Match) -> str:
+            return with_case("ninety", case_of(m.group()))
+
+        out = _NUMBER.sub(number, value)
+        out = _WORDS.sub(words, out)
+        if not found and not _ANY_WORD_NUMBER.search(value):
+            raise SurrogateError("AGE: no number to check")
+        return out

@@ -1,0 +1,431 @@
+"""DATE surrogates: one keyed shift per person, written back in the original format.
+
+Every date of a person moves back by the same number of days (deid.pl's shift
+file idea, derived from the key instead of stored), so every interval between
+two of their full dates survives exactly. A date is parsed into its fields and
+a *form*: the sequence of literal text and field tokens (``M`` with or without
+zero padding, a month name in its case and length, a 2- or 4-digit year, an
+ordinal suffix...), and the shifted date is rendered through the same form.
+
+Partial dates shift through fixed anchors, so the day difference is still exact
+between two of them of the same kind:
+
+- no year (``7/22``, ``July 22nd``): the date in the leap reference year 2000
+  (a leap year, so ``2/29`` parses); exact for dates within one year;
+- month and year (``July 2006``, ``7/2006``): the 15th of that month;
+- a day alone (``the 22nd``): that day of January of the reference year;
+- a month alone (``July``): the 15th of that month in the reference year;
+- a weekday alone (``Monday``): moved by the shift modulo 7, which is exact.
+
+Bare years (``1992``, ``'92``) are kept under Safe Harbor, which allows years,
+except years that could be the birth year of someone over 89 (``as_of_year``
+minus 90 or earlier): those are top-coded to that cut-off year, the date
+equivalent of writing ``90+`` for an age. A bare 1- or 2-digit number of at
+most 31 is read as a day of the month (it may be one, and a day must not leak);
+larger ones are 2-digit years. Two-digit years are the most recent such year
+up to ``as_of_year``.
+
+Under the limited-dataset policy dates are kept as they are. Text no form
+matches falls back to digit-for-digit replacement; text without digits that no
+form matches (``Christmas``) raises, so the rewrite step masks it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import functools
+import random
+import re
+from dataclasses import dataclass
+
+from deid_pipeline.keys import keyed_hash
+from deid_pipeline.surrogates.base import (
+    DEFAULT_MAX_SHIFT_DAYS,
+    DEFAULT_MIN_SHIFT_DAYS,
+    SurrogateGenerator,
+    as_of_year_of,
+    policy_of,
+    shift_range_of,
+)
+from deid_pipeline.surrogates.keyed import (
+    LIMITED_DATASET,
+    SurrogateContext,
+    SurrogateError,
+    normalise,
+    seed_of,
+)
+from deid_pipeline.surrogates.text import redraw
+
+REFERENCE_YEAR = 2000
+MIN_YEAR, MAX_YEAR = 1800, 2199
+
+MONTHS = ("january", "february", "march", "april", "may", "june", "july",
+          "august", "september", "october", "november", "december")
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+            "sunday")
+_MONTH_NUMBER = {**{m: i for i, m in enumerate(MONTHS, 1)},
+                 **{m[:3]: i for i, m in enumerate(MONTHS, 1)}, "sept": 9}
+_WEEKDAY_NUMBER = {**{w: i for i, w in enumerate(WEEKDAYS)},
+                   **{w[:3]: i for i, w in enumerate(WEEKDAYS)},
+                   "tues": 1, "thur": 3, "thurs": 3}
+
+
+YEAR_DAYS = 365.2425
+# Shifts closer than this to a whole number of years are skipped: they would
+# leave month and day (a birthday, a yearless "7/22") nearly or exactly as they were.
+MIN_DAYS_FROM_WHOLE_YEARS = 7
+
+
+def _far_from_whole_years(days: int) -> bool:
+    return abs(days - round(days / YEAR_DAYS) * YEAR_DAYS) >= MIN_DAYS_FROM_WHOLE_YEARS
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def date_shift_days(key: bytes, person_id: str, min_days: int = DEFAULT_MIN_SHIFT_DAYS,
+                    max_days: int = DEFAULT_MAX_SHIFT_DAYS) -> int:
+    """Return the person's date offset in days, in ``[-max_days, -min_days]``.
+
+    Add it to a date (``date + timedelta(days=offset)``) to move it back in
+    time. Keyed, so re-runs agree and nobody without the key can undo it.
+    Offsets within a week of a whole number of years (or of zero) are
+    re-drawn, so month and day always move; only a range too narrow to avoid
+    them (say 365..365) keeps the first draw.
+    """
+    if not 0 <= min_days <= max_days:
+        raise ValueError("date shift range needs 0 <= min_days <= max_days")
+    width = max_days - min_days + 1
+    first = None
+    for attempt in range(64):
+        h = int.from_bytes(keyed_hash(key, "date-shift", person_id, str(attempt)),
+                           "big")
+        days = min_days + h % width
+        if _far_from_whole_years(days):
+            return -days
+        first = days if first is None else first
+    return -first
+
+
+# ---- forms -------------------------------------------------------------------
+
+_MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?"
+        r"|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_WD = (r"(?P<wd>mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:r(?:s(?:day)?)?)?"
+       r"|fri(?:day)?|sat(?:urday)?|sun(?:day)?)\.?")
+_WD_PREFIX = rf"(?:{_WD},?\s+)?"
+_ORD = r"(?P<ord>st|nd|rd|th)"
+_TIME = (r"(?:(?:\s+(?:at\s+)?|\s*@\s*|T)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+         r"(?:\s*[ap]\.?m\.?)?(?:\s*(?:Z|[+-]\d{2}:?\d{2}))?)?")
+_YEAR = r"(?:(?P<y>\d{4})|'?(?P<yy>\d{2}))"
+
+# (name, regex, zero padded unless the text shows otherwise). Tried in order;
+# the first whose fields form a valid date wins, so ambiguous text takes the
+# earlier (US) reading.
+_LAYOUTS: tuple[tuple[str, str, bool], ...] = (
+    ("hl7", r"(?P<y>\d{4})(?P<m>\d{2})(?P<d>\d{2})"
+            r"(?:\d{2}(?:\d{2}(?:\d{2}(?:\.\d{1,4})?)?)?)?(?:[+-]\d{4})?", True),
+    ("mmddyyyy", r"(?P<m>\d{2})(?P<d>\d{2})(?P<y>\d{4})", True),
+    ("mmddyy", r"(?P<m>\d{2})(?P<d>\d{2})(?P<yy>\d{2})", True),
+    ("yyyymm", r"(?P<y>\d{4})(?P<m>\d{2})", True),
+    ("iso", rf"(?P<y>\d{{4}})(?P<s>[-/.])(?P<m>\d{{1,2}})(?:(?P=s)(?P<d>\d{{1,2}}))?"
+            rf"{_TIME}", True),
+    ("mdy", rf"{_WD_PREFIX}(?P<m>\d{{1,2}})(?P<s>[-/.])(?P<d>\d{{1,2}})(?P=s)"
+            rf"(?:(?P<y>\d{{4}})|(?P<yy>\d{{2}})){_TIME}", False),
+    ("dmy", rf"{_WD_PREFIX}(?P<d>\d{{1,2}})(?P<s>[-/.])(?P<m>\d{{1,2}})(?P=s)"
+            rf"(?:(?P<y>\d{{4}})|(?P<yy>\d{{2}})){_TIME}", False),
+    ("md", rf"{_WD_PREFIX}(?P<m>\d{{1,2}})[-/.](?P<d>\d{{1,2}}){_TIME}", False),
+    ("dm", rf"{_WD_PREFIX}(?P<d>\d{{1,2}})[-/.](?P<m>\d{{1,2}}){_TIME}", False),
+    ("my", r"(?P<m>\d{1,2})[-/.](?:(?P<y>\d{4})|(?P<yy>\d{2}))", False),
+    ("mon_y", rf"{_MON}(?:,?\s*|[-/]\s*)(?:(?P<y>\d{{4}})|'(?P<yy>\d{{2}}))", False),
+    # The year separator is a comma, spaces or the separator used before it,
+    # so "July 22-25" is a range, not July 22, 2025.
+    ("d_mon_y", rf"{_WD_PREFIX}(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}?"
+                rf"(?P<s>\s*[-/.]\s*|\s+of\s+|\s*){_MON}"
+                rf"(?:(?:,\s*|\s+|(?P=s)){_YEAR})?{_TIME}", False),
+    ("mon_d_y", rf"{_WD_PREFIX}{_MON}(?P<s>\s*[-/.]\s*|\s+)(?:the\s+)?"
+                rf"(?P<d>\d{{1,2}}){_ORD}?(?:(?:,\s*|\s+|(?P=s)){_YEAR})?{_TIME}",
+     False),
+    ("d_ord", rf"{_WD_PREFIX}(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}", False),
+    ("yy_apos", r"'(?P<yy>\d{2})", False),
+    ("d", r"(?P<d>\d{1,2})", False),
+    ("yy", r"(?P<yy>\d{2})", False),
+    ("y", r"(?P<y>\d{4})", False),
+    ("mon", _MON, False),
+    ("wd", _WD, False),
+)
+_COMPILED = tuple((name, re.compile(rx, re.IGNORECASE), padded)
+                  for name, rx, padded in _LAYOUTS)
+_FIELDS = ("y", "yy", "m", "d", "mon", "ord", "wd")
+_RANGE_SEP = re.compile(
+    r"\s*(?:-|–|—|/|\bto\b|\bthrough\b|\bthru\b|\buntil\b|\band\b|&)\s*",
+    re.IGNORECASE)
+_SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
+_PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class DateText:
+    """A parsed date: its fields (None when absent) and the form it was written in.
+
+    ``form`` is a tuple of tokens: ``("lit", text)``, ``("Y4",)``, ``("Y2",)``,
+    ``("M", pad)``, ``("D", pad)``, ``("MON", length, case)``,
+    ``("ORD", case)``, ``("WD", length, case)``. ``pad`` is True (zero padded),
+    False, or None when the text does not tell (``12/22``).
+    """
+
+    year: int | None
+    month: int | None
+    day: int | None
+    weekday: int | None
+    form: tuple[tuple, ...]
+    layout: str
+
+    @property
+    def kind(self) -> str:
+        """Which fields are present, e.g. ``ymd``, ``md``, ``ym``, ``y``, ``w``."""
+        parts = "".join(c for c, v in zip("ymd", (self.year, self.month, self.day))
+                        if v is not None)
+        return parts or ("w" if self.weekday is not None else "")
+
+
+def _case(word: str) -> str:
+    if word.isupper() and len(word) > 1:
+        return "upper"
+    if word.islower():
+        return "lower"
+    return "title"
+
+
+def _month_length(word: str, text: str, start: int, end: int) -> str:
+    w = word.casefold()
+    if w == "sept":
+        return "sept"
+    if w == "may":
+        # "May" is both the name and its abbreviation: the neighbours decide.
+        dotted = text[end:end + 1] == "."
+        around = text[max(0, start - 1):start] + text[end:end + 1]
+        return "abbr" if dotted or any(c in "-/" for c in around) else "full"
+    return "full" if w in MONTHS else "abbr"
+
+
+def _full_year(yy: int, as_of_year: int) -> int:
+    """Return the latest year ending in ``yy`` that is not after ``as_of_year``."""
+    year = as_of_year - as_of_year % 100 + yy
+    return year - 100 if year > as_of_year else year
+
+
+def _pad_of(groups: list[str], padded: bool) -> bool | None:
+    """Zero padding: the text's evidence, else the layout's default (None: unknown)."""
+    if any(len(g) == 2 and g[0] == "0" for g in groups):
+        return True
+    if any(len(g) == 1 for g in groups):
+        return False
+    return True if padded else None
+
+
+def _valid(year: int | None, month: int | None, day: int | None) -> bool:
+    if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
+        return False
+    if month is not None and not 1 <= month <= 12:
+        return False
+    if day is not None:
+        max_day = (calendar.monthrange(year or REFERENCE_YEAR, month)[1]
+                   if month else 31)
+        if not 1 <= day <= max_day:
+            return False
+    return True
+
+
+def parse_date(text: str, as_of_year: int | None = None) -> DateText | None:
+    """Parse ``text`` (no surrounding space) into fields and form, or None."""
+    as_of_year = as_of_year or datetime.date.today().year
+    for name, rx, padded in _COMPILED:
+        m = rx.fullmatch(text)
+        if m is None:
+            continue
+        parsed = _from_match(m, name, padded, text, as_of_year)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def _from_match(m: re.Match, name: str, padded: bool, text: str,
+                as_of_year: int) -> DateText | None:
+    g = {f: m.group(f) for f in _FIELDS if f in m.re.groupindex and m.group(f)}
+    year = int(g["y"]) if "y" in g else (
+        _full_year(int(g["yy"]), as_of_year) if "yy" in g else None)
+    month = int(g["m"]) if "m" in g else (
+        _MONTH_NUMBER[g["mon"].casefold()] if "mon" in g else None)
+    day = int(g["d"]) if "d" in g else None
+    weekday = _WEEKDAY_NUMBER[g["wd"].casefold()] if "wd" in g else None
+    if not _valid(year, month, day):
+        return None
+    pad = _pad_of([g[f] for f in ("m", "d") if f in g], padded)
+    spans = sorted((m.start(f), m.end(f), f) for f in g)
+    form: list[tuple] = []
+    pos = 0
+    for start, end, f in spans:
+        if start > pos:
+            form.append(("lit", text[pos:start]))
+        word = g[f]
+        if f == "y":
+            form.append(("Y4",))
+        elif f == "yy":
+            form.append(("Y2",))
+        elif f == "m":
+            form.append(("M", pad))
+        elif f == "d":
+            form.append(("D", pad))
+        elif f == "mon":
+            form.append(("MON", _month_length(word, text, start, end), _case(word)))
+        elif f == "ord":
+            form.append(("ORD", "upper" if word.isupper() else "lower"))
+        else:
+            form.append(("WD", "full" if len(word) > 4 else "abbr", _case(word)))
+        pos = end
+    if pos < len(text):
+        form.append(("lit", text[pos:]))
+    return DateText(year, month, day, weekday, tuple(form), name)
+
+
+# ---- rendering ---------------------------------------------------------------
+
+def _ordinal(day: int) -> str:
+    if 11 <= day % 100 <= 13:
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def _cased(word: str, case: str) -> str:
+    if case == "upper":
+        return word.upper()
+    if case == "lower":
+        return word
+    return word.capitalize()
+
+
+def render(form: tuple[tuple, ...], year: int | None, month: int | None,
+           day: int | None, weekday: int | None) -> str:
+    """Write the given fields through ``form``."""
+    out = []
+    for token in form:
+        kind = token[0]
+        if kind == "lit":
+            out.append(token[1])
+        elif kind == "Y4":
+            out.append(f"{year:04d}")
+        elif kind == "Y2":
+            out.append(f"{year % 100:02d}")
+        elif kind == "M":
+            out.append(f"{month:02d}" if token[1] else str(month))
+        elif kind == "D":
+            out.append(f"{day:02d}" if token[1] else str(day))
+        elif kind == "MON":
+            name = MONTHS[month - 1]
+            if token[1] == "abbr" or (token[1] == "sept" and month != 9):
+                name = name[:3]
+            elif token[1] == "sept":
+                name = "sept"
+            out.append(_cased(name, token[2]))
+        elif kind == "ORD":
+            suffix = _ordinal(day)
+            out.append(suffix.upper() if token[1] == "upper" else suffix)
+        elif kind == "WD":
+            name = WEEKDAYS[weekday]
+            out.append(_cased(name if token[1] == "full" else name[:3], token[2]))
+    return "".join(out)
+
+
+# ---- shifting ----------------------------------------------------------------
+
+def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
+    """Render ``parsed`` moved by ``offset`` days (see the module doc for anchors)."""
+    y, m, d = parsed.year, parsed.month, parsed.day
+    delta = datetime.timedelta(days=offset)
+    new_wd = None if parsed.weekday is None else (parsed.weekday + offset) % 7
+    kind = parsed.kind
+    if kind == "y":
+        cutoff = as_of_year - 90
+        return render(parsed.form, max(y, cutoff), None, None, new_wd)
+    if kind == "w":
+        return render(parsed.form, None, None, None, new_wd)
+    if kind == "ymd":
+        new = datetime.date(y, m, d) + delta
+    elif kind == "md":
+        new = datetime.date(REFERENCE_YEAR, m, d) + delta
+    elif kind == "ym":
+        new = datetime.date(y, m, 15) + delta
+    elif kind == "d":
+        new = datetime.date(REFERENCE_YEAR, 1, d) + delta
+    elif kind == "m":
+        new = datetime.date(REFERENCE_YEAR, m, 15) + delta
+    else:  # pragma: no cover - every layout yields one of the kinds above
+        raise SurrogateError(f"DATE: unsupported date kind {kind!r}")
+    return render(parsed.form, new.year, new.month, new.day, new_wd)
+
+
+def _shift_range(text: str, offset: int, as_of_year: int) -> str | None:
+    """``7/22-7/25``, ``July 22 to August 3, 2006``: both ends, each in its form."""
+    for sep in _RANGE_SEP.finditer(text):
+        left, right = text[:sep.start()], text[sep.end():]
+        if not left or not right:
+            continue
+        a = parse_date(left, as_of_year)
+        b = parse_date(right, as_of_year)
+        if a is None or b is None:
+            continue
+        a, b = _inherit(a, b), _inherit(b, a)
+        return (shift_date_text(a, offset, as_of_year) + sep.group()
+                + shift_date_text(b, offset, as_of_year))
+    return None
+
+
+def _inherit(a: DateText, b: DateText) -> DateText:
+    """Fill ``a``'s missing year (and month) from ``b`` so both shift alike.
+
+    Only the fields ``a``'s form writes are rendered, so ``July 22-25`` stays
+    ``Month D-D`` while the 25th shifts as a day of July.
+    """
+    month = a.month if a.month is not None or a.day is None else b.month
+    year = a.year if a.year is not None or month is None else b.year
+    if (year, month) == (a.year, a.month) or not _valid(year, month, a.day):
+        return a
+    return DateText(year, month, a.day, a.weekday, a.form, a.layout)
+
+
+class DateGenerator(SurrogateGenerator):
+    """Per-person shifted dates in their original format."""
+
+    labels = ("DATE",)
+
+    def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
+        """Shift ``value`` by the person's offset, keeping its format."""
+        if policy_of(ctx) == LIMITED_DATASET:
+            return value
+        lead, core, trail = _SPACE.match(value).groups()
+        if not core:
+            raise SurrogateError("DATE: empty value")
+        as_of = as_of_year_of(ctx)
+        min_days, max_days = shift_range_of(ctx)
+        offset = date_shift_days(ctx.key, ctx.person_id, min_days, max_days)
+        # As tagged first; then without brackets or trailing punctuation ("7/22.").
+        for before, text, after in ((lead, core, trail), _PUNCT.match(value).groups()):
+            parsed = parse_date(text, as_of)
+            if parsed is not None:
+                return before + shift_date_text(parsed, offset, as_of) + after
+        out = _shift_range(core, offset, as_of)
+        if out is None:
+            out = self._digits(core, ctx)
+        return lead + out + trail
+
+    @staticmethod
+    def _digits(text: str, ctx: SurrogateContext) -> str:
+        """Digit-for-digit fallback for text no date form matches."""
+        if not any(c.isdigit() for c in text):
+            raise SurrogateError("DATE: unparseable date without digits")
+        rng = random.Random(seed_of(ctx.key, ctx.person_id, "DATE", normalise(text)))
+
+        def make() -> str:
+            return "".join(rng.choice("0123456789") if c.isdigit() else c for c in text)
+
+        return redraw(make, text, "DATE")

@@ -1,0 +1,129 @@
+"""Keyed randomness: every surrogate draw is seeded from an HMAC of the secret key.
+
+A surrogate must be a pure function of (key, scope, label, normalised value):
+re-runs with the same key give the same bytes, and nobody without the key can
+recompute or reverse it. So no generator ever touches the ``random`` module's
+global state or the global Faker; each draws from a Faker instance it owns,
+re-seeded per call with ``seed_instance`` (nedap/deidentify's ``RandomData(seed)``
+idea). Faker instances are per thread as well as per generator, because Beam
+may run several bundles of one worker process in threads, and two threads
+re-seeding one shared instance would interleave their draws.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
+from typing import Protocol
+
+from faker import Factory
+from faker.generator import Generator as FakerGenerator
+
+from deid_pipeline.keys import keyed_hash
+
+# The scope of surrogates that must agree across the whole run rather than
+# within one person (doctors, hospitals). Person ids are hex, so "*" never
+# collides with one.
+RUN_SCOPE = "*"
+SAFE_HARBOR = "safe-harbor"
+LIMITED_DATASET = "limited-dataset"
+MAX_REDRAWS = 64
+
+
+class SurrogateError(ValueError):
+    """No safe surrogate could be made; the caller masks the span instead.
+
+    Messages name the label and the reason only, never the value, because the
+    rewrite step may log or quarantine them.
+    """
+
+
+class SurrogateContext(Protocol):
+    """What a generator needs to know about the run and the person.
+
+    ``deid_pipeline.rewrite.RewriteContext`` is the implementation; the
+    protocol keeps this package free of an import cycle with ``rewrite``.
+    """
+
+    key: bytes
+    person_id: str
+    policy: str
+
+
+def normalise(value: str) -> str:
+    """Return the form two mentions of one value share (NFKC, casefolded, spaces)."""
+    return " ".join(unicodedata.normalize("NFKC", value).casefold().split())
+
+
+def seed_of(key: bytes, scope: str, label: str, normalised: str) -> int:
+    """Return a 256-bit seed: HMAC-SHA256(key, surrogate|scope|label|normalised)."""
+    return int.from_bytes(keyed_hash(key, "surrogate", scope, label, normalised), "big")
+
+
+class FakerPool:
+    """One Faker generator per thread for one surrogate generator.
+
+    Creating a Faker costs milliseconds, so it happens once per thread; a call
+    only re-seeds it (microseconds).
+    """
+
+    def __init__(self, locale: str = "en_US") -> None:
+        """Make an empty pool; each thread creates its instance on first use."""
+        self._locale = locale
+        self._local = threading.local()
+
+    def seeded(self, seed: int) -> FakerGenerator:
+        """Return the calling thread's instance, re-seeded with ``seed``."""
+        fake = getattr(self._local, "fake", None)
+        if fake is None:
+            fake = self._local.fake = Factory.create(self._locale)
+        fake.seed_instance(seed)
+        return fake
+
+    def __getstate__(self) -> dict:
+        """Pickle only the locale: thread-local Fakers are rebuilt where used."""
+        return {"locale": self._locale}
+
+    def __setstate__(self, state: dict) -> None:
+        """Rebuild an empty pool after unpickling."""
+        self.__init__(state["locale"])
+
+
+class WeightedTable:
+    """A weighted word list with precomputed cumulative weights.
+
+    Faker's own weighted choice re-accumulates the weights on every call
+    (tens of microseconds for a name list); a bisect over precomputed sums
+    draws in about one.
+    """
+
+    def __init__(self, weights: Mapping[str, float] | Sequence[str]) -> None:
+        """Build from ``{word: weight}`` or from a sequence (equal weights)."""
+        if isinstance(weights, Mapping):
+            items = tuple(weights.items())
+            self.words: tuple[str, ...] = tuple(w for w, _ in items)
+            self._cum = tuple(accumulate(p for _, p in items))
+        else:
+            self.words = tuple(weights)
+            self._cum = tuple(range(1, len(self.words) + 1))
+        if not self.words:
+            raise ValueError("empty word table")
+        self._total = self._cum[-1]
+        self._set = frozenset(self.words)
+
+    def draw(self, rng: random.Random) -> str:
+        """One word, drawn with the table's weights from ``rng``."""
+        i = bisect_right(self._cum, rng.random() * self._total)
+        return self.words[min(i, len(self.words) - 1)]
+
+    def __contains__(self, word: object) -> bool:
+        """Tell whether ``word`` is in the table (a set lookup)."""
+        return word in self._set
+
+    def __len__(self) -> int:
+        """Count the words."""
+        return len(self.words)

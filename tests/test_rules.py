@@ -1,0 +1,425 @@
+"""Rule recognizers: one table of (text, expected spans) per PHI kind.
+
+Each row lists every span the recognizer must return, as (substring, label),
+so a row with ``[]`` is a negative: clinical shorthand that looks like PHI
+(``120/80``, ``1/2 NS``, ``5/5 strength``, ``900-1300``) must stay untouched.
+Offsets are checked against the text, not only the matched strings.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from deid_pipeline.detectors import TaggerConfig, create
+from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.rules import (
+    Pattern,
+    PatternRecognizer,
+    RuleDetector,
+    default_config,
+)
+from deid_pipeline.tokenizer import metric_tokens
+
+Expected = list[tuple[str, str]]
+
+
+@pytest.fixture(scope="module")
+def detector() -> RuleDetector:
+    """Build the packaged rules once for the module."""
+    return RuleDetector()
+
+
+def _recognizer(detector: RuleDetector, name: str) -> PatternRecognizer:
+    return next(r for r in detector.recognizers if r.name == name)
+
+
+def _offsets(text: str, expected: Expected) -> list[tuple[int, int, str]]:
+    """Turn (substring, label) pairs into offsets; each must occur once."""
+    out = []
+    for sub, label in expected:
+        assert text.count(sub) == 1, f"ambiguous expectation {sub!r}"
+        start = text.index(sub)
+        out.append((start, start + len(sub), label))
+    return sorted(out)
+
+
+def _found(recognizer: PatternRecognizer, text: str) -> list[tuple[int, int, str]]:
+    spans = recognizer.analyze(text)
+    for span in spans:
+        assert 0 <= span.start < span.end <= len(text)
+        assert span.source == f"rules:{recognizer.name}"
+        assert 0.0 < span.confidence <= 1.0
+    return sorted((s.start, s.end, s.label) for s in spans)
+
+
+def _check(detector: RuleDetector, name: str, text: str, expected: Expected) -> None:
+    assert _found(_recognizer(detector, name), text) == _offsets(text, expected)
+
+
+# -------------------------------------------------------------------- phone
+
+PHONE_ROWS = [
+    ("Call daughter at (617) 555-1234 after 5pm.", [("(617) 555-1234", "PHONE")]),
+    ("Son's cell 617-555-1234.", [("617-555-1234", "PHONE")]),
+    ("PCP office 617.555.1234", [("617.555.1234", "PHONE")]),
+    ("HOME# 555-1234", [("555-1234", "PHONE")]),
+    ("wife can be reached at 555 1234", [("555 1234", "PHONE")]),
+    ("Dr. Lee called from 6175551234", [("6175551234", "PHONE")]),
+    ("Sister in Montreal: +1 514 555 0199", [("+1 514 555 0199", "PHONE")]),
+    ("Hospice intake 1-800-555-0100", [("1-800-555-0100", "PHONE")]),
+    ("CALL DTR 617-555-1234 X1234 AFTER 6", [("617-555-1234 X1234", "PHONE")]),
+    ("office (617) 555-1234 ext. 12", [("(617) 555-1234 ext. 12", "PHONE")]),
+    ("CONTACT SON 410 202-6694 OR HOME 410 671-9309",
+     [("410 202-6694", "PHONE"), ("410 671-9309", "PHONE")]),
+    ("Pager # 98765", [("98765", "PHONE")]),
+    ("page covering MD, beeper 4471", [("4471", "PHONE")]),
+    ("social work ext. 4455", [("4455", "PHONE")]),
+    ("Fax: 617-555-9876", [("617-555-9876", "FAX")]),
+    ("tel 617-555-1234, fax 617-555-9876",
+     [("617-555-1234", "PHONE"), ("617-555-9876", "FAX")]),
+    ("records sent to 617-555-1234 (fax)", [("617-555-1234", "FAX")]),
+    # Negatives: vitals, ranges, lab values, times, doses, IDs.
+    ("BP 120/80, HR 72, RR 18", []),
+    ("SVR 900-1300 on neo", []),
+    ("U/O 100-1200 CC TODAY", []),
+    ("HR 100-1112 in afib", []),
+    ("TV 250-1000 cc on PSV", []),
+    ("K 4.1, Na 138, glucose 212, WBC 12.5", []),
+    ("at 2130 pt resting, 2130-0700 quiet night", []),
+    ("lasix 40 mg iv x1 at 1400, heparin 1000 units/hr", []),
+    ("MRN 1234567, acct 123-4567", []),
+    ("pt weight 72.5 kg, 5551234 on the bag", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PHONE_ROWS)
+def test_when_phone_shapes_then_only_phone_numbers_tagged(detector, text, expected):
+    """Phones in every common layout; ranges, vitals and IDs are never phones."""
+    _check(detector, "phone", text, expected)
+
+
+# ------------------------------------------------------- e-mail, URL, IP
+
+CONTACT_ROWS = [
+    ("email", "send to jdoe@mail.org.", [("jdoe@mail.org", "EMAIL")]),
+    ("email", "CONTACT J.DOE+NOTES@PARTNERS.ORG FOR RESULTS",
+     [("J.DOE+NOTES@PARTNERS.ORG", "EMAIL")]),
+    ("email", "lasix @ 2pm, NS @ 100cc/hr", []),
+    ("email", "see x@y for details", []),
+    ("url", "portal http://www.example.org/path?x=1.",
+     [("http://www.example.org/path?x=1", "URL")]),
+    ("url", "(see https://x.org/a)", [("https://x.org/a", "URL")]),
+    ("url", "FAMILY BLOG WWW.HOPE4SAM.ORG", [("WWW.HOPE4SAM.ORG", "URL")]),
+    ("url", "results on mychart.example.com daily", [("mychart.example.com", "URL")]),
+    ("url", "tylenol 650 mg p.o. q.i.d. prn, f/u w/ PCP", []),
+    ("url", "jdoe@mail.org", []),
+    ("ip", "VPN from 10.0.0.12 at night", [("10.0.0.12", "IPADDR")]),
+    ("ip", "host fe80::1ff:fe23:4567:890a up",
+     [("fe80::1ff:fe23:4567:890a", "IPADDR")]),
+    ("ip", "999.1.2.3 and 256.256.256.256", []),
+    ("ip", "abg 80/48/7.45.34.7 on 40%", []),
+    ("ip", "events at 10:30:45 and 11:02", []),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), CONTACT_ROWS)
+def test_when_contact_shapes_then_email_url_ip_tagged(detector, name, text, expected):
+    """Addresses are tagged once, without sentence punctuation; shorthand is not."""
+    _check(detector, name, text, expected)
+
+
+# ---------------------------------------------------------------------- SSN
+
+SSN_ROWS = [
+    ("SSN 123-45-6789 on file", [("123-45-6789", "SSN")]),
+    ("pt gave 078-05-1120 at registration", [("078-05-1120", "SSN")]),
+    ("ss# 078 05 1120", [("078 05 1120", "SSN")]),
+    ("social security number 078051120", [("078051120", "SSN")]),
+    ("078051120 was written on the form", []),
+    ("000-12-3456 666-12-3456 912-34-5678", []),
+    ("123-00-4567 and 123-45-0000", []),
+    ("MR# 123-45-67", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SSN_ROWS)
+def test_when_ssn_shapes_then_only_valid_ssns_tagged(detector, text, expected):
+    """SSA-invalid areas/groups/serials and bare 9-digit runs are not SSNs."""
+    _check(detector, "ssn", text, expected)
+
+
+# --------------------------------------------------------------------- date
+
+DATE_ROWS = [
+    ("Seen 7/22.", [("7/22", "DATE")]),
+    ("ADMITTED 07/22/2006 FROM ED", [("07/22/2006", "DATE")]),
+    ("Admission Date: 7-22-06", [("7-22-06", "DATE")]),
+    ("Report date 2006-07-22.", [("2006-07-22", "DATE")]),
+    ("echo 22-Jul-06 showed EF 20%", [("22-Jul-06", "DATE")]),
+    ("SEEN 22-JUL-2006 IN CLINIC", [("22-JUL-2006", "DATE")]),
+    ("seen Jul 22, 2006 by cards", [("Jul 22, 2006", "DATE")]),
+    ("stated it was July 22nd.", [("July 22nd", "DATE")]),
+    ("born 22 July 2006", [("22 July 2006", "DATE")]),
+    ("ADMITTED ON MARCH 3, 2005", [("MARCH 3, 2005", "DATE")]),
+    ("knows it is 20th Oct", [("20th Oct", "DATE")]),
+    ("cath on the 22nd of July", [("22nd of July", "DATE")]),
+    ("in July, since the 22nd", [("22nd", "DATE")]),
+    ("MI in July 2006, CABG Dec 2005", [("July 2006", "DATE"), ("Dec 2005", "DATE")]),
+    ("stent 7/2006", [("7/2006", "DATE")]),
+    ("PMH: CAD, AVR 8/88", [("8/88", "DATE")]),
+    ("DOB: 01/05/1930", [("01/05/1930", "DATE")]),
+    ("11/22/93 0530 neuro: awake", [("11/22/93", "DATE")]),
+    ("cultures from 10/15-10/16.", [("10/15", "DATE"), ("10/16", "DATE")]),
+    ("ceftaz rec'd 8/2 - 8/10", [("8/2", "DATE"), ("8/10", "DATE")]),
+    ("transferred to Quartermain.8/31. Readmitted",
+     [("8/31", "DATE")]),
+    ("arrived to CCU at 2300 10/15.", [("10/15", "DATE")]),
+    ("returned to OR on 7-8 for coiling", [("7-8", "DATE")]),
+    ("extubated on 3/5, stable since", [("3/5", "DATE")]),
+    ("since 1/2.", [("1/2", "DATE")]),
+    ("NO GROWTH SO FAR FROM 8/29 CULTURES", [("8/29", "DATE")]),
+    ("pt's birthday is tomorrow, may 16, 2015", [("may 16, 2015", "DATE")]),
+    ("seen Dec. 10 in clinic", [("Dec. 10", "DATE")]),
+    ("Labs 3/4: WBC 11.2", [("3/4", "DATE")]),
+    ("Flu shot Oct 2017. PSA 4.1 (2/2017)", [("Oct 2017", "DATE"), ("2/2017", "DATE")]),
+    # Negatives: fractions, ratios, vitals, vent settings, scores, ranges.
+    ("1/2 NS at 100cc/hr", []),
+    ("given 1/2 tab of ativan", []),
+    ("CRACKLES 2/3 OF THE WAY UP", []),
+    ("rales 1/3-1/2 up bilat", []),
+    ("BP 120/80, 110/46-170/90", []),
+    ("5/5 strength bilaterally, 4/5 strength RLE", []),
+    ("strength 5/5 in all extremities, 4/5 LLE", []),
+    ("Grade 2/6 systolic murmur, 2+/4 pulses", []),
+    ("ambien 5/10 mg qhs prn, Hgb 10.2/30.1, PT/PTT 14/32", []),
+    ("I/O 1200/800, total 4/4 bottles", []),
+    ("pain 8/10, rates pain 3/10", []),
+    ("HAD 3/10 INCISIONAL PAIN", []),
+    ("on PSV 10/5, FiO2 40%", []),
+    ("CPAP 5/5, 40%", []),
+    ("remains on ps 12/5 peep", []),
+    ("SIMV 500x12/5", []),
+    ("+3/6 SEM at LSB", []),
+    ("CO/CI 5.2/2.8, co/ci 4-6/2-4", []),
+    ("1 1/2 hours later", []),
+    ("D5 1/2NS, ulcer 2/2cm", []),
+    ("MI 1992, CABG '95", []),
+    ("ICP 6-7, q 2-3 hours, on 2-3 L NC, on 2-3 pressors", []),
+    ("2/31/2006 and 13/22 and 4/31", []),
+    ("will dec 10 mg, pt may 2 walk, x 2 may 10 mg", []),
+    ("the 3rd floor, admitted on the 22nd", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DATE_ROWS)
+def test_when_date_shapes_then_real_dates_tagged_not_clinical_numbers(
+        detector, text, expected):
+    """Numeric and named dates are tagged; fractions, vitals and settings are not."""
+    _check(detector, "date", text, expected)
+
+
+def test_when_shift_name_follows_date_then_date_still_tagged(detector):
+    """``7/22 days`` is a date and a shift; day-units do not unmake dates."""
+    text = "7/22 days: stable. 7/23 nights: agitated"
+    assert _found(_recognizer(detector, "date"), text) == [
+        (0, 4, "DATE"), (19, 23, "DATE")]
+
+
+# ---------------------------------------------------------------------- age
+
+AGE_ROWS = [
+    ("92 yo woman admitted", [("92", "AGE")]),
+    ("pt is a 95 year old man", [("95", "AGE")]),
+    ("this 95-year-old gentleman", [("95", "AGE")]),
+    ("aged 91, lives alone", [("91", "AGE")]),
+    ("Age: 103", [("103", "AGE")]),
+    ("98 YO GENTLEMAN S/P FALL", [("98", "AGE")]),
+    ("91yoF with CHF, 94 Y/O brother", [("91", "AGE"), ("94", "AGE")]),
+    ("a woman in her 90s", [("90s", "AGE")]),
+    ("85 yo man, 89 year old wife", []),
+    ("age 45, aged 60", []),
+    ("BP in the 90s, sats in the 90s", []),
+    ("neonate aged 91 days", []),
+    ("HR 92, RR 95", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), AGE_ROWS)
+def test_when_age_phrases_then_only_ages_over_89_tagged(detector, text, expected):
+    """Ages over 89 with an age word; younger ages and vitals are left alone."""
+    _check(detector, "age", text, expected)
+
+
+# ---------------------------------------------------------------------- IDs
+
+ID_ROWS = [
+    ("MRN: 1234567", [("1234567", "MEDICALRECORD")]),
+    ("MR# 123-45-67 on band", [("123-45-67", "MEDICALRECORD")]),
+    ("Medical record number 00123", [("00123", "MEDICALRECORD")]),
+    ("PT MRN 7654321 CONFIRMED", [("7654321", "MEDICALRECORD")]),
+    ("Acct 12345", [("12345", "ACCOUNT")]),
+    ("billing account # 98765432", [("98765432", "ACCOUNT")]),
+    ("policy # ABC123456", [("ABC123456", "HEALTHPLAN")]),
+    ("member id: XYZ12345", [("XYZ12345", "HEALTHPLAN")]),
+    ("DL # S1234567", [("S1234567", "LICENSE")]),
+    ("license no. 12345", [("12345", "LICENSE")]),
+    ("should arrive this morning (ref # 8336652)", [("8336652", "IDNUM")]),
+    ("SMITH, JOHN MD  JOB#: 1234567", [("1234567", "IDNUM")]),
+    ("taken into account 2 doses, account of 1999", []),
+    ("unit no 12, MR 12, mrn pending", []),
+    ("ID consult 1234 today, policy reviewed", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ID_ROWS)
+def test_when_id_keyword_then_id_tagged_without_keyword(detector, text, expected):
+    """The keyword picks the label and stays out of the span."""
+    _check(detector, "id", text, expected)
+
+
+# ----------------------------------------------------------------- detector
+
+
+def test_when_created_by_name_then_rule_detector_with_all_labels():
+    """The registry builds it from a TaggerConfig, as the Beam workers do."""
+    (built,) = create(TaggerConfig(detectors=("rules",)))
+    assert isinstance(built, RuleDetector)
+    assert built.name == "rules"
+    assert {"PHONE", "FAX", "EMAIL", "URL", "IPADDR", "SSN", "DATE", "AGE",
+            "MEDICALRECORD", "ACCOUNT", "HEALTHPLAN", "LICENSE",
+            "IDNUM"} <= set(built.labels)
+    assert built.version.endswith(f"data{default_config()['version']}")
+
+
+def test_when_detecting_then_spans_sorted_with_sources_and_overlaps_kept(detector):
+    """All recognizers run; an SSN-shaped MRN is both, for the merge to settle."""
+    text = ("Seen 7/22/2006, call 617-555-0142 or jdoe@mail.org. "
+            "MRN 123-45-6789. 92 yo.")
+    spans = detector.detect(ClinicalDocument("n1", text, "text"))
+    assert list(spans) == sorted(spans)
+    got = [(text[s.start:s.end], s.label, s.source) for s in spans]
+    assert got == [
+        ("7/22/2006", "DATE", "rules:date"),
+        ("617-555-0142", "PHONE", "rules:phone"),
+        ("jdoe@mail.org", "EMAIL", "rules:email"),
+        ("123-45-6789", "MEDICALRECORD", "rules:id"),
+        ("123-45-6789", "SSN", "rules:ssn"),
+        ("92", "AGE", "rules:age"),
+    ]
+
+
+def test_when_two_detectors_built_then_recognizers_compiled_once():
+    """The packaged patterns are compiled once per process, not per detector."""
+    assert RuleDetector().recognizers is RuleDetector().recognizers
+
+
+def test_when_detecting_then_no_regex_is_compiled_per_record(detector, monkeypatch):
+    """Per-record work uses only precompiled patterns, never the re module."""
+    def forbidden(*args, **kwargs):
+        raise AssertionError("regex compiled per record")
+
+    for fn in ("compile", "search", "match", "fullmatch", "finditer", "findall",
+               "sub", "split"):
+        monkeypatch.setattr(re, fn, forbidden)
+    text = "Seen 7/22, 1/2 NS, fax 617-555-1234, 92 yo, MRN 1234567, 10.0.0.1 x.org"
+    assert detector.detect(ClinicalDocument("n", text, "text"))
+
+
+def test_when_site_config_then_custom_keywords_and_recognizers_used():
+    """A hospital extends the vocabulary and adds a recognizer in rules.json form."""
+    config = dict(default_config())
+    config["version"] = "site-7"
+    config["ids"] = {**config["ids"], "MEDICALRECORD": ["empi", "mrn"]}
+    config["custom"] = [{
+        "name": "device", "label": "DEVICE", "context": ["pacer", "serial"],
+        "patterns": [{"name": "serial", "regex": r"\b[A-Z]{3}\d{6}\b",
+                      "confidence": 0.8, "needs_context": True}],
+    }]
+    site = RuleDetector.from_dict(config)
+    text = "EMPI 99887766. Pacer serial PJN123456.\nLot code ABC654321 on the box."
+    got = [(text[s.start:s.end], s.label, s.source, s.confidence)
+           for s in site.detect(ClinicalDocument("n", text, "text"))]
+    assert got == [("99887766", "MEDICALRECORD", "rules:id", 1.0),
+                   ("PJN123456", "DEVICE", "rules:device", 0.8)]
+    assert site.version.endswith("datasite-7")
+    assert "DEVICE" in site.labels
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"label": "PHONE", "patterns": []}, "no patterns"),
+    ({"label": "PHONE", "patterns": [Pattern("bad", r"(unclosed")]}, "bad pattern"),
+    ({"label": "TELEPHONE", "patterns": [Pattern("p", r"\d+")]}, "unknown PHI label"),
+])
+def test_when_recognizer_misconfigured_then_rejected_at_construction(kwargs, message):
+    """Configuration errors surface when the detector is built, not mid-run."""
+    with pytest.raises(ValueError, match=message):
+        PatternRecognizer("custom", **kwargs)
+
+
+def _long_lines() -> list[str]:
+    rng = random.Random(7)
+    alphabet = "0123456789/-.:@ abxyzMRN#()+%"
+    size = 100_000
+    return [
+        "".join(rng.choice(alphabet) for _ in range(size)),
+        "1/" * (size // 2),
+        "12-" * (size // 3),
+        "1" * size,
+        "a" * size,
+        "a." * (size // 2),
+        "a-" * (size // 2),
+        "7/22/" * (size // 5),
+        "mrn " * (size // 4),
+        "1.2." * (size // 4),
+        ":a" * (size // 2),
+        "x" + "0" * size + "@",
+    ]
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_when_100k_character_line_then_detection_returns(detector, index):
+    """No catastrophic backtracking: pathological lines finish (not timed strictly)."""
+    text = _long_lines()[index]
+    assert len(text) >= 99_990
+    spans = detector.detect(ClinicalDocument("long", text, "text"))
+    assert all(0 <= s.start < s.end <= len(text) for s in spans)
+
+
+# ------------------------------------------------------------------- corpus
+
+
+def test_when_run_on_physionet_corpus_then_date_phone_precision_at_least_90(
+        detector, physionet_docs):
+    """Token precision of DATE+PHONE spans against the gold (any PHI counts)."""
+    correct = total = 0
+    for doc in physionet_docs:
+        spans = [s for s in detector.detect(doc) if s.label in ("DATE", "PHONE")]
+        for start, end in metric_tokens(doc.text):
+            if not any(s.start < end and start < s.end for s in spans):
+                continue
+            total += 1
+            correct += any(g.start < end and start < g.end for g in doc.gold)
+    assert total > 400
+    assert correct / total >= 0.9
+
+
+def test_when_run_on_physionet_corpus_then_most_non_year_dates_and_phones_found(
+        detector, physionet_docs):
+    """Recall guard: bare years are left to the CRF, the rest the rules find."""
+    bare_year = re.compile(r"'?\d{2,4}'?s?", re.IGNORECASE)
+    found = total = 0
+    for doc in physionet_docs:
+        spans = detector.detect(doc)
+        for gold in doc.gold:
+            if gold.label not in ("DATE", "PHONE"):
+                continue
+            if bare_year.fullmatch(doc.text[gold.start:gold.end]):
+                continue
+            total += 1
+            found += any(s.start < gold.end and gold.start < s.end for s in spans)
+    assert total > 250
+    assert found / total >= 0.85
+

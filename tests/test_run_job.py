@@ -1,0 +1,177 @@
+"""``deid-pipeline run`` end to end: files in, Parquet tables and run.json out."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+import pytest
+
+from deid_pipeline.metrics import evaluate
+from deid_pipeline.model import PhiSpan
+from deid_pipeline.pipelines.deidentify import RunError, run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _table(directory):
+    return pq.read_table(directory).to_pylist()
+
+
+@pytest.fixture()
+def key_file(tmp_path):
+    path = tmp_path / "deid.key"
+    path.write_bytes(b"0123456789abcdef0123456789abcdef")
+    return str(path)
+
+
+def test_when_physionet_corpus_run_then_all_notes_accounted_and_offsets_gold_comparable(
+    corpus_dir, physionet_docs, tmp_path, key_file
+):
+    out = tmp_path / "o"
+    summary = run(
+        [
+            "--input",
+            f"{corpus_dir}/id.text",
+            "--input-format",
+            "physionet",
+            "--output",
+            str(out),
+            "--mode",
+            "redact",
+            "--key-file",
+            key_file,
+            "--detectors",
+            "rules,dictionary",
+        ]
+    )
+    assert summary["records_read"] == 1619
+    assert summary["records_written"] + summary["records_quarantined"] == 1619
+    assert summary["accounted"]
+    on_disk = json.loads((out / "run.json").read_text())
+    assert on_disk["records_written"] == summary["records_written"]
+    assert "key_file" not in on_disk["options"]
+    documents = _table(out / "documents")
+    assert len({d["doc_id"] for d in documents}) == summary["records_written"]
+    texts = {d.doc_id: d.text for d in physionet_docs}
+    predicted = {doc_id: [] for doc_id in texts}
+    for row in _table(out / "identifiers"):
+        assert texts[row["doc_id"]][row["start"] : row["end"]] == row["original"]
+        predicted[row["doc_id"]].append(
+            PhiSpan(row["start"], row["end"], row["label"], row["source"])
+        )
+    # Offsets are comparable with the gold: rules alone find most dates and phones
+    # with high precision at the token level.
+    result = evaluate(
+        (
+            d.text,
+            [g for g in d.gold if g.label in ("DATE", "PHONE")],
+            predicted[d.doc_id],
+        )
+        for d in physionet_docs
+    )
+    assert result.hipaa.binary_token.recall > 0.5
+    # A patient keeps one person id across notes.
+    by_patient = {}
+    for row in documents:
+        by_patient.setdefault(row["doc_id"].split("-")[0], set()).add(row["person_id"])
+    assert all(len(ids) == 1 for ids in by_patient.values())
+
+
+def test_when_run_with_two_workers_then_same_rows(tmp_path, key_file):
+    inputs = [
+        "--input",
+        f"{ROOT}/samples/notes/*.txt",
+        "--input",
+        f"{ROOT}/samples/notes.jsonl",
+    ]
+    common = inputs + ["--key-file", key_file, "--detectors", "rules,dictionary"]
+    run(common + ["--output", str(tmp_path / "one")])
+    run(
+        common
+        + [
+            "--output",
+            str(tmp_path / "two"),
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ]
+    )
+    for table in ("documents", "identifiers", "quarantine"):
+        one = sorted(map(repr, _table(tmp_path / "one" / table)))
+        two = sorted(map(repr, _table(tmp_path / "two" / table)))
+        assert one == two, table
+    assert _table(tmp_path / "one" / "documents")
+
+
+def test_when_input_has_bad_records_then_quarantined_and_counted(tmp_path, key_file):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "good.txt").write_text("Seen 7/22/2006 by the team.")
+    (src / "empty.txt").write_text("")
+    (src / "blob.txt").write_bytes(b"\x00\x01binary\x00")
+    (src / "notes.jsonl").write_text('{"id": "j1", "text": "ok"}\n{broken\n')
+    summary = run(
+        [
+            "--input",
+            f"{src}/*",
+            "--output",
+            str(tmp_path / "o"),
+            "--key-file",
+            key_file,
+            "--detectors",
+            "rules",
+        ]
+    )
+    assert summary["records_read"] == 5
+    assert summary["records_written"] == 3  # good, empty, j1
+    assert summary["records_quarantined"] == 2
+    assert summary["quarantined_by_stage"] == {"read": 2}
+    quarantine = _table(tmp_path / "o" / "quarantine")
+    assert {q["error_type"] for q in quarantine} == {"InvalidRecord"}
+    assert all(q["raw"] for q in quarantine)
+
+
+def test_when_no_key_then_run_refuses(tmp_path, monkeypatch):
+    monkeypatch.delenv("DEID_KEY_FILE", raising=False)
+    with pytest.raises(RunError, match="key"):
+        run(["--input", "x", "--output", str(tmp_path / "o")])
+
+
+def test_when_cli_run_then_exit_zero_and_tables_written(tmp_path, key_file):
+    out = tmp_path / "cli"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "deid_pipeline.cli",
+            "run",
+            "--input",
+            f"{ROOT}/samples/notes.jsonl",
+            "--output",
+            str(out),
+            "--key-file",
+            key_file,
+            "--detectors",
+            "rules",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "written" in proc.stderr
+    for table in ("documents", "identifiers", "quarantine"):
+        assert (out / table).is_dir()
+    assert json.loads((out / "run.json").read_text())["accounted"]
+
+
+def test_when_cli_help_then_beam_passthrough_explained():
+    proc = subprocess.run(
+        [sys.executable, "-m", "deid_pipeline.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "--direct_num_workers" in proc.stdout
+    assert "PROTECTED" in proc.stdout
