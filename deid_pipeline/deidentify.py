@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from deid_pipeline import __version__
+from deid_pipeline import __version__, leak_guard
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.keys import fallback_person_key, record_person_key
 from deid_pipeline.model import DeidentifiedDocument, PhiSpan, TaggedDocument
@@ -56,6 +56,18 @@ class Rewriter:
         span = PhiSpan(0, len(value), label, "header", 1.0)
         _text, (replacement,) = rewrite(value, (span,), self._operator, ctx)
         return replacement.replacement
+
+    def guard(
+        self, tagged: TaggedDocument, result: DeidentifiedDocument
+    ) -> DeidentifiedDocument:
+        """Raise LeakDetectedError if a removed PHI value is still in ``result``.
+
+        Tag mode writes originals inline on purpose (a review format, not a
+        research output), so there is nothing to guard.
+        """
+        if self.mode == "tag":
+            return result
+        return leak_guard.check(tagged, result, self.policy)
 
     def rewrite(
         self, tagged: TaggedDocument, person_key: str | None = None

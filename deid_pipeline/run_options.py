@@ -85,6 +85,19 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=",".join(DEFAULT_DETECTORS),
         help="comma-separated detectors (default: %(default)s)",
     )
+    parser.add_argument(
+        "--max-quarantine-ratio",
+        type=float,
+        metavar="R",
+        help="exit 4 if more than this share of records was quarantined "
+        "(default: never fail on quarantine)",
+    )
+    parser.add_argument(
+        "--output-shards",
+        type=int,
+        metavar="N",
+        help="Parquet files per table (default: one per 64 MB of input)",
+    )
     return parser
 
 

@@ -20,6 +20,7 @@ from collections import Counter
 
 import apache_beam as beam
 import pyarrow.parquet as pq
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from deid_pipeline import __version__
@@ -29,9 +30,13 @@ from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.schemas import TABLES
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
-from deid_pipeline.transforms.write import WriteTables
+from deid_pipeline.transforms.write import WriteTables, write_empty_table
 
 log = logging.getLogger(__name__)
+
+# Bounds the rows one worker sorts and holds when writing a shard.
+BYTES_PER_SHARD = 64 * 1024 * 1024
+MAX_SHARDS = 4096
 
 # Options whose values must never reach run.json or logs.
 _SECRET_OPTIONS = {"key_file"}
@@ -100,6 +105,26 @@ def _publish(staging: str, output: str) -> None:
             shutil.rmtree(old)
 
 
+def _new_staging_dir(output: str) -> str:
+    """A fresh staging directory inside ``output``; stale ones of killed runs go.
+
+    One run per output directory at a time: a staging directory left behind
+    can only be from a run that died before publishing.
+    """
+    try:
+        os.makedirs(output, exist_ok=True)
+        for name in os.listdir(output):
+            if name.startswith(".staging-"):
+                shutil.rmtree(os.path.join(output, name), ignore_errors=True)
+        staging = os.path.join(output, f".staging-{uuid.uuid4().hex[:12]}")
+        os.makedirs(staging)
+    except OSError as exc:
+        raise RunError(
+            f"cannot use output directory {output!r}: {exc.strerror}"
+        ) from exc
+    return staging
+
+
 def _write_json_atomically(path: str, payload: dict) -> None:
     tmp = f"{path}.tmp-{uuid.uuid4().hex}"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -127,10 +152,41 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
 
 
 def _ensure_staged_tables(staging: str) -> None:
-    # A table with no rows may produce no file at all; an empty directory is
-    # still a published (empty) table.
+    # A table with no rows produces no shard; it is still published, as one
+    # empty file with the table's schema, so readers need no special case.
     for table in TABLES:
-        os.makedirs(os.path.join(staging, table), exist_ok=True)
+        directory = os.path.join(staging, table)
+        if not os.path.isdir(directory) or not any(
+            f.endswith(".parquet") for f in os.listdir(directory)
+        ):
+            os.makedirs(directory, exist_ok=True)
+            write_empty_table(staging, table)
+
+
+def input_bytes(patterns: list[str]) -> int:
+    """Total size of the input; a plain path that does not exist cannot run.
+
+    A glob that matches nothing is only a warning: a nightly job over a
+    directory with no new files has nothing to do, and finishes.
+    """
+    total = 0
+    for pattern, match in zip(patterns, FileSystems.match(list(patterns))):
+        if not match.metadata_list:
+            if not any(ch in pattern for ch in "*?["):
+                raise RunError(f"input {pattern!r} does not exist")
+            print(
+                f"deid-pipeline run: warning: {pattern!r} matched no files",
+                file=sys.stderr,
+            )
+        total += sum(m.size_in_bytes for m in match.metadata_list)
+    return total
+
+
+def output_shards(total_bytes: int, requested: int | None) -> int:
+    """Shards per table: as asked, else one per ``BYTES_PER_SHARD`` of input."""
+    if requested:
+        return requested
+    return max(1, min(MAX_SHARDS, -(-total_bytes // BYTES_PER_SHARD)))
 
 
 def run(
@@ -154,21 +210,16 @@ def run(
         mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version
     )
 
+    num_shards = output_shards(input_bytes(args.input), args.output_shards)
     output = os.path.abspath(args.output)
-    staging = os.path.join(output, f".staging-{uuid.uuid4().hex[:12]}")
-    try:
-        os.makedirs(staging)
-    except OSError as exc:
-        raise RunError(
-            f"cannot create output directory {output!r}: {exc.strerror}"
-        ) from exc
+    staging = _new_staging_dir(output)
 
     started = time.time()
     pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(beam_args))
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
         args.input, args.input_format, tagger_config, rewriter
     )
-    _ = outputs | "Write" >> WriteTables(staging)
+    _ = outputs | "Write" >> WriteTables(staging, num_shards)
     try:
         result = pipeline.run()
         result.wait_until_finish()
@@ -185,7 +236,8 @@ def run(
         "records_read": read,
         "records_written": written,
         "records_quarantined": quarantined,
-        "accounted": read is None or read == written + quarantined,
+        # None when the runner reports no metrics: unknown is not balanced.
+        "accounted": None if read is None else read == written + quarantined,
         "files_read": _counter(result, "files_read"),
         "persons": _count_rows(os.path.join(staging, "persons")),
         "quarantined_by_stage": _stage_counts(os.path.join(staging, "quarantine")),
@@ -200,6 +252,11 @@ def run(
         "versions": versions,
         "pipeline_version": pipeline_version,
     }
+    # Without run.json a directory is not a finished run: it goes first and
+    # comes back last, so no reader ever pairs new tables with an old summary.
+    run_json = os.path.join(output, "run.json")
+    if os.path.exists(run_json):
+        os.remove(run_json)
     _publish(staging, output)
     _write_json_atomically(os.path.join(output, "run.json"), summary)
     shutil.rmtree(staging, ignore_errors=True)
@@ -207,24 +264,44 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line wrapper: exit 0 when the job finished, 2 when it could not run."""
+    """Command-line wrapper; returns the exit code a scheduler acts on.
+
+    0 finished (quarantined records are reported, not failures), 2 could not
+    run, 3 accounting broken, 4 above ``--max-quarantine-ratio``.
+    """
     try:
         summary = run(argv)
     except RunError as exc:
         print(f"deid-pipeline run: error: {exc}", file=sys.stderr)
         return 2
+    read, quarantined = summary["records_read"], summary["records_quarantined"]
+    by_stage = ", ".join(f"{s} {n}" for s, n in summary["quarantined_by_stage"].items())
     print(
-        f"read {summary['records_read']} records: {summary['records_written']} "
-        f"written, {summary['records_quarantined']} quarantined "
-        f"{summary['quarantined_by_stage'] or ''} in {summary['seconds']} s",
+        f"deid-pipeline run: {read} records read, {summary['records_written']} "
+        f"written, {quarantined} quarantined{f' ({by_stage})' if by_stage else ''}, "
+        f"{summary['persons']} persons, in {summary['seconds']} s",
         file=sys.stderr,
     )
-    if not summary["accounted"]:
+    if summary["accounted"] is None:
+        print(
+            "deid-pipeline run: warning: the runner reported no record counts; "
+            "accounting not checked",
+            file=sys.stderr,
+        )
+    elif not summary["accounted"]:
         print(
             "deid-pipeline run: error: records read != written + quarantined",
             file=sys.stderr,
         )
         return 3
+    limit = summary["options"].get("max_quarantine_ratio")
+    if limit is not None and read and quarantined / read > limit:
+        print(
+            f"deid-pipeline run: error: {quarantined / read:.1%} of records "
+            f"quarantined, above --max-quarantine-ratio {limit}",
+            file=sys.stderr,
+        )
+        return 4
     return 0
 
 

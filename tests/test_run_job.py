@@ -79,12 +79,20 @@ def test_when_physionet_corpus_run_then_all_notes_accounted_and_offsets_gold_com
     assert all(len(ids) == 1 for ids in by_patient.values())
 
 
-def test_when_run_with_two_workers_then_same_rows(tmp_path, key_file):
+def _table_bytes(directory):
+    return {f.name: f.read_bytes() for f in sorted(directory.iterdir())}
+
+
+def test_when_rerun_with_same_key_and_two_workers_then_byte_identical(
+    tmp_path, key_file
+):
     inputs = [
         "--input",
         f"{ROOT}/samples/notes/*.txt",
         "--input",
         f"{ROOT}/samples/notes.jsonl",
+        "--output-shards",
+        "3",
     ]
     common = inputs + ["--key-file", key_file, "--detectors", "rules,dictionary"]
     run(common + ["--output", str(tmp_path / "one")])
@@ -97,11 +105,27 @@ def test_when_run_with_two_workers_then_same_rows(tmp_path, key_file):
             "--direct_num_workers=2",
         ]
     )
-    for table in ("documents", "identifiers", "quarantine"):
-        one = sorted(map(repr, _table(tmp_path / "one" / table)))
-        two = sorted(map(repr, _table(tmp_path / "two" / table)))
-        assert one == two, table
+    for table in ("documents", "identifiers", "persons", "quarantine"):
+        one = _table_bytes(tmp_path / "one" / table)
+        assert one == _table_bytes(tmp_path / "two" / table), table
     assert _table(tmp_path / "one" / "documents")
+    # A different key changes every person id.
+    other = tmp_path / "other.key"
+    other.write_bytes(b"another-key-another-key-another-k")
+    run(
+        inputs
+        + [
+            "--key-file",
+            str(other),
+            "--detectors",
+            "rules,dictionary",
+            "--output",
+            str(tmp_path / "three"),
+        ]
+    )
+    ids_one = {r["person_id"] for r in _table(tmp_path / "one" / "documents")}
+    ids_three = {r["person_id"] for r in _table(tmp_path / "three" / "documents")}
+    assert not ids_one & ids_three
 
 
 def test_when_input_has_bad_records_then_quarantined_and_counted(tmp_path, key_file):

@@ -23,6 +23,28 @@ class DeidOutputs(NamedTuple):
     quarantine: beam.PCollection
 
 
+class DeidentifyRecords(beam.PTransform):
+    """The per-record chain (tag -> surrogate -> leak guard), with no shuffle.
+
+    Safe on unbounded PCollections (Kafka, Pub/Sub, an MLLP feed): every
+    person id and surrogate is a pure function of the key and the record
+    itself (its header key, else the document), so streaming gives the same
+    bytes as the batch run for any record that carries its own person key.
+    Returns (research documents, quarantine).
+    """
+
+    def __init__(self, tagger: TaggerConfig, rewriter: Rewriter) -> None:
+        super().__init__()
+        self._tagger = tagger
+        self._rewriter = rewriter
+
+    def expand(self, documents):
+        tagged, tag_failed = documents | "Tag" >> Tag(self._tagger)
+        research, rewrite_failed = tagged | "Surrogate" >> Surrogate(self._rewriter)
+        quarantine = (tag_failed, rewrite_failed) | "RecordQuarantine" >> beam.Flatten()
+        return research, quarantine
+
+
 class DeidentifyClinicalDocuments(beam.PTransform):
     """Tag, link into persons, rewrite; stage failures flattened into one quarantine."""
 
