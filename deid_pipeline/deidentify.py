@@ -76,6 +76,13 @@ class Rewriter:
         pid = self.person_id_for(tagged, person_key)
         ctx = RewriteContext(key=self.key, person_id=pid, policy=self.policy)
         text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
+        metadata = doc.metadata
+        if doc.source == "hl7":
+            # Structured header columns worth keeping (sex, shifted visit dates,
+            # birth year), shifted with the same per-person shift as the text.
+            from deid_pipeline.hl7.documents import header_columns
+
+            metadata = metadata + header_columns(doc, self, pid)
         return DeidentifiedDocument(
             doc_id=doc.doc_id,
             person_id=pid,
@@ -83,6 +90,6 @@ class Rewriter:
             text=text,
             confidence=tagged.confidence,
             replacements=replacements,
-            metadata=doc.metadata,
+            metadata=metadata,
             pipeline_version=self.pipeline_version,
         )

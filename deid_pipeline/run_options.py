@@ -86,6 +86,12 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="comma-separated detectors (default: %(default)s)",
     )
     parser.add_argument(
+        "--hl7-output",
+        metavar="DIR",
+        help="also write de-identified HL7: one file per HL7 input file, same "
+        "name and framing",
+    )
+    parser.add_argument(
         "--max-quarantine-ratio",
         type=float,
         metavar="R",

@@ -30,6 +30,8 @@ from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.schemas import TABLES
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
+from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
+from deid_pipeline.transforms.hl7_output import WriteHl7Files
 from deid_pipeline.transforms.write import WriteTables, write_empty_table
 
 log = logging.getLogger(__name__)
@@ -103,6 +105,13 @@ def _publish(staging: str, output: str) -> None:
         os.replace(os.path.join(staging, table), target)
         if old:
             shutil.rmtree(old)
+
+
+def _publish_files(source: str, target: str) -> None:
+    """Move each staged HL7 file into ``target``, replacing same-named files."""
+    os.makedirs(target, exist_ok=True)
+    for name in sorted(os.listdir(source)):
+        os.replace(os.path.join(source, name), os.path.join(target, name))
 
 
 def _new_staging_dir(output: str) -> str:
@@ -219,6 +228,18 @@ def run(
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
         args.input, args.input_format, tagger_config, rewriter
     )
+    if args.hl7_output:
+        hl7_failed = pipeline | "Hl7Output" >> WriteHl7Files(
+            args.input,
+            args.input_format,
+            os.path.join(staging, "hl7"),
+            tagger_config,
+            rewriter,
+        )
+        outputs = outputs._replace(
+            quarantine=(outputs.quarantine, hl7_failed) | "WithHl7" >> beam.Flatten()
+        )
+        os.makedirs(os.path.join(staging, "hl7"))
     _ = outputs | "Write" >> WriteTables(staging, num_shards)
     try:
         result = pipeline.run()
@@ -230,7 +251,11 @@ def run(
 
     _ensure_staged_tables(staging)
     written = _count_rows(os.path.join(staging, "documents"))
-    quarantined = _count_rows(os.path.join(staging, "quarantine"))
+    by_stage = _stage_counts(os.path.join(staging, "quarantine"))
+    # HL7-output failures are messages, counted apart from the records.
+    quarantined = sum(
+        n for stage, n in by_stage.items() if not stage.startswith(HL7_STAGE_PREFIX)
+    )
     read = _counter(result, "records_read")
     summary = {
         "records_read": read,
@@ -240,7 +265,7 @@ def run(
         "accounted": None if read is None else read == written + quarantined,
         "files_read": _counter(result, "files_read"),
         "persons": _count_rows(os.path.join(staging, "persons")),
-        "quarantined_by_stage": _stage_counts(os.path.join(staging, "quarantine")),
+        "quarantined_by_stage": by_stage,
         "spans_by_label": _label_counts(os.path.join(staging, "identifiers")),
         "seconds": round(elapsed, 3),
         "documents_per_second": round(written / elapsed, 1) if elapsed else None,
@@ -252,12 +277,20 @@ def run(
         "versions": versions,
         "pipeline_version": pipeline_version,
     }
+    if args.hl7_output:
+        summary["hl7_output"] = {
+            "directory": os.path.abspath(args.hl7_output),
+            "messages_in": _counter(result, "hl7_messages_in"),
+            "messages_out": _counter(result, "hl7_messages_out"),
+        }
     # Without run.json a directory is not a finished run: it goes first and
     # comes back last, so no reader ever pairs new tables with an old summary.
     run_json = os.path.join(output, "run.json")
     if os.path.exists(run_json):
         os.remove(run_json)
     _publish(staging, output)
+    if args.hl7_output:
+        _publish_files(os.path.join(staging, "hl7"), args.hl7_output)
     _write_json_atomically(os.path.join(output, "run.json"), summary)
     shutil.rmtree(staging, ignore_errors=True)
     return summary

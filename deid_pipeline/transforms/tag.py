@@ -19,6 +19,14 @@ class _TaggerHolder:
         self.tagger = tagger
 
 
+def acquire_tagger(handle: shared.Shared, config: TaggerConfig) -> PhiTagger:
+    """The one tagger (and CRF model) of this worker process for ``config``."""
+    holder = handle.acquire(
+        lambda: _TaggerHolder(PhiTagger.from_config(config)), tag=repr(config)
+    )
+    return holder.tagger
+
+
 class TagFn(beam.DoFn):
     """ClinicalDocument -> TaggedDocument with merged spans and confidence."""
 
@@ -30,11 +38,7 @@ class TagFn(beam.DoFn):
         self._spans = Metrics.counter("deid", "spans_tagged")
 
     def setup(self) -> None:
-        holder = self._shared.acquire(
-            lambda: _TaggerHolder(PhiTagger.from_config(self._config)),
-            tag=repr(self._config),
-        )
-        self._tagger = holder.tagger
+        self._tagger = acquire_tagger(self._shared, self._config)
 
     def process(self, doc: ClinicalDocument):
         tagged = self._tagger.tag(doc)

@@ -1,0 +1,313 @@
+"""Which header fields hold PHI, and which parts of them: configuration, not code.
+
+Fields are python-hl7-style accessor keys (``PID.5``) with their HL7 data
+type; the data type says which component/subcomponent is a family name, an
+identifier, a street, a date... Seeding (header -> patient dictionary) and
+write-back (header -> surrogates) both walk this one table, so a field that
+feeds the dictionary is always a field that gets replaced.
+
+Data types follow v2.5; for the versions around it the PHI components sit at
+the same positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
+from deid_pipeline.hl7.message import Hl7Message, Segment
+
+__all__ = [
+    "FIELDS",
+    "HeaderField",
+    "Leaf",
+    "fields_of",
+    "identifier_label",
+    "kind_of_obx",
+    "map_field",
+    "repetitions",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """One PHI-bearing position inside a data type.
+
+    ``role`` says how the value is expanded into dictionary forms and how it is
+    replaced (``family``/``given``/``middle`` name parts, ``id``, ``date``,
+    ``phone``...); ``label`` fixes the PHI label, else the field's label holds.
+    ``authority`` and ``code`` leaves (assigning authorities, unit and bed
+    codes) are replaced but not entered into the dictionary: they are codes,
+    and as words (``PATH``, ``ECHO``, ``B``) they would match ordinary text.
+    """
+
+    component: int
+    subcomponent: int
+    role: str
+    label: str | None = None
+
+
+_NAME = (Leaf(1, 1, "family"), Leaf(2, 1, "given"), Leaf(3, 1, "middle"))
+_XCN = (Leaf(1, 1, "id", "IDNUM"), Leaf(2, 1, "family"), Leaf(3, 1, "given"),
+        Leaf(4, 1, "middle"), Leaf(9, 1, "authority", "HOSPITAL"),
+        Leaf(14, 1, "authority", "HOSPITAL"))
+
+KINDS: dict[str, tuple[Leaf, ...]] = {
+    "XPN": _NAME,
+    "XCN": _XCN,
+    "PPN": (*_XCN, Leaf(15, 1, "date", "DATE")),
+    # NDL: a CNN name packed into component 1 as subcomponents, then a location.
+    "NDL": (Leaf(1, 1, "id", "IDNUM"), Leaf(1, 2, "family"), Leaf(1, 3, "given"),
+            Leaf(1, 4, "middle"), Leaf(2, 1, "date", "DATE"),
+            Leaf(3, 1, "date", "DATE"),
+            Leaf(4, 1, "code", "DEPARTMENT"), Leaf(5, 1, "room", "ROOM"),
+            Leaf(6, 1, "code", "ROOM"), Leaf(7, 1, "facility", "HOSPITAL"),
+            Leaf(9, 1, "text", "LOCATION"), Leaf(10, 1, "code", "ROOM"),
+            Leaf(11, 1, "text", "LOCATION")),
+    "CX": (Leaf(1, 1, "id"), Leaf(4, 1, "authority", "HOSPITAL"),
+           Leaf(6, 1, "authority", "HOSPITAL")),
+    "XAD": (Leaf(1, 1, "street", "STREET"), Leaf(1, 2, "street", "STREET"),
+            Leaf(1, 3, "street", "STREET"), Leaf(2, 1, "street", "STREET"),
+            Leaf(3, 1, "city", "CITY"), Leaf(4, 1, "state", "STATE"),
+            Leaf(5, 1, "zip", "ZIP"), Leaf(8, 1, "text", "LOCATION"),
+            Leaf(9, 1, "text", "LOCATION")),
+    "XTN": (Leaf(1, 1, "phone", "PHONE"), Leaf(4, 1, "email", "EMAIL"),
+            Leaf(6, 1, "area", "PHONE"), Leaf(7, 1, "local", "PHONE"),
+            Leaf(12, 1, "phone", "PHONE")),
+    # PL: unit codes (ECHO, PATH, 4W), beds and floors are replaced but not
+    # seeded: as words they are everywhere in reports and identify nobody.
+    "PL": (Leaf(1, 1, "code", "DEPARTMENT"), Leaf(2, 1, "room", "ROOM"),
+           Leaf(3, 1, "code", "ROOM"), Leaf(4, 1, "facility", "HOSPITAL"),
+           Leaf(7, 1, "text", "LOCATION"), Leaf(8, 1, "code", "ROOM"),
+           Leaf(9, 1, "text", "LOCATION")),
+    "HD": (Leaf(1, 1, "facility"), Leaf(2, 1, "authority", "IDNUM")),
+    "XON": (Leaf(1, 1, "org"), Leaf(3, 1, "id", "IDNUM"),
+            Leaf(6, 1, "authority", "HOSPITAL"), Leaf(10, 1, "id", "IDNUM")),
+    "EI": (Leaf(1, 1, "id"), Leaf(2, 1, "authority", "HOSPITAL")),
+    "EIP": (Leaf(1, 1, "id"), Leaf(1, 2, "authority", "HOSPITAL"), Leaf(2, 1, "id"),
+            Leaf(2, 2, "authority", "HOSPITAL")),
+    "TS": (Leaf(1, 1, "date", "DATE"),),
+    "DLN": (Leaf(1, 1, "id"), Leaf(3, 1, "date", "DATE")),
+    "ST": (Leaf(1, 1, "text"),),
+    # TQ quantity/timing: start and end date/time.
+    "TQ": (Leaf(4, 1, "date", "DATE"), Leaf(5, 1, "date", "DATE")),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderField:
+    """A PHI field: accessor key, data type, default label, and whether it seeds.
+
+    Every listed field is replaced on write-back; ``seed`` False keeps it out of
+    the message's patient dictionary (message timestamps: the rules find dates
+    anyway, and a dictionary of every timestamp would only slow the tagger).
+    A report's own dates (OBR-7/22, TXA-4/6) are added per document instead.
+    """
+
+    key: str
+    kind: str
+    label: str
+    seed: bool = True
+    segment: str = field(init=False)  # PID of PID.5
+    number: int = field(init=False)  # 5 of PID.5
+
+    def __post_init__(self) -> None:
+        """Parse the key once: the walk over a message reads it per segment."""
+        object.__setattr__(self, "segment", self.key[:3])
+        object.__setattr__(self, "number", int(self.key[4:]))
+
+
+def _f(key: str, kind: str, label: str = "IDNUM", seed: bool = True) -> HeaderField:
+    return HeaderField(key, kind, label, seed)
+
+
+def _ts(key: str, seed: bool = False) -> HeaderField:
+    return HeaderField(key, "TS", "DATE", seed)
+
+
+FIELDS: tuple[HeaderField, ...] = (
+    _f("MSH.4", "HD", "HOSPITAL"), _f("MSH.6", "HD", "HOSPITAL"), _ts("MSH.7"),
+    _ts("EVN.2"), _ts("EVN.3"), _f("EVN.5", "XCN", "DOCTOR"), _ts("EVN.6"),
+    _f("EVN.7", "HD", "HOSPITAL"),
+    _f("PID.2", "CX", "MEDICALRECORD"), _f("PID.3", "CX", "MEDICALRECORD"),
+    _f("PID.4", "CX", "MEDICALRECORD"), _f("PID.5", "XPN", "PATIENT"),
+    _f("PID.6", "XPN", "RELATIVE"), _ts("PID.7", seed=True),
+    _f("PID.9", "XPN", "PATIENT"), _f("PID.11", "XAD", "LOCATION"),
+    _f("PID.12", "ST", "LOCATION"), _f("PID.13", "XTN", "PHONE"),
+    _f("PID.14", "XTN", "PHONE"), _f("PID.18", "CX", "ACCOUNT"),
+    _f("PID.19", "ST", "SSN"), _f("PID.20", "DLN", "LICENSE"),
+    _f("PID.21", "CX", "IDNUM"), _f("PID.23", "ST", "LOCATION"),
+    _ts("PID.29", seed=True), _ts("PID.33"),
+    _f("PD1.3", "XON", "HOSPITAL"), _f("PD1.4", "XCN", "DOCTOR"),
+    _f("NK1.2", "XPN", "RELATIVE"), _f("NK1.4", "XAD", "LOCATION"),
+    _f("NK1.5", "XTN", "PHONE"), _f("NK1.6", "XTN", "PHONE"), _ts("NK1.8"),
+    _ts("NK1.9"), _f("NK1.13", "XON", "ORGANIZATION"), _ts("NK1.16"),
+    _f("NK1.30", "XPN", "RELATIVE"), _f("NK1.31", "XTN", "PHONE"),
+    _f("NK1.32", "XAD", "LOCATION"), _f("NK1.33", "CX", "IDNUM"),
+    _f("NK1.37", "ST", "SSN"),
+    _f("PV1.3", "PL", "LOCATION"), _f("PV1.6", "PL", "LOCATION"),
+    _f("PV1.7", "XCN", "DOCTOR"), _f("PV1.8", "XCN", "DOCTOR"),
+    _f("PV1.9", "XCN", "DOCTOR"), _f("PV1.11", "PL", "LOCATION"),
+    _f("PV1.17", "XCN", "DOCTOR"), _f("PV1.19", "CX", "IDNUM"),
+    _f("PV1.39", "HD", "HOSPITAL"), _f("PV1.42", "PL", "LOCATION"),
+    _f("PV1.43", "PL", "LOCATION"), _ts("PV1.44", seed=True), _ts("PV1.45", seed=True),
+    _f("PV1.50", "CX", "IDNUM"), _f("PV1.52", "XCN", "DOCTOR"),
+    _ts("PV2.8"), _ts("PV2.9"),
+    _f("ORC.2", "EI"), _f("ORC.3", "EI"), _f("ORC.4", "EI"),
+    _f("ORC.7", "TQ", "DATE", seed=False),
+    _ts("ORC.9"),
+    _f("ORC.10", "XCN", "DOCTOR"), _f("ORC.11", "XCN", "DOCTOR"),
+    _f("ORC.12", "XCN", "DOCTOR"), _f("ORC.13", "PL", "LOCATION"),
+    _f("ORC.14", "XTN", "PHONE"), _ts("ORC.15"), _f("ORC.19", "XCN", "DOCTOR"),
+    _f("ORC.21", "XON", "HOSPITAL"), _f("ORC.22", "XAD", "LOCATION"),
+    _f("ORC.23", "XTN", "PHONE"), _f("ORC.24", "XAD", "LOCATION"),
+    _f("OBR.2", "EI"), _f("OBR.3", "EI"), _ts("OBR.6"), _ts("OBR.7"),
+    _ts("OBR.8"), _f("OBR.10", "XCN", "DOCTOR"), _ts("OBR.14"),
+    _f("OBR.16", "XCN", "DOCTOR"), _f("OBR.17", "XTN", "PHONE"),
+    _f("OBR.18", "ST"), _f("OBR.19", "ST"), _f("OBR.20", "ST"), _f("OBR.21", "ST"),
+    _ts("OBR.22"), _f("OBR.27", "TQ", "DATE", seed=False),
+    _f("OBR.28", "XCN", "DOCTOR"),
+    _f("OBR.32", "NDL", "DOCTOR"), _f("OBR.33", "NDL", "DOCTOR"),
+    _f("OBR.34", "NDL", "DOCTOR"), _f("OBR.35", "NDL", "DOCTOR"), _ts("OBR.36"),
+    _ts("OBX.14"), _f("OBX.16", "XCN", "DOCTOR"), _ts("OBX.19"),
+    _f("OBX.23", "XON", "HOSPITAL"), _f("OBX.24", "XAD", "LOCATION"),
+    _f("OBX.25", "XCN", "DOCTOR"),
+    _f("NTE.5", "XCN", "DOCTOR"), _ts("NTE.6"),
+    _ts("TXA.4"), _f("TXA.5", "XCN", "DOCTOR"), _ts("TXA.6"),
+    _ts("TXA.7"), _ts("TXA.8"), _f("TXA.9", "XCN", "DOCTOR"),
+    _f("TXA.10", "XCN", "DOCTOR"), _f("TXA.11", "XCN", "DOCTOR"),
+    _f("TXA.12", "EI"), _f("TXA.13", "EI"), _f("TXA.14", "EI"), _f("TXA.15", "EI"),
+    _f("TXA.16", "ST"), _f("TXA.22", "PPN", "DOCTOR"), _f("TXA.23", "XCN", "DOCTOR"),
+    _f("MRG.1", "CX", "MEDICALRECORD"), _f("MRG.2", "CX", "MEDICALRECORD"),
+    _f("MRG.3", "CX", "ACCOUNT"), _f("MRG.5", "CX", "IDNUM"),
+    _f("MRG.6", "CX", "IDNUM"),
+    _f("MRG.7", "XPN", "PATIENT"),
+    _f("IN1.3", "CX", "IDNUM"), _f("IN1.4", "XON", "ORGANIZATION"),
+    _f("IN1.5", "XAD", "LOCATION"), _f("IN1.6", "XPN", "RELATIVE"),
+    _f("IN1.7", "XTN", "PHONE"), _f("IN1.8", "ST", "HEALTHPLAN"),
+    _f("IN1.16", "XPN", "RELATIVE"), _ts("IN1.18"), _f("IN1.19", "XAD", "LOCATION"),
+    _f("IN1.36", "ST", "HEALTHPLAN"), _f("IN1.49", "CX", "HEALTHPLAN"),
+    _f("GT1.2", "CX", "IDNUM"), _f("GT1.3", "XPN", "RELATIVE"),
+    _f("GT1.5", "XAD", "LOCATION"), _f("GT1.6", "XTN", "PHONE"),
+    _f("GT1.7", "XTN", "PHONE"), _ts("GT1.8"), _f("GT1.12", "ST", "SSN"),
+    _ts("DG1.5"), _f("DG1.16", "XCN", "DOCTOR"),
+    _ts("PR1.5"), _f("PR1.11", "XCN", "DOCTOR"), _f("PR1.12", "XCN", "DOCTOR"),
+    _f("ROL.4", "XCN", "DOCTOR"), _ts("ROL.5"), _ts("ROL.6"),
+    _f("ROL.11", "XAD", "LOCATION"), _f("ROL.12", "XTN", "PHONE"),
+    _f("SPM.2", "EIP"), _f("SPM.3", "EIP"), _ts("SPM.18"),
+)
+
+_BY_SEGMENT: dict[str, tuple[HeaderField, ...]] = {}
+for _field in FIELDS:
+    _BY_SEGMENT[_field.segment] = (*_BY_SEGMENT.get(_field.segment, ()), _field)
+
+# CX-5 identifier type codes (HL7 table 0203) -> label of the identifier.
+_ID_TYPES = {
+    "MR": "MEDICALRECORD", "MRN": "MEDICALRECORD", "PI": "MEDICALRECORD",
+    "PT": "MEDICALRECORD", "PN": "MEDICALRECORD", "SS": "SSN", "SSN": "SSN",
+    "AN": "ACCOUNT", "AND": "ACCOUNT", "VN": "IDNUM", "DL": "LICENSE",
+    "HC": "HEALTHPLAN", "MA": "HEALTHPLAN", "MC": "HEALTHPLAN", "MB": "HEALTHPLAN",
+    "NH": "HEALTHPLAN", "SR": "IDNUM", "PPN": "IDNUM",
+}
+
+# OBX-2 value types that OBX-5 holds PHI of a known shape.
+_OBX_KINDS = {
+    "DT": "TS", "DTM": "TS", "TS": "TS", "XPN": "XPN", "XCN": "XCN", "XAD": "XAD",
+    "XTN": "XTN", "CX": "CX", "PN": "XPN", "CN": "XCN", "AD": "XAD", "TN": "ST",
+}
+# OBX-5 of these types cannot be de-identified (encapsulated files, references):
+# write-back empties them.
+OPAQUE_OBX_TYPES = frozenset({"ED", "RP"})
+NARRATIVE_OBX_TYPES = frozenset({"TX", "FT", "ST", ""})
+
+
+def fields_of(segment: str) -> tuple[HeaderField, ...]:
+    """Return the PHI fields of a segment id (empty for Z- and other segments)."""
+    return _BY_SEGMENT.get(segment, ())
+
+
+def kind_of_obx(value_type: str) -> HeaderField | None:
+    """Return the structured PHI type of an OBX-5 of value type ``value_type``."""
+    kind = _OBX_KINDS.get(value_type)
+    if kind is None:
+        return None
+    label = {"TS": "DATE", "XPN": "PATIENT", "XCN": "DOCTOR", "XAD": "LOCATION",
+             "CX": "IDNUM"}.get(kind, "PHONE" if value_type == "TN" else "IDNUM")
+    return HeaderField("OBX.5", kind, label, seed=False)
+
+
+def identifier_label(cx_type: str, default: str) -> str:
+    """Label of a CX identifier from its type code (CX-5), else ``default``."""
+    return _ID_TYPES.get(cx_type.strip().upper(), default)
+
+
+def repetitions(raw: str, d: Delimiters) -> list[str]:
+    """Split a raw field into its repetitions (at least one)."""
+    return raw.split(d.repetition) if d.repetition in raw else [raw]
+
+
+def leaf_values(rep: str, d: Delimiters, leaves: tuple[Leaf, ...]
+                ) -> Iterator[tuple[Leaf, str]]:
+    """(leaf, unescaped value) for every non-empty PHI leaf of one repetition."""
+    comps = rep.split(d.component)
+    ncomp = len(comps)
+    for leaf in leaves:
+        if leaf.component > ncomp:
+            continue
+        comp = comps[leaf.component - 1]
+        if leaf.subcomponent > 1 or d.subcomponent in comp:
+            subs = comp.split(d.subcomponent)
+            if leaf.subcomponent > len(subs):
+                continue
+            comp = subs[leaf.subcomponent - 1]
+        if comp and comp != '""':
+            yield leaf, unescape(comp, d)
+
+
+def map_field(raw: str, d: Delimiters, leaves: tuple[Leaf, ...],
+              replace: Callable[[Leaf, str, list[str]], str | None]) -> str:
+    """``raw`` with each PHI leaf passed through ``replace(leaf, value, comps)``.
+
+    ``replace`` gets the unescaped value and the repetition's raw components
+    (for leaves that depend on a sibling, such as CX-5 for CX-1) and returns
+    the new unescaped value, or None to keep the raw leaf as it was.
+    """
+    reps = repetitions(raw, d)
+    changed = False
+    for r, rep in enumerate(reps):
+        comps = rep.split(d.component)
+        rep_changed = False
+        for leaf in leaves:
+            if leaf.component > len(comps):
+                continue
+            ci = leaf.component - 1
+            subs = comps[ci].split(d.subcomponent)
+            si = leaf.subcomponent - 1
+            if si >= len(subs):
+                continue
+            value = subs[si]
+            if not value or value == '""':
+                continue
+            new = replace(leaf, unescape(value, d), comps)
+            if new is None:
+                continue
+            subs[si] = escape(new, d)
+            comps[ci] = d.subcomponent.join(subs)
+            rep_changed = True
+        if rep_changed:
+            reps[r] = d.component.join(comps)
+            changed = True
+    return d.repetition.join(reps) if changed else raw
+
+
+def segment_fields(message: Hl7Message) -> Iterator[tuple[Segment, HeaderField]]:
+    """Every (segment, PHI field spec) pair present in the message, in order."""
+    for seg in message.segments:
+        specs = _BY_SEGMENT.get(seg.name)
+        if not specs:
+            continue
+        n = len(seg.fields)
+        for spec in specs:
+            if spec.number < n and seg.fields[spec.number]:
+                yield seg, spec

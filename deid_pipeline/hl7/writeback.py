@@ -1,0 +1,578 @@
+"""De-identified HL7 out: the same messages, framing and structure, no PHI.
+
+Per message: parse, seed, tag each report, rewrite it, then write the
+rewritten text back field by field (re-escaped) and replace every PHI header
+field with the rewriter's surrogate for the same value, so the header and
+the narrative agree (``SMITH`` in PID-5 and "Mr. Smith" in the report become
+the same surrogate). A message that fails any step is quarantined with its
+stage and a PHI-free reason and is not written; the rest of the file is.
+
+Before a message is written, a leak guard looks for the header's strong
+identifiers (names, ids, phones, birth date...) anywhere in the output
+message, Z-segments included: anything the field table does not cover (a
+vendor Z-segment with the patient's name, a free-text field) sends the
+message to quarantine instead of the output.
+
+Nothing here logs or prints: callers count results.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from deid_pipeline.hl7.dates import shift_ts
+from deid_pipeline.hl7.documents import (
+    SOURCE,
+    Report,
+    build_documents,
+    header_columns,
+    parse_hl7_message,
+    quarantine_record,
+)
+from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
+from deid_pipeline.hl7.fields import (
+    KINDS,
+    OPAQUE_OBX_TYPES,
+    HeaderField,
+    Leaf,
+    fields_of,
+    identifier_label,
+    kind_of_obx,
+    map_field,
+    repetitions,
+)
+from deid_pipeline.hl7.framing import (
+    Envelope,
+    MessageFrame,
+    declared_charset,
+    decode_message,
+    encode_message,
+    frame_file,
+    render,
+)
+from deid_pipeline.hl7.message import (
+    Hl7Message,
+    Hl7ParseError,
+    Segment,
+    parse_message,
+)
+from deid_pipeline.hl7.seed import seed_dictionary
+from deid_pipeline.model import (
+    ClinicalDocument,
+    DeidentifiedDocument,
+    PatientDictionary,
+    QuarantineRecord,
+    TaggedDocument,
+)
+
+__all__ = [
+    "Hl7FileResult",
+    "MessageResult",
+    "WritebackError",
+    "deidentify_hl7_file",
+    "deidentify_message",
+]
+
+
+class Tagger(Protocol):
+    def tag(self, doc: ClinicalDocument) -> TaggedDocument: ...
+
+
+class Rewriter(Protocol):
+    def rewrite(self, tagged: TaggedDocument,
+                person_key: str | None = None) -> DeidentifiedDocument: ...
+
+    def person_id_for(self, tagged: TaggedDocument,
+                      person_key: str | None = None) -> str: ...
+
+    def replace_value(self, value: str, label: str, pid: str) -> str: ...
+
+
+class WritebackError(ValueError):
+    """The de-identified message could not be made safely (PHI-free message)."""
+
+    def __init__(self, message: str, stage: str = "write") -> None:
+        """Carry the quarantine stage (``write``, ``surrogate``, ``leak-guard``)."""
+        super().__init__(message)
+        self.stage = stage
+
+
+@dataclass(frozen=True, slots=True)
+class MessageResult:
+    r"""One message's outcome: its de-identified form and documents, or quarantine.
+
+    ``er7`` uses ``\r`` segment terminators; ``data`` is ``er7`` encoded in
+    the input's character set (what a file or MLLP peer gets).
+    """
+
+    er7: str | None
+    data: bytes | None
+    documents: tuple[DeidentifiedDocument, ...] = ()
+    quarantined: tuple[QuarantineRecord, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when the message was de-identified (not quarantined)."""
+        return self.er7 is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Hl7FileResult:
+    """A de-identified file: same framing, quarantined messages left out.
+
+    ``messages_in == messages_out + len(quarantined)`` always holds.
+    """
+
+    output: bytes
+    documents: tuple[DeidentifiedDocument, ...]
+    quarantined: tuple[QuarantineRecord, ...]
+    messages_in: int
+    messages_out: int
+
+
+# ------------------------------------------------------------- narrative
+
+
+def _piece_texts(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
+    """Compute the new text of every narrative piece a replacement touches.
+
+    A replacement is written whole into the piece where it starts (or the
+    next piece, when it starts on a line break); the characters it covers in
+    later pieces are removed, so a name wrapped across two OBX lines leaves
+    nothing behind.
+    """
+    text = report.text
+    reps = sorted(deid.replacements, key=lambda r: (r.span.start, r.span.end))
+    rebuilt: list[str] = []
+    cursor = 0
+    for r in reps:
+        start, end = r.span.start, r.span.end
+        if start < cursor or end > len(text) or text[start:end] != r.original:
+            raise WritebackError(f"report {report.set_id}: replacements overlap or do "
+                                 "not match the text", "surrogate")
+        rebuilt.append(text[cursor:start])
+        rebuilt.append(r.replacement)
+        cursor = end
+    rebuilt.append(text[cursor:])
+    if "".join(rebuilt) != deid.text:
+        raise WritebackError(f"report {report.set_id}: rewritten text does not match "
+                             "its replacements", "surrogate")
+    pieces = report.pieces
+    owners: dict[int, int] = {}  # replacement index -> piece that gets its text
+    touched: set[int] = set()
+    for i, r in enumerate(reps):
+        covered = [k for k, p in enumerate(pieces)
+                   if p.end > r.span.start and p.start < r.span.end]
+        if covered:  # else only line breaks between fields were covered
+            owners[i] = covered[0]
+            touched.update(covered)
+    out: dict[int, str] = {}
+    for k in sorted(touched):
+        p = pieces[k]
+        parts: list[str] = []
+        cur = p.start
+        for i, r in enumerate(reps):
+            if r.span.end <= p.start or r.span.start >= p.end:
+                continue
+            if r.span.start >= cur:
+                parts.append(text[cur:r.span.start])
+            if owners.get(i) == k:
+                parts.append(r.replacement)
+            cur = max(cur, min(r.span.end, p.end))
+        parts.append(text[cur:p.end])
+        out[k] = "".join(parts)
+    return out
+
+
+def _masked_pieces(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
+    """Each touched piece's ORIGINAL text with the replaced characters blanked.
+
+    What the leak guard reads: only what the rewrite left of the input.
+    """
+    text = report.text
+    out: dict[int, str] = {}
+    for k, p in enumerate(report.pieces):
+        chars = None
+        for r in deid.replacements:
+            start, end = max(r.span.start, p.start), min(r.span.end, p.end)
+            if start < end:
+                if chars is None:
+                    chars = list(text[p.start:p.end])
+                chars[start - p.start:end - p.start] = ["\x00"] * (end - start)
+        if chars is not None:
+            out[k] = "".join(chars)
+    return out
+
+
+def _write_narrative(message: Hl7Message, report: Report,
+                     texts: dict[int, str]) -> None:
+    d = message.delimiters
+    for k, new in texts.items():
+        piece = report.pieces[k]
+        seg = message.segments[piece.segment]
+        reps = repetitions(seg.get(piece.field), d)
+        reps[piece.repetition] = escape(new, d)
+        seg.set(piece.field, d.repetition.join(reps))
+
+
+# ---------------------------------------------------------------- header
+
+
+class _HeaderRewriter:
+    """Replaces PHI leaves through the rewriter, one cached answer per value."""
+
+    def __init__(self, rewriter: Rewriter, pid: str) -> None:
+        self.rewriter = rewriter
+        self.pid = pid
+        self.cache: dict[tuple[str, str], str] = {}
+
+    def value(self, value: str, label: str) -> str:
+        key = (value, label)
+        out = self.cache.get(key)
+        if out is None:
+            out = self.rewriter.replace_value(value, label, self.pid)
+            self.cache[key] = out
+        return out
+
+    def date(self, value: str) -> str:
+        key = (value, "<ts>")
+        out = self.cache.get(key)
+        if out is None:
+            out = shift_ts(value, self.value) or ""
+            self.cache[key] = out
+        return out
+
+    def phone_parts(self, area: str, local: str) -> tuple[str, str]:
+        """XTN-6/7: the number replaced whole, so it matches the narrative's.
+
+        A part the whole-number surrogate happens to keep (the same area
+        code) is replaced on its own: no header value stays as it was.
+        """
+        digits = re.sub(r"\D", "", area + local)
+        new_area, new_local = area, local
+        if len(digits) == 10:
+            fake = re.sub(r"\D", "", self.value(
+                f"({digits[:3]}) {digits[3:6]}-{digits[6:]}", "PHONE"))
+            if len(fake) == 11 and fake[0] == "1":
+                fake = fake[1:]
+            if len(fake) == 10:
+                new_area, new_local = fake[:3], fake[3:]
+        if area and new_area == area:
+            new_area = self.value(area, "PHONE")
+        if local and new_local == local:
+            new_local = self.value(local, "PHONE")
+        return new_area, new_local
+
+    def field(self, raw: str, spec: HeaderField, d: Delimiters) -> str:
+        leaves = KINDS[spec.kind]
+
+        def leaf_value(leaf: Leaf, value: str, comps: list[str]) -> str | None:
+            role = leaf.role
+            if role == "date":
+                return self.date(value)
+            if role in ("area", "local"):
+                area = unescape(comps[5], d) if len(comps) > 5 else ""
+                local = unescape(comps[6], d) if len(comps) > 6 else ""
+                new_area, new_local = self.phone_parts(area, local)
+                return new_area if role == "area" else new_local
+            label = leaf.label or spec.label
+            if role == "id" and leaf.label is None and spec.kind == "CX":
+                cx_type = unescape(comps[4], d) if len(comps) > 4 else ""
+                label = identifier_label(cx_type, spec.label)
+            return self.value(value, label)
+
+        return map_field(raw, d, leaves, leaf_value)
+
+
+class _Blanker:
+    """Empties every PHI leaf: the masked copy the leak guard reads."""
+
+    @staticmethod
+    def field(raw: str, spec: HeaderField, d: Delimiters) -> str:
+        return map_field(raw, d, KINDS[spec.kind], lambda leaf, value, comps: "")
+
+
+def _replace_header(message: Hl7Message, header: _HeaderRewriter | _Blanker) -> None:
+    d = message.delimiters
+    for seg in message.segments:
+        specs = fields_of(seg.name)
+        fields = seg.fields
+        n = len(fields)
+        for spec in specs:
+            if spec.number < n and fields[spec.number]:
+                fields[spec.number] = header.field(fields[spec.number], spec, d)
+        if seg.name == "OBX" and seg.get(5):
+            value_type = message.component(seg.get(2), 1).strip().upper()
+            if value_type in OPAQUE_OBX_TYPES:
+                seg.set(5, "")
+            else:
+                spec = kind_of_obx(value_type)
+                if spec is not None:
+                    seg.set(5, header.field(seg.get(5), spec, d))
+
+
+# -------------------------------------------------------------- leak guard
+
+# Labels whose header values are distinctive enough that finding one in what
+# the rewrite left can only be a leak (a city or a bare surname can be words).
+_GUARDED = frozenset({"PATIENT", "RELATIVE", "DOCTOR", "MEDICALRECORD", "SSN",
+                      "ACCOUNT", "LICENSE", "HEALTHPLAN", "IDNUM", "PHONE", "EMAIL",
+                      "DATE", "STREET"})
+_KEPT_BY_LIMITED_DATASET = frozenset({"DATE"})
+_NAMES = frozenset({"PATIENT", "RELATIVE", "DOCTOR"})
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def _guarded_values(dictionary: PatientDictionary, policy: str) -> list[str]:
+    """Lower-cased, space-normalised strong identifiers of the header.
+
+    Strong means a surrogate is very unlikely to spell it by chance: full
+    names, ids, phones, dated forms. Bare name parts, initials and
+    year-less dates are left to the tagger.
+    """
+    labels = _GUARDED - (_KEPT_BY_LIMITED_DATASET if policy == "limited-dataset"
+                         else frozenset())
+    values = set()
+    for entry in dictionary.entries:
+        if entry.label not in labels:
+            continue
+        value = " ".join(entry.value.lower().split())
+        if len(value) < 5 or not any(ch.isdigit() or ch in " ,@" for ch in value):
+            continue
+        if entry.label in _NAMES and min(map(len, _WORDS.findall(value))) < 2:
+            continue  # "Smith, J." also reads "Smith, M.D." after a surrogate Smith
+        if entry.label == "DATE" and sum(ch.isdigit() for ch in value) < 4:
+            continue  # "March 17" without a year: any surrogate date can say it
+        values.add(value)
+    return sorted(values)
+
+
+def _found(haystack: str, value: str) -> int:
+    """Offset of ``value`` in ``haystack`` as a whole word (alnum boundaries), or -1."""
+    start = haystack.find(value)
+    n = len(value)
+    while start >= 0:
+        before = haystack[start - 1] if start else " "
+        after = haystack[start + n] if start + n < len(haystack) else " "
+        if not (value[0].isalnum() and before.isalnum()) and \
+                not (value[-1].isalnum() and after.isalnum()):
+            return start
+        start = haystack.find(value, start + 1)
+    return -1
+
+
+def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
+                policy: str) -> None:
+    """Refuse the message if a strong header identifier survived anywhere in it.
+
+    ``masked`` is the input message with everything the rewrite replaced
+    blanked out (header PHI leaves, tagged narrative spans): what is left is
+    what goes out unchanged, Z-segments and unlisted fields included. A
+    surrogate that happens to spell another header value is not looked at.
+    Plain substring search over each segment's unescaped, lower-cased,
+    space-normalised fields (joined by a NUL that no value contains): cheap
+    enough for every message, unlike one big case-insensitive regex.
+    """
+    message = masked
+    values = _guarded_values(dictionary, policy)
+    if not values:
+        return
+    d = message.delimiters
+    for index, seg in enumerate(message.segments, 1):
+        first = 3 if seg.name == "MSH" else 1
+        fields = [unescape(f, d) if d.escape in f else f for f in seg.fields[first:]]
+        haystack = "\x00".join(" ".join(f.lower().split()) for f in fields)
+        for value in values:
+            at = _found(haystack, value)
+            if at >= 0:
+                number = first + haystack.count("\x00", 0, at)
+                raise WritebackError(
+                    f"header identifier left in segment {index} ({seg.name}) field "
+                    f"{number}", "leak-guard")
+
+
+# ---------------------------------------------------------------- message
+
+
+def _fallback_key(origin: str, message: Hl7Message) -> str:
+    """Key a message without an MRN as its own person (all its reports agree)."""
+    return f"hl7-message:{os.path.basename(origin)}:{message.control_id}"
+
+
+def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
+                origin: str, state: list[str]) -> tuple[str, tuple]:
+    state[0] = "parse"
+    message, reports = parse_hl7_message(text)
+    segment_names = [s.name for s in message.segments]
+    state[0] = "seed"
+    dictionary = seed_dictionary(message)
+    docs = build_documents(message, origin, codec, reports, dictionary)
+    key = dictionary.person_key or _fallback_key(origin, message)
+    state[0] = "tag"
+    tagged = [tagger.tag(doc) for doc in docs]
+    state[0] = "surrogate"
+    deids = [rewriter.rewrite(t, person_key=key) for t in tagged]
+    pid = rewriter.person_id_for(tagged[0], key)
+    state[0] = "write"
+    masked = Hl7Message(message.delimiters,
+                        [Segment(s.name, list(s.fields)) for s in message.segments])
+    for report, deid in zip(reports, deids, strict=True):
+        _write_narrative(message, report, _piece_texts(report, deid))
+        _write_narrative(masked, report, _masked_pieces(report, deid))
+    _replace_header(message, _HeaderRewriter(rewriter, pid))
+    _replace_header(masked, _Blanker())
+    state[0] = "leak-guard"
+    _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"))
+    state[0] = "write"
+    er7 = message.to_er7()
+    check = parse_message(er7)
+    if [s.name for s in check.segments] != segment_names:
+        raise WritebackError("rewritten message does not keep its segments")
+    documents = []
+    for doc, deid in zip(docs, deids, strict=True):
+        columns = header_columns(doc, rewriter, deid.person_id)
+        documents.append(replace(deid, metadata=tuple(deid.metadata) + columns))
+    return er7, tuple(documents)
+
+
+def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
+                       origin: str = "", ordinal: int = 1) -> MessageResult:
+    """De-identify one message (what an MLLP gateway calls per frame).
+
+    ``message`` as bytes is decoded like a file's message (MSH-18, else UTF-8,
+    else cp1252/Latin-1) and ``data`` comes back in the same encoding; as
+    ``str`` it is used as is and ``data`` is UTF-8 unless MSH-18 says
+    otherwise. Never raises: failures come back in ``quarantined``.
+    """
+    state = ["read"]
+    raw = message if isinstance(message, bytes) else b""
+    try:
+        if isinstance(message, bytes):
+            text, codec = decode_message(message)
+        else:
+            text = message
+            raw = message.encode("utf-8", "replace")
+            codec = declared_charset(raw) or "utf-8"
+        er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state)
+        return MessageResult(er7, encode_message(er7, codec), documents)
+    except Hl7ParseError as exc:
+        record = quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
+                                   raw)
+    except WritebackError as exc:
+        record = quarantine_record(origin, ordinal, exc.stage, "WritebackError",
+                                   str(exc), raw)
+    except Exception as exc:  # noqa: BLE001 - fail closed; the text may hold PHI
+        record = quarantine_record(origin, ordinal, state[0], type(exc).__name__,
+                                   f"unexpected {type(exc).__name__} at {state[0]}",
+                                   raw)
+    return MessageResult(None, None, (), (record,))
+
+
+# ------------------------------------------------------------------- file
+
+# Batch envelopes keep only what routes the batch (applications, time, ids,
+# counts); facilities get a surrogate, everything else (comments, file and
+# batch names, security) is emptied: a vendor writes anything there.
+_ENVELOPE_KEEP = {"FHS": frozenset({3, 5, 7, 11, 12}),
+                  "BHS": frozenset({3, 5, 7, 11, 12}),
+                  "BTS": frozenset({1, 3}), "FTS": frozenset({1})}
+_ENVELOPE_FACILITIES = frozenset({4, 6})
+
+
+def _envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
+                                                    list[int]]:
+    """Render FHS/BHS/BTS/FTS lines de-identified; BTS-1 counts messages written.
+
+    Facilities belong to no patient: they get the surrogate of one fixed
+    pseudo-person, so every batch header of a run agrees. An envelope whose
+    delimiters make no sense is written as its bare segment id.
+    """
+    written = [0]
+    header: list[_HeaderRewriter] = []
+
+    def facility(value: str) -> str:
+        if not header:
+            tagged = TaggedDocument(ClinicalDocument("hl7-envelope", "", SOURCE), ())
+            header.append(_HeaderRewriter(
+                rewriter, rewriter.person_id_for(tagged, "hl7-envelope")))
+        return header[0].value(value, "HOSPITAL")
+
+    def render_envelope(env: Envelope) -> bytes:
+        text = env.data.decode("latin-1").strip()
+        name, sep = text[:3], text[3:4]
+        bare = name.encode("latin-1") + env.terminator
+        if not sep or sep.isalnum() or sep.isspace():
+            return bare
+        parts = text.split(sep)
+        if name in ("FHS", "BHS"):
+            fields = [name, sep, *parts[1:]]
+            enc = fields[2]
+            if len(enc) not in (4, 5) or len(set(enc + sep)) != len(enc) + 1 or any(
+                    c.isalnum() or c.isspace() for c in enc):
+                return bare
+            d = Delimiters(sep, enc[0], enc[1], enc[2], enc[3], enc[4:5])
+            first = 3
+        else:
+            fields = parts
+            d = Delimiters(sep)
+            first = 1
+        if name == "BHS":
+            written[0] = 0
+        keep = _ENVELOPE_KEEP.get(name, frozenset())
+        for n in range(first, len(fields)):
+            if name in ("FHS", "BHS") and n in _ENVELOPE_FACILITIES and fields[n]:
+                comps = fields[n].split(d.component)
+                if comps[0]:
+                    comps[0] = escape(facility(unescape(comps[0], d)), d)
+                fields[n] = d.component.join(comps[:1])
+            elif name == "BTS" and n == 1 and fields[1].strip().isdigit():
+                fields[1] = str(written[0])
+            elif n not in keep:
+                fields[n] = ""
+        while len(fields) > first and not fields[-1]:
+            fields.pop()
+        out = (name + sep + sep.join(fields[2:])) if first == 3 else sep.join(fields)
+        return encode_message(out, "latin-1") + env.terminator
+
+    return render_envelope, written
+
+
+def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
+                        rewriter: Rewriter) -> Hl7FileResult:
+    """De-identify every message of one file; the output keeps the input's framing.
+
+    Never raises on input: unframeable content and failed messages are
+    quarantined and left out of ``output``.
+    """
+    framed = frame_file(data)
+    results: dict[int, MessageResult] = {}
+    quarantined: list[QuarantineRecord] = []
+    documents: list[DeidentifiedDocument] = []
+    frames = list(framed.frames())
+    for frame in frames:
+        if frame.error is not None:
+            quarantined.append(quarantine_record(path, frame.ordinal, "read",
+                                                 "FramingError", frame.error,
+                                                 frame.data))
+            continue
+        result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal)
+        results[frame.ordinal] = result
+        quarantined.extend(result.quarantined)
+        documents.extend(result.documents)
+    render_envelope, written = _envelope_renderer(rewriter)
+
+    def render_message(frame: MessageFrame) -> bytes | None:
+        result = results.get(frame.ordinal)
+        if result is None or result.data is None:
+            return None
+        written[0] += 1
+        return result.data
+
+    output, count = render(framed.parts, render_message, render_envelope)
+    return Hl7FileResult(output=output, documents=tuple(documents),
+                         quarantined=tuple(quarantined), messages_in=len(frames),
+                         messages_out=count)
