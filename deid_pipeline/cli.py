@@ -19,6 +19,7 @@ from deid_pipeline.run_options import EPILOG, add_run_arguments
 _SUBCOMMAND_MODULES = (
     "deid_pipeline.synthetic.cli",
     "deid_pipeline.report",
+    "deid_pipeline.mllp.cli",
 )
 
 
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Beam's workers log every element's repr at DEBUG; our reprs hold no PHI,
+    # but elements of other types might, so Beam never logs below INFO.
+    logging.getLogger("apache_beam").setLevel(max(level, logging.INFO))
     if getattr(args, "passes_argv", False):
         return args.func(args, argv[argv.index(args.command) + 1 :])
     return args.func(args)

@@ -99,6 +99,8 @@ def read_text(path: str, data: bytes) -> Iterator[Record]:
 def read_jsonl(path: str, data: bytes) -> Iterator[Record]:
     """One object per line with ``id`` and ``text``; other keys become metadata."""
     stem = os.path.splitext(os.path.basename(path))[0]
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
     for lineno, raw in enumerate(data.splitlines(), start=1):
         if not raw.strip():
             continue
@@ -117,6 +119,19 @@ def read_jsonl(path: str, data: bytes) -> Iterator[Record]:
         if not isinstance(obj, dict):
             yield _quarantine(
                 fallback_id, f"line {lineno}: not a JSON object", raw, path, "jsonl"
+            )
+            continue
+        try:
+            # \ud800-style escapes decode to lone surrogates: not text, and
+            # they would break every writer downstream.
+            json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            yield _quarantine(
+                fallback_id,
+                f"line {lineno}: unpaired UTF-16 surrogate escape (not valid text)",
+                raw,
+                path,
+                "jsonl",
             )
             continue
         doc_id = obj.get("id")

@@ -1,12 +1,13 @@
 """The one data model shared by every stage: small frozen dataclasses.
 
-Nothing here carries behaviour beyond geometry helpers, and no repr of a span
-contains text, so a span can be logged without leaking PHI.
+Nothing here carries behaviour beyond geometry helpers. No repr contains text
+or values (``repr=False`` on every field that can hold PHI), so an object that
+ends up in a log line (Beam logs element reprs at DEBUG) leaks nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deid_pipeline.labels import check_label
 
@@ -40,7 +41,7 @@ class PhiSpan:
 class DictionaryEntry:
     """One identifier known from a structured header, e.g. PID-5 family name."""
 
-    value: str
+    value: str = field(repr=False)
     label: str
     field: str
 
@@ -71,12 +72,12 @@ class ClinicalDocument:
     """
 
     doc_id: str
-    text: str
+    text: str = field(repr=False)
     source: str
     origin: str = ""
-    person_key: str | None = None
-    metadata: tuple[tuple[str, str], ...] = ()
-    dictionary: PatientDictionary | None = None
+    person_key: str | None = field(default=None, repr=False)
+    metadata: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    dictionary: PatientDictionary | None = field(default=None, repr=False)
     gold: tuple[PhiSpan, ...] = ()
 
 
@@ -85,8 +86,8 @@ class Replacement:
     """The audit record of one rewrite: what stood at ``span`` and what replaced it."""
 
     span: PhiSpan
-    original: str
-    replacement: str
+    original: str = field(repr=False)
+    replacement: str = field(repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +106,10 @@ class DeidentifiedDocument:
     doc_id: str
     person_id: str
     source: str
-    text: str
+    text: str = field(repr=False)
     confidence: float | None
-    replacements: tuple[Replacement, ...] = ()
-    metadata: tuple[tuple[str, str], ...] = ()
+    replacements: tuple[Replacement, ...] = field(default=(), repr=False)
+    metadata: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     pipeline_version: str = ""
 
     @property
@@ -127,7 +128,7 @@ class QuarantineRecord:
     doc_id: str
     stage: str
     error_type: str
-    error_message: str
-    raw: bytes
+    error_message: str = field(repr=False)
+    raw: bytes = field(repr=False)
     origin: str = ""
     source: str = ""

@@ -116,6 +116,16 @@ def run_report(args: argparse.Namespace) -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(report, fh, indent=2, sort_keys=True)
     print_report(report)
+    if args.html:
+        from deid_pipeline.review import DEFAULT_LIMIT, write_html
+
+        total = write_html(args.run, args.html, limit=DEFAULT_LIMIT)
+        print(
+            f"review page: {args.html} ({total} documents, the "
+            f"{min(total, DEFAULT_LIMIT)} least confident shown). PROTECTED: it "
+            "shows original PHI; keep it with the identifier view.",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -134,4 +144,11 @@ def add_subcommand(subparsers) -> None:
         "-k", type=int, default=5, help="k for the k-anonymity check (default: 5)"
     )
     parser.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    parser.add_argument(
+        "--html",
+        metavar="OUT.html",
+        help="also write the review queue: a self-contained HTML page of the least "
+        "confident documents with their replacements highlighted (PROTECTED: it "
+        "shows original PHI from identifiers/)",
+    )
     parser.set_defaults(func=run_report)

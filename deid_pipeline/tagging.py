@@ -2,15 +2,57 @@
 
 This is the single function training-time evaluation, the Beam tag stage and
 the MLLP gateway call, so the score measured is the score shipped.
+
+Detectors see a *visible* view of the text: invisible characters (zero-width
+spaces and joiners, soft hyphens, bidi controls, BOMs) are dropped and exotic
+spaces (NBSP, thin spaces, ...) become plain blanks, because a phone number
+split by a zero-width space is still a phone number to a reader, and no
+pattern or model should have to know every Unicode trick. Span offsets are
+mapped back onto the original text, so the rewrite covers the invisible
+characters too.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 
 from deid_pipeline.detectors import Detector, TaggerConfig, create
 from deid_pipeline.merge import merge_spans
-from deid_pipeline.model import ClinicalDocument, TaggedDocument
+from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+
+_INVISIBLE = (
+    "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
+    "\u202e\u2060\u2061\u2062\u2063\u2064\u2066\u2067\u2068\u2069\ufeff"
+)
+_SPACES = (
+    "\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u202f\u205f\u3000"
+)
+_ODD = re.compile(f"[{_INVISIBLE}{_SPACES}]")
+_TO_BLANK = str.maketrans({c: " " for c in _SPACES})
+
+
+def visible_view(text: str) -> tuple[str, list[int] | None]:
+    """The text detectors should see, and the map of its offsets to ``text``.
+
+    The map is None when the text has nothing to clean (the common case).
+    ``positions[i]`` is the original offset of visible character ``i``; one
+    extra entry maps the end of the text.
+    """
+    if _ODD.search(text) is None:
+        return text, None
+    positions = [i for i, ch in enumerate(text) if ch not in _INVISIBLE]
+    visible = "".join(text[i] for i in positions).translate(_TO_BLANK)
+    positions.append(len(text))
+    return visible, positions
+
+
+def _map_back(span: PhiSpan, positions: list[int]) -> PhiSpan:
+    return dataclasses.replace(
+        span, start=positions[span.start], end=positions[span.end - 1] + 1
+    )
 
 
 class PhiTagger:
@@ -24,13 +66,17 @@ class PhiTagger:
         return cls(create(config))
 
     def tag(self, doc: ClinicalDocument) -> TaggedDocument:
+        visible, positions = visible_view(doc.text)
+        view = doc if positions is None else dataclasses.replace(doc, text=visible)
         spans = []
         confidences = []
         for detector in self.detectors:
-            found = detector.analyze(doc)
+            found = detector.analyze(view)
             spans.extend(found.spans)
             if found.confidence is not None:
                 confidences.append(found.confidence)
+        if positions is not None:
+            spans = [_map_back(s, positions) for s in spans]
         return TaggedDocument(
             document=doc,
             spans=merge_spans(spans),

@@ -219,9 +219,23 @@ def run(
         mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version
     )
 
-    num_shards = output_shards(input_bytes(args.input), args.output_shards)
+    total_bytes = input_bytes(args.input)
+    num_shards = output_shards(total_bytes, args.output_shards)
     output = os.path.abspath(args.output)
     staging = _new_staging_dir(output)
+    # Beam logs every element's repr at DEBUG, and rows are dicts holding PHI:
+    # whatever the caller's logging, Beam stays at INFO or above.
+    beam_logger = logging.getLogger("apache_beam")
+    beam_logger.setLevel(max(beam_logger.getEffectiveLevel(), logging.INFO))
+    log.debug(
+        "input: %d bytes in %d pattern(s); %d shard(s) per table; "
+        "detectors %s; mode %s",
+        total_bytes,
+        len(args.input),
+        num_shards,
+        ",".join(detectors),
+        args.mode,
+    )
 
     started = time.time()
     pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(beam_args))
@@ -292,6 +306,7 @@ def run(
     if args.hl7_output:
         _publish_files(os.path.join(staging, "hl7"), args.hl7_output)
     _write_json_atomically(os.path.join(output, "run.json"), summary)
+    log.debug("published %d documents, %d quarantined", written, quarantined)
     shutil.rmtree(staging, ignore_errors=True)
     return summary
 

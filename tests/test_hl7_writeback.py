@@ -207,7 +207,7 @@ def test_when_z_segment_holds_patient_name_then_leak_guard_quarantines():
     result = deidentify_message(text, TAGGER, REWRITER, "z.hl7")
     assert not result.ok and result.er7 is None
     (record,) = result.quarantined
-    assert record.stage == "leak-guard"
+    assert record.stage == "leak_guard"
     assert record.error_message == "header identifier left in segment 4 (ZNT) field 2"
 
 

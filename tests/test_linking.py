@@ -33,7 +33,9 @@ HEADER = [
 
 
 def _persons(*tagged):
-    return {a.doc_id: a for a in resolve(link_record(t) for t in tagged)}
+    return {
+        a.doc_key.split("|", 1)[1]: a for a in resolve(link_record(t) for t in tagged)
+    }
 
 
 def test_when_headerless_note_quotes_mrn_then_linked_to_header_person():
@@ -45,7 +47,7 @@ def test_when_headerless_note_quotes_mrn_then_linked_to_header_person():
     assert persons["hl7-1"].person_key == "mrn:HOSP:123456"
     assert persons["note-1"].person_key == "mrn:HOSP:123456"
     assert "mrn" in persons["note-1"].linked_by
-    assert persons["note-2"].person_key == "document:test:note-2"
+    assert persons["note-2"].person_key == "document:test:|note-2"
 
 
 def test_when_name_with_birth_date_then_linked_but_name_alone_is_not():
@@ -59,7 +61,7 @@ def test_when_name_with_birth_date_then_linked_but_name_alone_is_not():
         _tagged("n2", "Carla Mendez admitted", spans=[("Carla Mendez", "PATIENT")]),
     )
     assert persons["n1"].person_key == "mrn:HOSP:123456"
-    assert persons["n2"].person_key == "document:test:n2"
+    assert persons["n2"].person_key == "document:test:|n2"
 
 
 def test_when_two_headerless_notes_share_ssn_then_one_person_key():

@@ -150,6 +150,13 @@ class FakeRewriter:
             return f"user{self._digits('12345', pid)}@example.org"
         return re.sub(r"\S+", lambda m: self._word(m.group(0), label, pid), value)
 
+    def guard(self, tagged: TaggedDocument,
+              result: DeidentifiedDocument) -> DeidentifiedDocument:
+        """The real leak guard (it has no fake)."""
+        from deid_pipeline.leak_guard import check
+
+        return check(tagged, result, self.policy)
+
     def rewrite(self, tagged: TaggedDocument, person_key: str | None = None
                 ) -> DeidentifiedDocument:
         """Replace every span, left to right, with an audit record each."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 from deid_pipeline.hl7.dates import shift_ts
@@ -29,7 +29,6 @@ from deid_pipeline.hl7.documents import (
     SOURCE,
     Report,
     build_documents,
-    header_columns,
     parse_hl7_message,
     quarantine_record,
 )
@@ -91,12 +90,15 @@ class Rewriter(Protocol):
 
     def replace_value(self, value: str, label: str, pid: str) -> str: ...
 
+    def guard(self, tagged: TaggedDocument,
+              result: DeidentifiedDocument) -> DeidentifiedDocument: ...
+
 
 class WritebackError(ValueError):
     """The de-identified message could not be made safely (PHI-free message)."""
 
     def __init__(self, message: str, stage: str = "write") -> None:
-        """Carry the quarantine stage (``write``, ``surrogate``, ``leak-guard``)."""
+        """Carry the quarantine stage (``write``, ``surrogate``, ``leak_guard``)."""
         super().__init__(message)
         self.stage = stage
 
@@ -392,7 +394,7 @@ def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
                 number = first + haystack.count("\x00", 0, at)
                 raise WritebackError(
                     f"header identifier left in segment {index} ({seg.name}) field "
-                    f"{number}", "leak-guard")
+                    f"{number}", "leak_guard")
 
 
 # ---------------------------------------------------------------- message
@@ -416,6 +418,11 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     tagged = [tagger.tag(doc) for doc in docs]
     state[0] = "surrogate"
     deids = [rewriter.rewrite(t, person_key=key) for t in tagged]
+    # The same document-level guard as the Parquet path: a report whose text
+    # still holds a removed value fails the whole message (fail closed).
+    state[0] = "leak_guard"
+    for t, deid in zip(tagged, deids, strict=True):
+        rewriter.guard(t, deid)
     pid = rewriter.person_id_for(tagged[0], key)
     state[0] = "write"
     masked = Hl7Message(message.delimiters,
@@ -425,18 +432,15 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         _write_narrative(masked, report, _masked_pieces(report, deid))
     _replace_header(message, _HeaderRewriter(rewriter, pid))
     _replace_header(masked, _Blanker())
-    state[0] = "leak-guard"
+    state[0] = "leak_guard"
     _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"))
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)
     if [s.name for s in check.segments] != segment_names:
         raise WritebackError("rewritten message does not keep its segments")
-    documents = []
-    for doc, deid in zip(docs, deids, strict=True):
-        columns = header_columns(doc, rewriter, deid.person_id)
-        documents.append(replace(deid, metadata=tuple(deid.metadata) + columns))
-    return er7, tuple(documents)
+    # Rewriter.rewrite already added the header research columns.
+    return er7, tuple(deids)
 
 
 def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,

@@ -16,7 +16,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from deid_pipeline.linking.keys import fallback_person_key, record_person_key
+from deid_pipeline.linking.keys import (
+    document_key,
+    fallback_person_key,
+    record_person_key,
+)
 from deid_pipeline.model import TaggedDocument
 
 # How strong each kind of identifier is as evidence of one person; the
@@ -28,6 +32,9 @@ _DOB_CONTEXT = re.compile(
     r"\bdate\s+of\s+birth\b)\W{0,4}$",
     re.IGNORECASE,
 )
+# How far before a date its "DOB:" label may stand (bounded, so a note with
+# thousands of dates is not rescanned from the top for each).
+_DOB_WINDOW = 40
 _DATE_PARTS = re.compile(r"\d+")
 _MONTHS = (
     "jan",
@@ -50,7 +57,7 @@ _MONTH_NAME = re.compile(r"(?i)\b(" + "|".join(_MONTHS) + r")[a-z]*\.?")
 class LinkRecord:
     """The identifiers one document offers to the linking graph."""
 
-    doc_id: str
+    doc_key: str
     own_key: str | None
     fallback_key: str
     identifiers: tuple[tuple[str, str], ...]
@@ -60,7 +67,7 @@ class LinkRecord:
 class PersonAssignment:
     """The person a document belongs to and what linked it."""
 
-    doc_id: str
+    doc_key: str
     person_key: str
     linked_by: tuple[str, ...]
 
@@ -124,7 +131,9 @@ def link_record(tagged: TaggedDocument) -> LinkRecord:
             ids.add(("ssn", _digits(value)))
         elif span.label == "PATIENT":
             names.add(_name_key(value))
-        elif span.label == "DATE" and _DOB_CONTEXT.search(text, 0, span.start):
+        elif span.label == "DATE" and _DOB_CONTEXT.search(
+            text, max(0, span.start - _DOB_WINDOW), span.start
+        ):
             births.add(_date_key(value))
     # A name alone is too weak to link two documents; with a birth date it is not.
     for name in names:
@@ -132,7 +141,10 @@ def link_record(tagged: TaggedDocument) -> LinkRecord:
             if name and " " in name and birth:
                 ids.add(("name-dob", f"{name}|{birth}"))
     return LinkRecord(
-        doc.doc_id, record_person_key(doc), fallback_person_key(doc), tuple(sorted(ids))
+        document_key(doc),
+        record_person_key(doc),
+        fallback_person_key(doc),
+        tuple(sorted(ids)),
     )
 
 
@@ -161,10 +173,10 @@ def _strength(node: str) -> tuple[int, str]:
 
 def resolve(records: Iterable[LinkRecord]) -> list[PersonAssignment]:
     """Assign every document a person key (connected components of the graph)."""
-    records = sorted(records, key=lambda r: r.doc_id)
+    records = sorted(records, key=lambda r: r.doc_key)
     uf = _UnionFind()
     for rec in records:
-        doc_node = f"doc:{rec.doc_id}"
+        doc_node = f"doc:{rec.doc_key}"
         uf.find(doc_node)
         if rec.own_key:
             uf.union(doc_node, f"record:{rec.own_key}")
@@ -176,7 +188,7 @@ def resolve(records: Iterable[LinkRecord]) -> list[PersonAssignment]:
             members[uf.find(node)].append(node)
     assignments = []
     for rec in records:
-        root = uf.find(f"doc:{rec.doc_id}")
+        root = uf.find(f"doc:{rec.doc_key}")
         nodes = members.get(root, [])
         kinds = tuple(sorted({n.split(":", 1)[0] for n in nodes}))
         if rec.own_key:
@@ -186,5 +198,5 @@ def resolve(records: Iterable[LinkRecord]) -> list[PersonAssignment]:
             key = best.split(":", 1)[1] if best.startswith("record:") else best
         else:
             key = rec.fallback_key
-        assignments.append(PersonAssignment(rec.doc_id, key, kinds))
+        assignments.append(PersonAssignment(rec.doc_key, key, kinds))
     return assignments

@@ -17,6 +17,11 @@ def record_person_key(doc: ClinicalDocument) -> str | None:
     return doc.person_key
 
 
+def document_key(doc: ClinicalDocument) -> str:
+    """Unique per input record: ids repeat across files (``a/1.txt``, ``b/1.txt``)."""
+    return f"{doc.origin}|{doc.doc_id}"
+
+
 def fallback_person_key(doc: ClinicalDocument) -> str:
     """A document with no identifier at all is its own person."""
-    return f"document:{doc.source}:{doc.doc_id}"
+    return f"document:{doc.source}:{document_key(doc)}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from deid_pipeline.linking.graph import PersonAssignment, link_record, resolve
+from deid_pipeline.linking.keys import document_key
 
 
 def _solve(_key, records):
@@ -18,13 +19,13 @@ def _solve(_key, records):
 
 
 def _pair(element):
-    doc_id, grouped = element
+    doc_key, grouped = element
     assignments: list[PersonAssignment] = list(grouped["person"])
     for tagged in grouped["document"]:
         if assignments:
             yield tagged, assignments[0]
         else:  # cannot happen: every document contributes a link record
-            raise RuntimeError(f"document {doc_id} got no person assignment")
+            raise RuntimeError("a document got no person assignment")
 
 
 class Link(beam.PTransform):
@@ -36,10 +37,10 @@ class Link(beam.PTransform):
             | "LinkRecords" >> beam.Map(lambda t: (None, link_record(t)))
             | "AllRecords" >> beam.GroupByKey()
             | "Solve" >> beam.FlatMapTuple(_solve)
-            | "ByDocAssignment" >> beam.Map(lambda a: (a.doc_id, a))
+            | "ByDocAssignment" >> beam.Map(lambda a: (a.doc_key, a))
         )
         documents = tagged | "ByDocDocument" >> beam.Map(
-            lambda t: (t.document.doc_id, t)
+            lambda t: (document_key(t.document), t)
         )
         return (
             {"document": documents, "person": assignments}

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import os
+
 import apache_beam as beam
 from apache_beam.io import fileio
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.metrics import Metrics
 
 from deid_pipeline.corpora import read_records
@@ -27,7 +32,14 @@ class ReadFileFn(beam.DoFn):
         process_progress("read").add(files=1)
         data = b""
         try:
-            data = readable_file.read()
+            if is_special_local_file(path):
+                # A FIFO or device matched by a glob would block or never end.
+                raise ValueError("not a regular file (FIFO, socket or device)")
+            with readable_file.open(
+                compression_type=CompressionTypes.UNCOMPRESSED
+            ) as fh:
+                data = fh.read()
+            data = decompress(path, data)
             for record in read_records(path, data, self._format):
                 self._records.inc()
                 if isinstance(record, ClinicalDocument):
@@ -50,6 +62,25 @@ class ReadFileFn(beam.DoFn):
                     source=self._format,
                 ),
             )
+
+
+def is_special_local_file(path: str) -> bool:
+    """A local path that exists but is not a regular file."""
+    return os.path.exists(path) and not os.path.isfile(path)
+
+
+def decompress(path: str, data: bytes) -> bytes:
+    """Decompress by extension with the stdlib, which rejects a truncated stream.
+
+    Beam's own decompression returns whatever it could read of a cut gzip file
+    without an error, which would write a shortened note as if it were whole.
+    """
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        return gzip.decompress(data)
+    if lower.endswith(".bz2"):
+        return bz2.decompress(data)
+    return data
 
 
 class ReadRecords(beam.PTransform):

@@ -1,0 +1,206 @@
+"""``deid-pipeline mllp``: run the MLLP gateway until SIGTERM or Ctrl-C.
+
+The de-identification options are those of ``run`` (same names, same
+defaults), so a feed and a nightly batch configured alike give the same
+bytes for the same message. Exit codes: 0 after a clean stop, 2 when the
+gateway could not start (bad options, no key, address in use, output
+directory held by another gateway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+from deid_pipeline.deidentify import MODES, POLICIES
+from deid_pipeline.detectors import DEFAULT_DETECTORS, TaggerConfig, check_names
+from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
+
+__all__ = ["add_arguments", "add_subcommand", "main", "parse_address"]
+
+DEFAULT_LISTEN = "127.0.0.1:2575"
+EPILOG = """\
+Outputs under DIR: hl7/ (de-identified messages, MLLP-framed, rolled files;
+the one being written ends in .part), identifiers/ and quarantine/ (PROTECTED:
+JSON lines with PHI), state/ (dedup index). A status line goes to stderr every
+--status-interval seconds and at shutdown (counts only).
+
+Send it messages with any MLLP client, e.g. python-hl7:
+  mllp_send --port 2575 --file messages.hl7 127.0.0.1
+"""
+
+
+def parse_address(value: str, default_host: str = "127.0.0.1") -> tuple[str, int]:
+    """``HOST:PORT`` (``[v6]:PORT``, or ``PORT`` alone) as ``(host, port)``."""
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        host, port = default_host, value
+    host = host.strip("[]") or default_host
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected HOST:PORT") from None
+    if not 0 <= number <= 65535:
+        raise argparse.ArgumentTypeError(f"{value!r}: port out of range")
+    return host, number
+
+
+def _positive(kind):
+    def parse(value: str):
+        number = kind(value)
+        if number < 0:
+            raise argparse.ArgumentTypeError(f"{value!r}: must not be negative")
+        return number
+
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Declare the ``mllp`` options on ``parser``."""
+    parser.add_argument("--listen", type=parse_address, default=DEFAULT_LISTEN,
+                        metavar="HOST:PORT",
+                        help="address to accept MLLP connections on (default: "
+                        "%(default)s; port 0 picks a free one)")
+    parser.add_argument("--output", required=True, metavar="DIR",
+                        help="output directory (created if missing; one gateway "
+                        "per directory)")
+    parser.add_argument("--forward", type=parse_address, metavar="HOST:PORT",
+                        help="also send each de-identified message to this MLLP "
+                        "endpoint; the sender gets AA only after its AA")
+    parser.add_argument("--mode", default="surrogate", choices=MODES,
+                        help="surrogate: realistic replacements (default); redact: "
+                        "[**LABEL**] placeholders; tag: inline <LABEL>..</LABEL>")
+    parser.add_argument("--policy", default="safe-harbor", choices=POLICIES,
+                        help="what surrogate mode must remove (default: safe-harbor)")
+    parser.add_argument("--key-file", metavar="FILE",
+                        help="secret key for person ids and surrogates (default: "
+                        "$DEID_KEY_FILE)")
+    parser.add_argument("--ephemeral-key", action="store_true",
+                        help="demo only: use a random key (outputs cannot be "
+                        "reproduced or linked with other runs)")
+    parser.add_argument("--model", metavar="PATH",
+                        help="CRF model file (default: the model shipped in the "
+                        "package)")
+    parser.add_argument("--bias", type=float, default=0.0,
+                        help="shift of the CRF's O-label score (default: 0)")
+    parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
+                        help="comma-separated detectors (default: %(default)s)")
+    parser.add_argument("--workers", type=_positive(int), default=os.cpu_count() or 1,
+                        metavar="N",
+                        help="de-identification processes, each loading the model "
+                        "once (default: one per CPU, %(default)s); 0 = in the "
+                        "connection threads, one core")
+    parser.add_argument("--roll-size-mb", type=_positive(float), default=64.0,
+                        metavar="MB", help="start a new output file after this "
+                        "many MB of HL7 (default: %(default)s)")
+    parser.add_argument("--roll-count", type=_positive(int), default=10_000,
+                        metavar="N", help="... or after this many messages "
+                        "(default: %(default)s)")
+    parser.add_argument("--roll-seconds", type=_positive(float), default=3600.0,
+                        metavar="S", help="... or when the file is this old "
+                        "(default: %(default)s)")
+    parser.add_argument("--status-interval", type=_positive(float), default=30.0,
+                        metavar="S", help="seconds between status lines on stderr "
+                        "(default: %(default)s; 0: only at shutdown)")
+    parser.add_argument("--dedup-days", type=_positive(float), default=7.0,
+                        metavar="D", help="how long a message id is remembered "
+                        "to drop resends (default: %(default)s)")
+    parser.add_argument("--max-frame-mb", type=_positive(float), default=16.0,
+                        metavar="MB", help="larger frames are answered AR "
+                        "(default: %(default)s)")
+    parser.add_argument("--forward-timeout", type=_positive(float), default=30.0,
+                        metavar="S", help="seconds to wait for the downstream ACK "
+                        "(default: %(default)s)")
+    parser.add_argument("--drain-seconds", type=_positive(float), default=60.0,
+                        metavar="S", help="on SIGTERM, how long to wait for "
+                        "messages in progress (default: %(default)s)")
+    return parser
+
+
+def add_subcommand(subparsers) -> argparse.ArgumentParser:
+    """Add ``mllp`` to the ``deid-pipeline`` command line."""
+    parser = subparsers.add_parser(
+        "mllp", help="de-identify a live HL7 feed (MLLP server)",
+        description="De-identify HL7 messages received over MLLP: write them "
+        "durably, then acknowledge them.", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+    return parser
+
+
+def _config(args: argparse.Namespace):
+    from deid_pipeline.mllp.server import GatewayConfig
+    from deid_pipeline.mllp.worker import EngineConfig
+
+    detectors = check_names(d.strip() for d in args.detectors.split(",") if d.strip())
+    key, how = load_key(args.key_file, args.ephemeral_key)
+    engine = EngineConfig(
+        tagger=TaggerConfig(detectors=detectors, model_path=args.model, bias=args.bias),
+        mode=args.mode, key=key, policy=args.policy)
+    config = GatewayConfig(
+        output_dir=args.output, engine=engine, host=args.listen[0],
+        port=args.listen[1], forward=args.forward, workers=args.workers,
+        roll_bytes=max(1, int(args.roll_size_mb * (1 << 20))),
+        roll_messages=max(1, args.roll_count), roll_seconds=args.roll_seconds or 1.0,
+        status_interval=args.status_interval, dedup_days=args.dedup_days,
+        max_frame_bytes=max(1024, int(args.max_frame_mb * (1 << 20))),
+        forward_timeout=args.forward_timeout, drain_seconds=args.drain_seconds)
+    return config, f"{how} {key_fingerprint(key)}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the gateway, serve until SIGTERM/SIGINT, stop cleanly."""
+    from deid_pipeline.mllp.server import MllpGateway
+
+    try:
+        config, key_info = _config(args)
+    except (KeyUnavailableError, ValueError) as exc:
+        print(f"deid-pipeline mllp: {exc}", file=sys.stderr)
+        return 2
+    gateway = MllpGateway(config)
+    try:
+        host, port = gateway.start()
+    except Exception as exc:  # noqa: BLE001 - startup only: no message seen yet
+        print(f"deid-pipeline mllp: cannot start: {exc}", file=sys.stderr)
+        return 2
+    # The handler only flips a flag: taking a lock in a signal handler can
+    # deadlock with the very thread it interrupted.
+    signalled: list[int] = []
+    previous = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous[signum] = signal.signal(signum, lambda n, _f: signalled.append(n))
+    forward = f", forwarding to {config.forward[0]}:{config.forward[1]}" \
+        if config.forward else ""
+    print(f"mllp: listening on {host}:{port}{forward}; output {config.output_dir}; "
+          f"{config.workers} worker process(es); detectors "
+          f"{','.join(config.engine.tagger.detectors)}; mode {config.engine.mode}, "
+          f"policy {config.engine.policy}; key {key_info}", file=sys.stderr, flush=True)
+    try:
+        while not signalled:
+            time.sleep(0.2)
+    finally:
+        gateway.shutdown()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry point: ``python -m deid_pipeline.mllp.cli ...``."""
+    parser = argparse.ArgumentParser(
+        prog="deid-pipeline mllp", description="De-identify HL7 received over MLLP.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    import logging
+
+    logging.basicConfig(level=logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

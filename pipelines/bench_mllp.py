@@ -1,0 +1,180 @@
+"""Benchmark: the MLLP gateway's sustained throughput and ACK latency.
+
+Starts ``deid-pipeline mllp`` as its own process on a free loopback port
+(with a throw-away key and output directory, so the figures include the
+fsyncs before each ACK), then sends generated ORU^R01 reports with 10-40
+OBX lines through python-hl7's ``MLLPClient``: first from one client, then
+from several concurrent clients, each on its own connection and waiting for
+each ACK as a real sender does. Every message is new (no dedup hits), and
+every ACK is checked to be ``AA`` for its own MSH-10.
+
+    python -m deid_pipeline.pipelines.bench_mllp --count 400 --clients 1,4
+
+Prints per client count: messages, seconds, messages/s and client-side
+p50/p99 latency (send -> ACK), the gateway's CPU time per message (its
+process and workers, with psutil: what the rate would be on idle CPUs when
+the machine is shared), and the gateway's own status line. Figures only, no
+message content. Needs python-hl7 (and psutil): the ``test`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from hl7.client import MLLPClient
+
+from deid_pipeline.pipelines.bench_hl7 import oru_messages
+
+# The detectors the benchmark runs. The CRF model is not shipped yet; switch to
+# deid_pipeline.detectors.DEFAULT_DETECTORS when it is.
+DETECTORS = ("rules", "dictionary")
+WARM_UP = 20
+
+
+def _control_id(er7: str) -> str:
+    return er7.split("\r", 1)[0].split("|")[9]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered)) - 1))]
+
+
+def _start_gateway(output: str, key_file: str, workers: int | None
+                   ) -> tuple[subprocess.Popen, int]:
+    cmd = [sys.executable, "-m", "deid_pipeline.mllp.cli", "--listen", "127.0.0.1:0",
+           "--output", output, "--key-file", key_file, "--detectors",
+           ",".join(DETECTORS), "--status-interval", "0"]
+    if workers is not None:
+        cmd += ["--workers", str(workers)]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
+    while True:
+        line = proc.stderr.readline().decode()
+        if not line:
+            raise RuntimeError("the gateway did not start")
+        found = re.search(r"listening on [^ ]+:(\d+)", line)
+        if found:
+            return proc, int(found.group(1))
+
+
+def _send(port: int, messages: list[str], latencies: list[float],
+          failures: list[str]) -> None:
+    with MLLPClient("127.0.0.1", port) as client:
+        for er7 in messages:
+            started = time.perf_counter()
+            reply = client.send_message(er7)
+            latencies.append(time.perf_counter() - started)
+            fields = reply.split(b"\r")[1].split(b"|") if b"\rMSA|" in reply else []
+            if fields[1:3] != [b"AA", _control_id(er7).encode()]:
+                failures.append(_control_id(er7))
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU time of the gateway and its worker processes so far (needs psutil)."""
+    try:
+        import psutil
+    except ImportError:
+        return None
+    root = psutil.Process(pid)
+    total = 0.0
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def _phase(port: int, messages: list[str], clients: int,
+           pid: int | None = None) -> dict[str, float]:
+    cpu_before = _cpu_seconds(pid) if pid else None
+    latencies: list[float] = []
+    failures: list[str] = []
+    shares = [messages[i::clients] for i in range(clients)]
+    threads = [threading.Thread(target=_send, args=(port, share, latencies, failures))
+               for share in shares]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - started
+    if failures or len(latencies) != len(messages):
+        raise RuntimeError(f"{len(failures)} message(s) not acknowledged AA")
+    figures = {"clients": clients, "messages": len(messages), "seconds": seconds,
+               "rate": len(messages) / seconds, "p50": _percentile(latencies, 0.50),
+               "p99": _percentile(latencies, 0.99)}
+    if cpu_before is not None:
+        figures["cpu_ms"] = (_cpu_seconds(pid) - cpu_before) / len(messages) * 1000
+    return figures
+
+
+def run(argv: list[str] | None = None) -> list[dict[str, float]]:
+    """Run the benchmark; returns one dict of figures per client count."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=400,
+                        help="messages per client count (default: %(default)s)")
+    parser.add_argument("--clients", default="1,4",
+                        help="comma-separated concurrent clients (default: "
+                        "%(default)s)")
+    parser.add_argument("--workers", type=int,
+                        help="gateway --workers (default: the gateway's default, "
+                        "one per CPU)")
+    parser.add_argument("--seed", type=int, default=8)
+    args = parser.parse_args(argv)
+    counts = [int(c) for c in args.clients.split(",")]
+    total = WARM_UP + args.count * len(counts)
+    messages, source = oru_messages(total, args.seed)
+    if len({_control_id(m) for m in messages}) != total:
+        raise RuntimeError("generated control ids repeat")
+    obx = sorted(m.count("\rOBX|") for m in messages)
+    print(f"{total} ORU^R01 messages from {source}, {obx[0]}-{obx[-1]} OBX lines "
+          f"(median {obx[len(obx) // 2]}); detectors {','.join(DETECTORS)}; "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    work = tempfile.mkdtemp(prefix="bench-mllp-")
+    results = []
+    try:
+        key_file = os.path.join(work, "deid.key")
+        with open(key_file, "wb") as fh:
+            fh.write(os.urandom(32).hex().encode())
+        proc, port = _start_gateway(os.path.join(work, "out"), key_file, args.workers)
+        try:
+            _phase(port, messages[:WARM_UP], 1)
+            offset = WARM_UP
+            for clients in counts:
+                batch = messages[offset:offset + args.count]
+                offset += args.count
+                figures = _phase(port, batch, clients, proc.pid)
+                results.append(figures)
+                cpu = ""
+                if "cpu_ms" in figures:
+                    cpu = (f"; gateway CPU {figures['cpu_ms']:.1f} ms/message (all "
+                           f"{os.cpu_count()} CPUs idle: <= "
+                           f"{os.cpu_count() * 1000 / figures['cpu_ms']:.0f} msg/s)")
+                print(f"{clients} client(s): {figures['messages']} messages in "
+                      f"{figures['seconds']:.2f} s = {figures['rate']:.1f} msg/s, "
+                      f"p50 {figures['p50'] * 1000:.1f} ms, "
+                      f"p99 {figures['p99'] * 1000:.1f} ms{cpu}", flush=True)
+            print(f"load average after: {os.getloadavg()[0]:.1f}")
+        finally:
+            proc.terminate()
+            status = proc.stderr.read().decode().strip().splitlines()
+            proc.wait(60)
+        if status:
+            print("gateway:", status[-1])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+if __name__ == "__main__":
+    run()
