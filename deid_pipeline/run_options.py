@@ -11,7 +11,7 @@ import argparse
 
 from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import MODES, POLICIES
-from deid_pipeline.detectors import DEFAULT_DETECTORS
+from deid_pipeline.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 
 EPILOG = """\
 Any option not listed here is passed to Apache Beam, for example:
@@ -76,9 +76,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument(
         "--bias",
         type=float,
-        default=0.0,
+        default=DEFAULT_BIAS,
         help="shift of the CRF's O-label score; negative finds more "
-        "PHI at some precision cost (default: 0)",
+        "PHI at some precision cost (default: %(default)s)",
     )
     parser.add_argument(
         "--detectors",

@@ -16,7 +16,12 @@ import sys
 import time
 
 from deid_pipeline.deidentify import MODES, POLICIES
-from deid_pipeline.detectors import DEFAULT_DETECTORS, TaggerConfig, check_names
+from deid_pipeline.detectors import (
+    DEFAULT_BIAS,
+    DEFAULT_DETECTORS,
+    TaggerConfig,
+    check_names,
+)
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 
 __all__ = ["add_arguments", "add_subcommand", "main", "parse_address"]
@@ -84,7 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="PATH",
                         help="CRF model file (default: the model shipped in the "
                         "package)")
-    parser.add_argument("--bias", type=float, default=0.0,
+    parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
                         help="shift of the CRF's O-label score (default: 0)")
     parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
                         help="comma-separated detectors (default: %(default)s)")

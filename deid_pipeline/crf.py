@@ -1,0 +1,504 @@
+"""The CRF detector: BIO <-> spans, training with CRFsuite, and biased tagging.
+
+Everything that turns spans into per-token labels and back lives here, so
+training, tagging and evaluation cannot disagree about a boundary
+(nedap/deidentify's ``tagging_utils`` idea).
+
+Tagging follows Carafe's recall/precision bias, made monotone by construction:
+a token is PHI iff ``logit(P(O at t)) + bias < 0``, with ``P(O at t)`` the
+token's marginal probability of the outside label. Bias 0 is (almost always)
+the Viterbi decision; a lower bias marks a superset of the tokens, so recall
+never drops when the bias is lowered. The label of a PHI token is its Viterbi
+label, or, when Viterbi said O, its most probable PHI label.
+
+One model is loaded per process and shared by every detector and thread built
+from it (:func:`load_model`); pycrfsuite's ``Tagger`` keeps the current
+sequence inside the object between ``set``/``tag`` and ``marginal``, so every
+use holds the model's lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import random
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+import pycrfsuite
+
+from deid_pipeline.detectors import Detection, Detector, TaggerConfig, register
+from deid_pipeline.features import FEATURE_VERSION, document_features
+from deid_pipeline.labels import LABELS
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tokenizer import Token, tokenize
+
+OUTSIDE = "O"
+SOURCE = "crf"
+DEFAULT_MODEL_PATH = os.path.join(os.path.dirname(__file__), "models",
+                                  "default.crfsuite")
+
+# ---------------------------------------------------------------------------
+# BIO <-> spans: the one conversion.
+
+
+def spans_to_bio(tokens: Sequence[Token], spans: Iterable[PhiSpan]) -> list[str]:
+    """BIO tags for ``tokens``: a token overlapping a span gets its label.
+
+    The first token of each span is ``B-``, the rest ``I-``. When spans overlap
+    (they should not, gold is merged), the earlier span keeps its tokens.
+    """
+    tags = [OUTSIDE] * len(tokens)
+    ordered = sorted(spans, key=lambda s: (s.start, s.end))
+    i = 0
+    n = len(tokens)
+    for span in ordered:
+        while i < n and tokens[i].end <= span.start:
+            i += 1
+        j = i
+        first = True
+        while j < n and tokens[j].start < span.end:
+            if tags[j] == OUTSIDE:
+                tags[j] = ("B-" if first else "I-") + span.label
+                first = False
+            j += 1
+    return tags
+
+
+def bio_to_spans(tokens: Sequence[Token], tags: Sequence[str], source: str = SOURCE,
+                 confidences: Sequence[float] | None = None) -> list[PhiSpan]:
+    """Spans from BIO tags, lenient: ``I-X`` after ``O`` or another type starts a span.
+
+    A span runs from its first token's start to its last token's end in the
+    original text. ``confidences`` (per token) gives each span the minimum over
+    its tokens: how sure the model is that every token of it is PHI.
+    """
+    spans = []
+    start = end = -1
+    label = None
+    conf = 1.0
+
+    def close() -> None:
+        if label is not None:
+            spans.append(PhiSpan(start, end, label, source,
+                                 None if confidences is None else conf))
+
+    for i, tag in enumerate(tags):
+        if tag == OUTSIDE:
+            close()
+            label = None
+            continue
+        prefix, _, kind = tag.partition("-")
+        if label is None or prefix == "B" or kind != label:
+            close()
+            start, label, conf = tokens[i].start, kind, 1.0
+        end = tokens[i].end
+        if confidences is not None:
+            conf = min(conf, confidences[i])
+    close()
+    return spans
+
+
+# ---------------------------------------------------------------------------
+# Training.
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """CRFsuite L-BFGS options plus HIDE's sampling of the training tokens.
+
+    ``delta``/``period``: stop when the log-likelihood improved by less than
+    ``delta`` (relative) over the last ``period`` iterations (HIDE: 1e-5).
+    ``sampling``: ``none``, ``window:K`` (only tokens within K of a PHI token),
+    or ``random-o:P`` (every PHI token, each O token with probability P).
+    """
+
+    c1: float = 0.05
+    c2: float = 0.005
+    max_iterations: int = 100
+    sampling: str = "none"
+    seed: int = 0
+    delta: float = 1e-5
+    period: int = 10
+    min_freq: float = 0.0
+
+
+def parse_sampling(spec: str) -> tuple[str, float]:
+    """``none`` | ``window:K`` | ``random-o:P`` -> (kind, parameter), or ValueError."""
+    kind, _, value = spec.partition(":")
+    if kind == "none" and not value:
+        return "none", 0.0
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if kind == "window" and number >= 0 and number == int(number):
+        return "window", number
+    if kind == "random-o" and 0 < number <= 1:
+        return "random-o", number
+    raise ValueError(f"bad sampling {spec!r}: expected none, window:K (K >= 0 integer) "
+                     "or random-o:P (0 < P <= 1)")
+
+
+def _kept_runs(keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
+    i, n = 0, len(keep)
+    while i < n:
+        if not keep[i]:
+            i += 1
+            continue
+        j = i
+        while j < n and keep[j]:
+            j += 1
+        yield i, j
+        i = j
+
+
+def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
+                       seed: int = 0) -> Iterator[tuple[list[list[str]], list[str]]]:
+    """(features, BIO tags) sequences for CRFsuite, after sampling.
+
+    Features are computed on the whole document first, so a sampled token
+    keeps its real context. Sampled-out tokens split the document into
+    separate sequences. The random draw of ``random-o`` is seeded per document
+    (seed + doc id), so a document is sampled the same in every fold and run.
+    """
+    kind, param = parse_sampling(sampling)
+    for doc in docs:
+        tokens = tokenize(doc.text)
+        if not tokens:
+            continue
+        feats = document_features(doc, tokens)
+        tags = spans_to_bio(tokens, doc.gold)
+        if kind == "none":
+            yield feats, tags
+            continue
+        phi = [t != OUTSIDE for t in tags]
+        if kind == "window":
+            k = int(param)
+            keep = [False] * len(tags)
+            for i, is_phi in enumerate(phi):
+                if is_phi:
+                    for j in range(max(0, i - k), min(len(tags), i + k + 1)):
+                        keep[j] = True
+        else:
+            rng = random.Random(f"{seed}:{doc.doc_id}")
+            keep = [is_phi or rng.random() < param for is_phi in phi]
+        for a, b in _kept_runs(keep):
+            yield feats[a:b], tags[a:b]
+
+
+class _Trainer(pycrfsuite.Trainer):
+    """pycrfsuite's trainer with progress (numbers only, never PHI) on a stream."""
+
+    def __init__(self, stream: TextIO | None, every: int = 10) -> None:
+        super().__init__(algorithm="lbfgs", verbose=stream is not None)
+        self._stream = stream
+        self._every = every
+        self._started = time.monotonic()
+
+    def _say(self, text: str) -> None:
+        if self._stream is not None:
+            print(text, file=self._stream, flush=True)
+
+    def on_start(self, log):  # noqa: D102 - pycrfsuite hooks
+        pass
+
+    def on_featgen_progress(self, log, percent):  # noqa: D102
+        pass
+
+    def on_featgen_end(self, log):  # noqa: D102
+        pass
+
+    def on_prepared(self, log):  # noqa: D102
+        pass
+
+    def on_prepare_error(self, log):  # noqa: D102
+        self._say("crf: training data error")
+
+    def on_iteration(self, log, info):  # noqa: D102
+        if info["num"] == 1 or info["num"] % self._every == 0:
+            self._say(f"crf: iteration {info['num']:4d}  loss {info['loss']:.1f}  "
+                      f"active features {info['active_features']}  "
+                      f"elapsed {time.monotonic() - self._started:.0f}s")
+
+    def on_optimization_end(self, log):  # noqa: D102
+        self._say(f"crf: optimization done after "
+                  f"{time.monotonic() - self._started:.0f}s")
+
+    def on_end(self, log):  # noqa: D102
+        pass
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What training produced: counts and the model's identity (no PHI)."""
+
+    path: str
+    documents: int
+    sequences: int
+    tokens: int
+    seconds: float
+    sha256: str
+    size: int
+
+
+def train_model(docs: Sequence[ClinicalDocument], output: str,
+                options: TrainOptions = TrainOptions(),
+                progress: TextIO | None = sys.stderr) -> TrainResult:
+    """Train a model on ``docs``' gold spans and write it to ``output``.
+
+    Deterministic: the same documents in the same order with the same options
+    give the same model bytes (L-BFGS is deterministic, sampling is seeded).
+    """
+    started = time.monotonic()
+    trainer = _Trainer(progress)
+    n_seq = n_tok = 0
+    for xseq, yseq in training_sequences(docs, options.sampling, options.seed):
+        trainer.append(xseq, yseq)
+        n_seq += 1
+        n_tok += len(yseq)
+    if progress is not None:
+        print(f"crf: {len(docs)} documents, {n_seq} sequences, {n_tok} tokens "
+              f"(sampling {options.sampling}); features in "
+              f"{time.monotonic() - started:.0f}s", file=progress, flush=True)
+    if n_tok == 0:
+        raise ValueError("no training tokens (empty corpus or sampling kept nothing)")
+    trainer.set_params({
+        "c1": options.c1,
+        "c2": options.c2,
+        "max_iterations": options.max_iterations,
+        "delta": options.delta,
+        "period": options.period,
+        "feature.minfreq": options.min_freq,
+        "feature.possible_transitions": True,
+    })
+    directory = os.path.dirname(os.path.abspath(output))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{output}.tmp-{os.getpid()}"
+    trainer.train(tmp)
+    os.replace(tmp, output)
+    with open(output, "rb") as fh:
+        data = fh.read()
+    return TrainResult(path=output, documents=len(docs), sequences=n_seq, tokens=n_tok,
+                       seconds=time.monotonic() - started,
+                       sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+
+
+# ---------------------------------------------------------------------------
+# Loading: one model per process.
+
+
+class LoadedModel:
+    """A model's bytes, its opened tagger and the lock every use must hold."""
+
+    def __init__(self, data: bytes, path: str) -> None:
+        self.data = data  # the tagger reads these bytes in place: keep them alive
+        self.path = path
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.lock = threading.Lock()
+        self.tagger = pycrfsuite.Tagger()
+        self.tagger.open_inmemory(data)
+        self.labels = tuple(self.tagger.labels())
+        self.kinds = tuple(sorted({lab.partition("-")[2] for lab in self.labels
+                                   if lab != OUTSIDE}))
+
+    @property
+    def model_id(self) -> str:
+        """Short identity written to run.json and pipeline versions."""
+        return f"crf-{self.sha256[:12]}"
+
+
+_MODELS: dict[str, LoadedModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_path(path: str | None) -> str:
+    """The model file ``path`` means (None = the model shipped in the package)."""
+    return os.path.abspath(path) if path else DEFAULT_MODEL_PATH
+
+
+def load_model(path: str | None = None) -> LoadedModel:
+    """The model at ``path``, loaded once per process (cached by content hash)."""
+    resolved = resolve_path(path)
+    if not os.path.exists(resolved):
+        raise FileNotFoundError(f"CRF model not found: {resolved}")
+    with open(resolved, "rb") as fh:
+        data = fh.read()
+    sha = hashlib.sha256(data).hexdigest()
+    with _MODELS_LOCK:
+        model = _MODELS.get(sha)
+        if model is None:
+            model = _MODELS[sha] = LoadedModel(data, resolved)
+    return model
+
+
+def model_id(path: str | None = None) -> str:
+    """``crf-<sha256 prefix>`` of the model at ``path`` (None = shipped model)."""
+    return load_model(path).model_id
+
+
+# ---------------------------------------------------------------------------
+# Tagging.
+
+
+@dataclass(frozen=True)
+class Posterior:
+    """The model's view of one document: enough to decode at any bias >= ``min_bias``.
+
+    ``p_outside[t]`` is the marginal P(O) of token t; ``viterbi`` the best
+    path; ``fallback[t]`` the most probable PHI type of a token Viterbi calls O
+    (only for tokens that are PHI at ``min_bias``).
+    """
+
+    tokens: tuple[Token, ...]
+    viterbi: tuple[str, ...]
+    p_outside: tuple[float, ...]
+    fallback: dict[int, str]
+    min_bias: float
+    confidence: float | None
+
+
+def outside_threshold(bias: float) -> float:
+    """P(O) below which a token is PHI: ``logit(P(O)) + bias < 0``."""
+    if bias > 700:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(bias))
+
+
+# A word this common in English (wordfreq Zipf >= 5: "will", "may", "bill") is
+# not propagated from one occurrence to the others: it is too often not PHI.
+_PROPAGATE_MAX_ENGLISH_BAND = 4
+
+
+def _propagate(tokens: Sequence[Token], kinds: list[str | None],
+               confidences: list[float]) -> None:
+    """Mark every occurrence of a word found as PHI elsewhere in the document.
+
+    A name is often spelled out once with its cue ("son David") and then
+    alone ("David called"); the model finds the first and misses the rest.
+    Only letter tokens of two or more letters that are not common English
+    words are propagated, with the label and confidence of their best
+    occurrence. Monotone in the bias: more seeds can only mark more tokens.
+    """
+    from deid_pipeline import lexicons
+
+    seeds: dict[str, tuple[float, str]] = {}
+    for t, kind in enumerate(kinds):
+        if kind is not None:
+            text = tokens[t].text
+            if len(text) > 1 and text.isalpha():
+                key = text.lower()
+                if key not in seeds or confidences[t] > seeds[key][0]:
+                    seeds[key] = (confidences[t], kind)
+    if not seeds:
+        return
+    lex = lexicons.load()
+    seeds = {k: v for k, v in seeds.items()
+             if lex.english_band(k) <= _PROPAGATE_MAX_ENGLISH_BAND}
+    for t, tok in enumerate(tokens):
+        if kinds[t] is None and len(tok.text) > 1:
+            seed = seeds.get(tok.text.lower())
+            if seed is not None:
+                confidences[t], kinds[t] = seed
+
+
+def _is_alnum_span(text: str, span: PhiSpan) -> bool:
+    return any(c.isalnum() for c in text[span.start:span.end])
+
+
+class CrfDetector(Detector):
+    """PHI from the CRF model, at a recall/precision ``bias`` (negative = recall)."""
+
+    name = SOURCE
+    labels = LABELS
+    version = FEATURE_VERSION
+
+    def __init__(self, model: LoadedModel, bias: float = 0.0,
+                 propagate: bool = True) -> None:
+        self.model = model
+        self.bias = float(bias)
+        self.propagate = propagate
+        self.version = f"{FEATURE_VERSION}+{model.model_id}"
+
+    def posterior(self, doc: ClinicalDocument, min_bias: float | None = None
+                  ) -> Posterior:
+        """Run the model once over ``doc``; decode with :meth:`decode`."""
+        min_bias = self.bias if min_bias is None else min_bias
+        tokens = tuple(tokenize(doc.text))
+        if not tokens:
+            return Posterior((), (), (), {}, min_bias, None)
+        feats = document_features(doc, tokens)
+        threshold = outside_threshold(min_bias)
+        model = self.model
+        tagger = model.tagger
+        with model.lock:
+            tagger.set(feats)
+            path = tagger.tag()
+            p_out = [tagger.marginal(OUTSIDE, t) for t in range(len(tokens))]
+            confidence = tagger.probability(path)
+            fallback = {}
+            for t, p in enumerate(p_out):
+                if p < threshold and path[t] == OUTSIDE:
+                    fallback[t] = self._best_kind(t)
+        return Posterior(tokens, tuple(path), tuple(p_out), fallback, min_bias,
+                         confidence)
+
+    def _best_kind(self, t: int) -> str:
+        """Most probable PHI type at t (B- and I- summed); caller holds the lock."""
+        tagger = self.model.tagger
+        scores: dict[str, float] = {}
+        for label in self.model.labels:
+            if label != OUTSIDE:
+                kind = label.partition("-")[2]
+                scores[kind] = scores.get(kind, 0.0) + tagger.marginal(label, t)
+        return max(sorted(scores), key=scores.__getitem__)
+
+    def decode(self, doc: ClinicalDocument, posterior: Posterior,
+               bias: float | None = None) -> Detection:
+        """Spans at ``bias`` (default: the detector's) from a posterior of ``doc``."""
+        bias = self.bias if bias is None else bias
+        if bias < posterior.min_bias:
+            raise ValueError(f"posterior computed for bias >= {posterior.min_bias}")
+        threshold = outside_threshold(bias)
+        tokens = posterior.tokens
+        kinds: list[str | None] = [None] * len(tokens)
+        for t, p in enumerate(posterior.p_outside):
+            if p < threshold:
+                tag = posterior.viterbi[t]
+                kinds[t] = (tag.partition("-")[2] if tag != OUTSIDE
+                            else posterior.fallback[t])
+        confidences = [1.0 - p for p in posterior.p_outside]
+        if self.propagate:
+            _propagate(tokens, kinds, confidences)
+        tags = []
+        prev_kind = None
+        for t, kind in enumerate(kinds):
+            if kind is None:
+                tags.append(OUTSIDE)
+            else:
+                tag = posterior.viterbi[t]
+                if tag == OUTSIDE or tag.partition("-")[2] != kind:
+                    tag = ("I-" if kind == prev_kind else "B-") + kind
+                tags.append(tag)
+            prev_kind = kind
+        spans = bio_to_spans(tokens, tags, SOURCE, confidences)
+        spans = tuple(s for s in spans if _is_alnum_span(doc.text, s))
+        return Detection(spans, posterior.confidence)
+
+    def analyze(self, doc: ClinicalDocument) -> Detection:
+        """Spans at this detector's bias plus the Viterbi path's probability."""
+        return self.decode(doc, self.posterior(doc))
+
+    def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:
+        """Spans at this detector's bias."""
+        return self.analyze(doc).spans
+
+
+@register("crf")
+def _make_crf(config: TaggerConfig) -> Detector:
+    return CrfDetector(load_model(config.model_path), config.bias)

@@ -1,0 +1,369 @@
+"""``deid-pipeline evaluate``: score the shipped hybrid tagger on annotated corpora.
+
+What is scored is what ships: :class:`~deid_pipeline.tagging.PhiTagger` with
+the chosen detectors (default rules + header dictionary + CRF), merged by the
+one merge policy, measured with :mod:`deid_pipeline.metrics`.
+
+- ``--model M`` (default: the shipped model) tags the corpus with one model.
+- ``--folds K`` cross-validates: documents are grouped by patient
+  (``person_key``) so no patient is in both a training and a test fold; fold
+  assignment is deterministic; folds are trained in parallel processes.
+- ``--bias-sweep FROM:TO:STEP`` scores every bias from the same models: the
+  CRF's posterior is computed once per document and decoded at each bias,
+  which gives exactly the spans ``PhiTagger`` would give at that bias.
+
+Output is tables of counts and scores only, never text from the notes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from deid_pipeline.detectors import (
+    DEFAULT_BIAS,
+    DEFAULT_DETECTORS,
+    TaggerConfig,
+    check_names,
+)
+from deid_pipeline.merge import merge_spans
+from deid_pipeline.metrics import OUTSIDE, Evaluation, Scores, evaluate
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+
+# ---------------------------------------------------------------------------
+# Folds.
+
+
+def group_key(doc: ClinicalDocument) -> str:
+    """The patient a document belongs to (its own id when the input has none)."""
+    return doc.person_key or f"doc:{doc.doc_id}"
+
+
+def assign_folds(docs: Sequence[ClinicalDocument], k: int) -> list[int]:
+    """Fold index per document, grouped by patient and balanced by document count.
+
+    Patients are dealt, largest first (ties by a hash of the key, so the order
+    does not depend on input order), to the fold with the fewest documents so
+    far. Deterministic: the same documents always give the same folds.
+    """
+    if k < 2:
+        raise ValueError("--folds needs at least 2 folds")
+    sizes: dict[str, int] = defaultdict(int)
+    for doc in docs:
+        sizes[group_key(doc)] += 1
+    if len(sizes) < k:
+        raise ValueError(f"{len(sizes)} patient group(s) cannot fill {k} folds")
+    order = sorted(sizes, key=lambda g: (-sizes[g],
+                                         hashlib.sha256(g.encode()).hexdigest()))
+    load = [0] * k
+    fold_of: dict[str, int] = {}
+    for g in order:
+        fold = min(range(k), key=lambda f: (load[f], f))
+        fold_of[g] = fold
+        load[fold] += sizes[g]
+    return [fold_of[group_key(d)] for d in docs]
+
+
+# ---------------------------------------------------------------------------
+# Tagging at several biases.
+
+
+def parse_sweep(spec: str) -> list[float]:
+    """``FROM:TO:STEP`` -> the biases, inclusive of TO (within rounding)."""
+    try:
+        start, stop, step = (float(x) for x in spec.split(":"))
+    except ValueError:
+        raise ValueError(f"bad --bias-sweep {spec!r}: expected FROM:TO:STEP") from None
+    if step == 0 or (stop - start) / step < 0:
+        raise ValueError(f"bad --bias-sweep {spec!r}: STEP must go from FROM to TO")
+    count = int(round((stop - start) / step)) + 1
+    if count > 200:
+        raise ValueError(f"--bias-sweep {spec!r} has {count} points (max 200)")
+    return [round(start + i * step, 6) for i in range(count)]
+
+
+def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
+                  model_path: str | None, biases: Sequence[float]
+                  ) -> dict[float, list[tuple[PhiSpan, ...]]]:
+    """Merged hybrid spans per document at each bias, the CRF run once per document.
+
+    Equal, span for span, to ``PhiTagger.from_config(TaggerConfig(detectors,
+    model_path, bias)).tag(doc).spans`` for every bias (tested).
+    """
+    from deid_pipeline.detectors import create
+
+    low = min(biases)
+    created = create(TaggerConfig(tuple(detectors), model_path, low))
+    crf = [d for d in created if d.name == "crf"]
+    others = [d for d in created if d.name != "crf"]
+    out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}
+    for doc in docs:
+        fixed = [s for d in others for s in d.analyze(doc).spans]
+        posteriors = [(c, c.posterior(doc, low)) for c in crf]
+        for bias in biases:
+            spans = list(fixed)
+            for c, post in posteriors:
+                spans.extend(c.decode(doc, post, bias).spans)
+            out[bias].append(merge_spans(spans))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Cross-validation (folds in worker processes; documents inherited by fork).
+
+_CV_DOCS: list[ClinicalDocument] = []
+_CV_EXTRA: list[ClinicalDocument] = []
+
+
+@dataclass(frozen=True)
+class _FoldJob:
+    fold: int
+    folds: tuple[int, ...]
+    detectors: tuple[str, ...]
+    biases: tuple[float, ...]
+    options: object
+    workdir: str
+
+
+def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
+    from deid_pipeline.crf import train_model
+
+    train = [d for d, f in zip(_CV_DOCS, job.folds) if f != job.fold] + _CV_EXTRA
+    test_idx = [i for i, f in enumerate(job.folds) if f == job.fold]
+    path = os.path.join(job.workdir, f"fold{job.fold}.crfsuite")
+    started = time.monotonic()
+    train_model(train, path, job.options, progress=None)
+    trained = time.monotonic() - started
+    started = time.monotonic()
+    preds = tag_at_biases([_CV_DOCS[i] for i in test_idx], job.detectors, path,
+                          job.biases)
+    return job.fold, test_idx, preds, trained, time.monotonic() - started
+
+
+def cross_validate(docs: Sequence[ClinicalDocument], k: int, detectors: Sequence[str],
+                   biases: Sequence[float], options, jobs: int = 2,
+                   extra_train: Sequence[ClinicalDocument] = (),
+                   log=sys.stderr) -> dict[float, list[tuple[PhiSpan, ...]]]:
+    """Predicted spans per document (in ``docs`` order) at each bias, by K-fold CV."""
+    global _CV_DOCS, _CV_EXTRA
+    folds = assign_folds(docs, k)
+    if log is not None:
+        for f in range(k):
+            members = [d for d, g in zip(docs, folds) if g == f]
+            print(f"fold {f}: {len({group_key(d) for d in members})} patients, "
+                  f"{len(members)} documents", file=log)
+    preds: dict[float, list] = {b: [()] * len(docs) for b in biases}
+    with tempfile.TemporaryDirectory(prefix="deid-cv-") as workdir:
+        fold_jobs = [_FoldJob(f, tuple(folds), tuple(detectors), tuple(biases),
+                              options, workdir) for f in range(k)]
+        _CV_DOCS, _CV_EXTRA = list(docs), list(extra_train)
+        try:
+            if jobs > 1:
+                ctx = multiprocessing.get_context("fork")
+                with ctx.Pool(min(jobs, k)) as pool:
+                    results = list(pool.imap_unordered(_run_fold, fold_jobs))
+            else:
+                results = [_run_fold(j) for j in fold_jobs]
+        finally:
+            _CV_DOCS, _CV_EXTRA = [], []
+    for fold, test_idx, fold_preds, trained, tagged in sorted(results,
+                                                              key=lambda r: r[0]):
+        if log is not None:
+            print(f"fold {fold}: trained in {trained:.0f}s, tagged in {tagged:.0f}s",
+                  file=log)
+        for bias, spans in fold_preds.items():
+            for i, s in zip(test_idx, spans):
+                preds[bias][i] = s
+    return preds
+
+
+# ---------------------------------------------------------------------------
+# Printing.
+
+
+def _prf_row(name: str, prf) -> str:
+    tp = getattr(prf, "gold_hit", prf.tp)
+    return (f"  {name:<20} {tp:>7} {prf.fp:>7} {prf.fn:>7}   "
+            f"{prf.precision:>9.4f} {prf.recall:>7.4f} {prf.f1:>7.4f}")
+
+
+def format_evaluation(ev: Evaluation, title: str = "") -> str:
+    """The DESIGN.md metrics as plain-text tables (counts and scores only)."""
+    lines = []
+    if title:
+        lines += [title, ""]
+    header = (f"  {'':<20} {'TP':>7} {'FP':>7} {'FN':>7}   {'precision':>9} "
+              f"{'recall':>7} {'F1':>7}")
+    lines += ["Binary token (tokens = [A-Za-z0-9] runs, type ignored)", header,
+              _prf_row("all PHI", ev.all.binary_token),
+              _prf_row("HIPAA (no years)", ev.hipaa.binary_token), ""]
+    lines += ["Phrase (same label category)", header,
+              _prf_row("strict, all", ev.all.strict_phrase),
+              _prf_row("strict, HIPAA", ev.hipaa.strict_phrase),
+              _prf_row("relaxed, all", ev.all.relaxed_phrase),
+              _prf_row("relaxed, HIPAA", ev.hipaa.relaxed_phrase),
+              "  (relaxed TP counts gold phrases overlapped by a prediction)", ""]
+    lines += _label_recall_lines(ev.all)
+    lines += [""] + _confusion_lines(ev.all.confusion)
+    return "\n".join(lines)
+
+
+def _label_recall_lines(scores: Scores) -> list[str]:
+    totals: dict[str, int] = defaultdict(int)
+    found: dict[str, int] = defaultdict(int)
+    for (gold, pred), n in scores.confusion.items():
+        if gold != OUTSIDE:
+            totals[gold] += n
+            if pred != OUTSIDE:
+                found[gold] += n
+    lines = ["Token recall by gold label (any PHI label counts as found)",
+             f"  {'label':<14} {'tokens':>7} {'found':>7} {'recall':>7}"]
+    for label in sorted(totals):
+        lines.append(f"  {label:<14} {totals[label]:>7} {found[label]:>7} "
+                     f"{found[label] / totals[label]:>7.4f}")
+    return lines
+
+
+def _confusion_lines(confusion) -> list[str]:
+    gold_labels = sorted({g for g, _ in confusion} - {OUTSIDE}) + [OUTSIDE]
+    pred_labels = sorted({p for _, p in confusion} - {OUTSIDE}) + [OUTSIDE]
+    widths = [max(len(p), *(len(str(confusion.get((g, p), 0))) for g in gold_labels))
+              + 1 for p in pred_labels]
+    lines = ["Token confusion (rows: gold, columns: predicted; HIDE Table 3 style)",
+             "  " + "gold \\ pred".ljust(14) + "".join(
+                 p.rjust(w) for p, w in zip(pred_labels, widths))]
+    for g in gold_labels:
+        lines.append("  " + g.ljust(14) + "".join(
+            str(confusion.get((g, p), 0)).rjust(w)
+            for p, w in zip(pred_labels, widths)))
+    return lines
+
+
+def format_sweep(results: Sequence[tuple[float, Evaluation]]) -> str:
+    """The recall/precision curve over biases (binary token, HIPAA and all PHI)."""
+    lines = ["Bias sweep (binary token; negative bias = more recall)",
+             f"  {'bias':>7}   {'HIPAA P':>8} {'HIPAA R':>8} {'HIPAA F1':>8}   "
+             f"{'all P':>7} {'all R':>7} {'all F1':>7}"]
+    for bias, ev in results:
+        h, a = ev.hipaa.binary_token, ev.all.binary_token
+        lines.append(f"  {bias:>7.2f}   {h.precision:>8.4f} {h.recall:>8.4f} "
+                     f"{h.f1:>8.4f}   {a.precision:>7.4f} {a.recall:>7.4f} "
+                     f"{a.f1:>7.4f}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The command.
+
+
+def run_evaluate(args: argparse.Namespace, out=None) -> int:
+    """The ``evaluate`` subcommand; returns the exit code."""
+    out = sys.stdout if out is None else out
+    from deid_pipeline.training import load_corpora, train_options_from_args
+
+    try:
+        detectors = check_names(d for d in args.detectors.split(",") if d)
+        biases = parse_sweep(args.bias_sweep) if args.bias_sweep else []
+        if args.bias not in biases:
+            biases.append(args.bias)
+        biases.sort()
+        options = train_options_from_args(args)
+        docs = load_corpora(args.corpus, args.seed)
+        extra = load_corpora(args.train_corpus or [], args.seed)
+    except (ValueError, OSError) as exc:
+        print(f"evaluate: {exc}", file=sys.stderr)
+        return 2
+    if not docs:
+        print("evaluate: no documents", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        if args.folds:
+            mode = f"{args.folds}-fold cross-validation grouped by patient"
+            preds = cross_validate(docs, args.folds, detectors, biases, options,
+                                   jobs=args.jobs, extra_train=extra)
+        else:
+            if "crf" in detectors:
+                from deid_pipeline.crf import model_id
+
+                mode = f"model {model_id(args.model)}"
+            else:
+                mode = "no CRF model"
+            preds = tag_at_biases(docs, detectors, args.model, biases)
+    except (ValueError, OSError) as exc:
+        print(f"evaluate: {exc}", file=sys.stderr)
+        return 2
+    results = [(b, evaluate((d.text, d.gold, p) for d, p in zip(docs, preds[b])))
+               for b in biases]
+    main = dict(results)[args.bias]
+    title = (f"Evaluation: {main.documents} documents, "
+             f"{len({group_key(d) for d in docs})} patients, detectors "
+             f"{','.join(detectors)}, bias {args.bias:g}, {mode} "
+             f"({time.monotonic() - started:.0f}s)")
+    print(format_evaluation(main, title), file=out)
+    if args.bias_sweep:
+        print("", file=out)
+        print(format_sweep(results), file=out)
+    if args.json:
+        payload = {
+            "corpus": list(args.corpus), "detectors": list(detectors),
+            "mode": mode, "bias": args.bias, "evaluation": main.as_dict(),
+            "sweep": [{"bias": b, "all": ev.all.binary_token.as_dict(),
+                       "hipaa": ev.hipaa.binary_token.as_dict()}
+                      for b, ev in results] if args.bias_sweep else [],
+        }
+        if args.folds:
+            payload["training"] = {"folds": args.folds, "c1": options.c1,
+                                   "c2": options.c2,
+                                   "max_iterations": options.max_iterations,
+                                   "sampling": options.sampling, "seed": options.seed,
+                                   "train_corpus": list(args.train_corpus or [])}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+    return 0
+
+
+def add_subcommand(subparsers) -> argparse.ArgumentParser:
+    """Add ``evaluate`` to the ``deid-pipeline`` command line."""
+    from deid_pipeline.training import add_training_options
+
+    parser = subparsers.add_parser(
+        "evaluate", help="score the tagger on annotated corpora",
+        description="Score the hybrid tagger (detectors + merge) against gold "
+        "spans: binary-token P/R/F1 (all PHI and HIPAA), per-label recall, token "
+        "confusion, strict and relaxed phrase scores.")
+    parser.add_argument("--corpus", action="append", required=True, metavar="SPEC",
+                        help="physionet:DIR, jsonl:FILE or synthetic:N (repeatable)")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--model", metavar="M",
+                       help="CRF model to evaluate (default: the shipped model)")
+    which.add_argument("--folds", type=int, metavar="K",
+                       help="K-fold cross-validation grouped by patient: train a "
+                       "model per fold and score it on the held-out patients")
+    parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
+                        help="CRF O-label bias (negative = more recall; "
+                        "default %(default)s)")
+    parser.add_argument("--bias-sweep", metavar="FROM:TO:STEP",
+                        help="also print the recall/precision curve over these biases "
+                        "(write --bias-sweep=-6:0:0.5 when FROM is negative)")
+    parser.add_argument("--json", metavar="OUT", help="write all scores as JSON")
+    parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
+                        help="comma-separated detectors (default: %(default)s)")
+    parser.add_argument("--train-corpus", action="append", metavar="SPEC",
+                        help="with --folds: extra training data added to every fold "
+                        "(never scored), e.g. synthetic:2000")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="with --folds: folds trained in parallel (default 2)")
+    add_training_options(parser)
+    parser.set_defaults(func=run_evaluate)
+    return parser

