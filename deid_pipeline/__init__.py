@@ -1,3 +1,3 @@
-"""deid-pipeline: de-identification of clinical text and HL7v2 as Apache Beam transforms."""
+"""deid-pipeline: de-identification of clinical text and HL7v2 as Beam transforms."""
 
 __version__ = "0.1.0"

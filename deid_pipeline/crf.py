@@ -23,6 +23,7 @@ import hashlib
 import math
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -407,6 +408,55 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
                 confidences[t], kinds[t] = seed
 
 
+_COMMON_WORD_BAND = 6
+
+
+def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
+                       viterbi: Sequence[str]) -> None:
+    """Unmark very common English words that only a negative bias made PHI.
+
+    Lowering the O score marks whatever the model is least sure of, and in
+    notes that includes ``and``, ``will`` or ``home`` next to a name. A word
+    this common (wordfreq Zipf >= 6) is PHI only when the best path says so.
+    """
+    from deid_pipeline import lexicons
+
+    lex = lexicons.load()
+    for t, kind in enumerate(kinds):
+        if (kind is not None and viterbi[t] == OUTSIDE
+                and lex.english_band(tokens[t].text.lower()) >= _COMMON_WORD_BAND):
+            kinds[t] = None
+
+
+_NUMERIC = re.compile(r"[\d/\-.:() ]+")
+_NUMBER = re.compile(r"\d+")
+
+
+def plausible(value: str, label: str) -> bool:
+    """Whether an all-numeric CRF span can be the PHI type it was given.
+
+    A CRF that has seen dates and phones will call ``80/30`` (a pressure) a
+    date and ``86-105`` (a range) a phone when pushed for recall; a value
+    that cannot be a date or a phone by its digits alone is not redacted as
+    one. Spans with letters are left to the model.
+    """
+    if not _NUMERIC.fullmatch(value):
+        return True
+    numbers = [int(n) for n in _NUMBER.findall(value)]
+    digits = sum(len(n) for n in _NUMBER.findall(value))
+    if label == "DATE":
+        if ("/" in value or "-" in value) and len(numbers) >= 2:
+            first, second = numbers[:2]
+            if first >= 1000:  # year first: 2006-10-22
+                return True
+            return (1 <= first <= 12 and 1 <= second <= 31) or (
+                1 <= second <= 12 and 1 <= first <= 31)
+        return True
+    if label in ("PHONE", "FAX"):
+        return digits >= 7
+    return True
+
+
 def _is_alnum_span(text: str, span: PhiSpan) -> bool:
     return any(c.isalnum() for c in text[span.start:span.end])
 
@@ -473,6 +523,7 @@ class CrfDetector(Detector):
                 kinds[t] = (tag.partition("-")[2] if tag != OUTSIDE
                             else posterior.fallback[t])
         confidences = [1.0 - p for p in posterior.p_outside]
+        _drop_common_words(tokens, kinds, posterior.viterbi)
         if self.propagate:
             _propagate(tokens, kinds, confidences)
         tags = []
@@ -487,7 +538,8 @@ class CrfDetector(Detector):
                 tags.append(tag)
             prev_kind = kind
         spans = bio_to_spans(tokens, tags, SOURCE, confidences)
-        spans = tuple(s for s in spans if _is_alnum_span(doc.text, s))
+        spans = tuple(s for s in spans if _is_alnum_span(doc.text, s)
+                      and plausible(doc.text[s.start:s.end], s.label))
         return Detection(spans, posterior.confidence)
 
     def analyze(self, doc: ClinicalDocument) -> Detection:

@@ -35,7 +35,7 @@ from deid_pipeline.detectors import (
     TaggerConfig,
     check_names,
 )
-from deid_pipeline.merge import merge_spans
+from deid_pipeline.merge import reconcile
 from deid_pipeline.metrics import OUTSIDE, Evaluation, Scores, evaluate
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 
@@ -113,7 +113,7 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
             spans = list(fixed)
             for c, post in posteriors:
                 spans.extend(c.decode(doc, post, bias).spans)
-            out[bias].append(merge_spans(spans))
+            out[bias].append(reconcile(doc.text, spans, doc.dictionary))
     return out
 
 

@@ -13,13 +13,15 @@ between the digits, because ``617-555-0142`` leaks as ``6175550142`` too.
 
 Two deliberate blind spots, both because a surrogate can coincide with some
 original by chance: values with fewer than three letters or digits
-(initials) are not searched for, and a match lying wholly inside text that
-a surrogate wrote is not a leak (a doctor's surrogate surname may happen to be
-the patient's real one; what stands there is still a surrogate).
+(initials) are not searched for, and a match is a leak only if three or more
+of its letters or digits lie outside text a surrogate wrote (a doctor's
+surrogate surname may happen to be the patient's real one; what stands there
+is still a surrogate).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -49,7 +51,15 @@ class Suspect:
     label: str
 
 
-def _pattern(value: str) -> re.Pattern | None:
+@functools.lru_cache(maxsize=65_536)
+def value_pattern(value: str) -> re.Pattern | None:
+    """How a PHI value is found in text (None for values too short to search).
+
+    Shared with :func:`deid_pipeline.merge.reconcile`, which marks every
+    occurrence of a found value *before* rewriting: what the tagger marks and
+    what the guard searches for are the same matches, so the guard only fires
+    when a later step (an operator, a writer) lets an original through.
+    """
     value = " ".join(value.split())
     if len(re.sub(r"[\W_]", "", value)) < _MIN_ALNUM:
         return None
@@ -94,14 +104,29 @@ def find_leaks(
         if key in seen:
             continue
         seen.add(key)
-        pattern = _pattern(suspect.value)
+        pattern = value_pattern(suspect.value)
         if pattern is None:
             continue
         for m in pattern.finditer(text):
-            if not any(s <= m.start() and m.end() <= e for s, e in regions):
+            if _survives(text, m.start(), m.end(), regions):
                 found[suspect.label] += 1
                 break
     return found
+
+
+def _survives(text: str, start: int, end: int, regions) -> bool:
+    """Whether enough of a match lies outside surrogate text to be the original.
+
+    A surrogate surname followed by an untouched ``M.D.`` can spell a
+    ``Hernandez M.`` found elsewhere; what survived of the original there is
+    one letter, below the length the guard searches for at all.
+    """
+    outside = [True] * (end - start)
+    for s, e in regions:
+        for i in range(max(s, start), min(e, end)):
+            outside[i - start] = False
+    kept = sum(1 for i, out in enumerate(outside) if out and text[start + i].isalnum())
+    return kept >= _MIN_ALNUM
 
 
 _AGE = re.compile(r"\d+")

@@ -1,14 +1,18 @@
 """The one place where spans from all detectors are reconciled.
 
 Recall comes first: overlapping spans are unioned into one wider span, so a
-disagreement between detectors can widen a redaction but never drop one.
+disagreement between detectors can widen a redaction but never drop one; and
+a value found once is marked wherever else it occurs in the document.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deid_pipeline.model import PhiSpan
+from deid_pipeline.leak_guard import policy_keeps, value_pattern
+from deid_pipeline.model import PatientDictionary, PhiSpan
+
+PROPAGATED = "propagated"
 
 # When overlapping spans disagree on the label, the label of the more specific
 # detector wins: the header dictionary knows what a value is, rules know their
@@ -61,3 +65,44 @@ def merge_spans(spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             )
         )
     return tuple(merged)
+
+
+def other_occurrences(text: str, spans: Iterable[PhiSpan],
+                      dictionary: PatientDictionary | None = None) -> list[PhiSpan]:
+    """Spans for every further occurrence of a found value or a header value.
+
+    Detectors decide occurrence by occurrence, so a name found after its cue
+    ("son David Moss") is often missed where it stands alone ("Moss called").
+    Each value is searched for with the leak guard's own pattern (case- and
+    whitespace-insensitive, digits with any separators), so the guard and
+    the tagger agree on what an occurrence is. Values the default policy
+    keeps (ages under 90, bare years) and values under three letters or
+    digits are not propagated: they are too often not PHI elsewhere.
+    """
+    seeds: dict[str, tuple[str, float | None]] = {}
+    for span in spans:
+        value = text[span.start:span.end]
+        if not policy_keeps(span.label, value, "surrogate"):
+            seeds.setdefault(value, (span.label, span.confidence))
+    if dictionary is not None:
+        for entry in dictionary.entries:
+            if not policy_keeps(entry.label, entry.value, "surrogate"):
+                seeds.setdefault(entry.value, (entry.label, 1.0))
+    found = []
+    for value, (label, confidence) in seeds.items():
+        pattern = value_pattern(value)
+        if pattern is None:
+            continue
+        for m in pattern.finditer(text):
+            if m.end() > m.start():
+                found.append(PhiSpan(m.start(), m.end(), label, PROPAGATED,
+                                     confidence))
+    return found
+
+
+def reconcile(text: str, spans: Iterable[PhiSpan],
+              dictionary: PatientDictionary | None = None) -> tuple[PhiSpan, ...]:
+    """Every detector's spans plus all other occurrences of their values, merged."""
+    merged = merge_spans(spans)
+    extra = other_occurrences(text, merged, dictionary)
+    return merge_spans([*merged, *extra]) if extra else merged

@@ -1,5 +1,8 @@
 """High-precision rule recognizers for formulaic PHI: contacts, IDs, dates, ages.
 
+(And three formulaic name shapes, checked against the lexicons: see
+:class:`NameRecognizer`.)
+
 Shaped like Presidio's ``PatternRecognizer``: one small object per PHI kind
 with a label, regular expressions compiled once at construction, optional
 context words and ``validate``/``invalidate`` hooks. The CRF finds names and
@@ -47,6 +50,7 @@ __all__ = [
     "Hit",
     "IdRecognizer",
     "IpRecognizer",
+    "NameRecognizer",
     "Pattern",
     "PatternRecognizer",
     "PhoneRecognizer",
@@ -59,7 +63,7 @@ __all__ = [
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "1"
+CODE_VERSION = "2"
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -892,6 +896,72 @@ class IdRecognizer(PatternRecognizer):
         return self._label_of.get(self._key(hit.group("kw") or ""), self.label)
 
 
+# -------------------------------------------------------------------- names
+
+_NAME = r"(?:[OoDd]'[ \t]?)?[A-Za-z]{3}[A-Za-z'-]*(?![\w'])"
+_SHORT_NAME = r"[A-Za-z]{2}[A-Za-z'-]*(?![\w'])"
+# Not after a letter, digit or the marks of clinical shorthand: the "V." of
+# "N/V. ABD", the "I." of "D+I.", the "O." of "A&O." are not initials.
+_NOT_SHORTHAND = r"(?<![\w.'/+&-])"
+
+
+class NameRecognizer(PatternRecognizer):
+    """Names in the three shapes nursing notes write without a ``Dr.``.
+
+    ``N. GRANDONE aware`` (an initial and a surname: staff), ``MRS BRUCER``
+    (a title and a surname: the patient) and ``son bill`` (a relation and a
+    first name: a relative). The shape alone is not enough (``E. coli``,
+    ``MS changes``, ``son called``), so the word must look like a name to the
+    lexicons: a surname or first name not more common as an English word,
+    and never a drug or a diagnosis after an initial. The CRF learns these
+    too, but misses them where the corpus has few; these shapes do not vary
+    between hospitals.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        titles = _trie(config.get("titles", ("mr", "mrs", "ms", "miss")))
+        relations = _trie(config.get("relations", ("son", "daughter", "wife")))
+        super().__init__("names", "DOCTOR", [
+            Pattern("initial",
+                    rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
+                    confidence=0.8),
+            Pattern("title", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
+                    rf"(?P<phi>{_NAME})", confidence=0.8),
+            Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
+                    rf"(?:[ \t]*[,:(][ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
+                    confidence=0.8),
+        ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Staff, patient and relative names."""
+        return ("DOCTOR", "PATIENT", "RELATIVE")
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Check the word after the cue looks like a name to the lexicons."""
+        from deid_pipeline import lexicons
+
+        lex = lexicons.load()
+        word = text[hit.start:hit.end]
+        if hit.pattern.name == "initial":
+            word = word[2:].lstrip()
+        word = re.sub(r"^[OoDd]'[ \t]?", "", word).split("-")[0].lower()
+        flags = lex.flags(word)
+        band = lex.english_band(word)
+        if hit.pattern.name == "relation":
+            return band <= 4 and any(f.startswith("fn") for f in flags)
+        if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
+            return False
+        surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
+        return band == 0 or (band <= 4 and bool(surname & {"ln1", "ln2", "fn1", "fn2"})
+                             ) or (band <= 2 and bool(surname))
+
+    def label_for(self, hit: Hit, text: str) -> str:
+        """DOCTOR after an initial, PATIENT after a title, RELATIVE after a relation."""
+        return {"initial": "DOCTOR", "title": "PATIENT"}.get(hit.pattern.name,
+                                                              "RELATIVE")
+
+
 # ----------------------------------------------------------------- detector
 
 
@@ -918,6 +988,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         DateRecognizer(config.get("date", {}), units),
         AgeRecognizer(units),
         IdRecognizer(config.get("ids", {})),
+        NameRecognizer(config.get("names", {})),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 
 from deid_pipeline.detectors import Detector, TaggerConfig, create
-from deid_pipeline.merge import merge_spans
+from deid_pipeline.merge import reconcile
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 
 _INVISIBLE = (
@@ -75,11 +75,12 @@ class PhiTagger:
             spans.extend(found.spans)
             if found.confidence is not None:
                 confidences.append(found.confidence)
+        spans = reconcile(view.text, spans, doc.dictionary)
         if positions is not None:
-            spans = [_map_back(s, positions) for s in spans]
+            spans = tuple(_map_back(s, positions) for s in spans)
         return TaggedDocument(
             document=doc,
-            spans=merge_spans(spans),
+            spans=spans,
             confidence=min(confidences) if confidences else None,
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 
@@ -11,11 +12,13 @@ from deid_pipeline.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
     TrainOptions,
+    _drop_common_words,
     bio_to_spans,
     load_model,
     model_id,
     outside_threshold,
     parse_sampling,
+    plausible,
     spans_to_bio,
     train_model,
     training_sequences,
@@ -248,9 +251,41 @@ def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
     doc = ClinicalDocument("h", text, "hl7", dictionary=PatientDictionary(
         entries=(DictionaryEntry("ZYXWVUT", "RELATIVE", "NK1.2"),)))
     crf_only = PhiTagger.from_config(TaggerConfig(("crf",), tiny_model, bias=50.0))
-    assert crf_only.tag(doc).spans == ()  # at this bias the CRF finds nothing
+    # At this bias the CRF finds nothing (without the header to propagate).
+    assert crf_only.tag(dataclasses.replace(doc, dictionary=None)).spans == ()
     hybrid = PhiTagger.from_config(TaggerConfig(("dictionary", "crf"), tiny_model,
                                                 bias=50.0))
     spans = hybrid.tag(doc).spans
     assert [(text[s.start:s.end], s.label) for s in spans] == [("Zyxwvut", "RELATIVE")]
     assert spans[0].source.startswith("dictionary")
+
+
+@pytest.mark.parametrize("value,label,expected", [
+    ("80/30", "DATE", False),      # a pressure, not a month/day
+    ("135/27", "DATE", False),
+    ("17-24", "DATE", False),
+    ("7/9", "DATE", True),
+    ("25/12", "DATE", True),       # day/month
+    ("10/22/03", "DATE", True),
+    ("2006", "DATE", True),
+    ("Oct 3", "DATE", True),       # letters: the model's call
+    ("86-105", "PHONE", False),    # a range
+    ("555-0142", "PHONE", True),
+    ("(617) 555-0142", "PHONE", True),
+    ("123", "IDNUM", True),
+])
+def test_plausible_rejects_numbers_that_cannot_be_their_label(value, label, expected):
+    assert plausible(value, label) is expected
+
+
+def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
+    tokens = tuple(tokenize("Sons David and Theodore will call"))
+    kinds = ["RELATIVE", "RELATIVE", "RELATIVE", "RELATIVE", "RELATIVE", None]
+    viterbi = ["O", "B-RELATIVE", "O", "B-RELATIVE", "O", "O"]
+    _drop_common_words(tokens, kinds, viterbi)
+    # "Sons" is not a band-6 word; "and"/"will" are, and only the bias marked them.
+    assert kinds == ["RELATIVE", "RELATIVE", None, "RELATIVE", None, None]
+    kinds = ["ORGANIZATION"] * 3
+    _drop_common_words(tuple(tokenize("Smith and Wesson")), kinds,
+                       ["B-ORGANIZATION", "I-ORGANIZATION", "I-ORGANIZATION"])
+    assert kinds == ["ORGANIZATION"] * 3  # the best path says so: kept

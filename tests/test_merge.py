@@ -36,3 +36,63 @@ def test_when_chain_of_overlaps_then_one_span():
 def test_when_identical_spans_then_deduplicated():
     s = PhiSpan(2, 6, "PHONE", "rules:phone", 1.0)
     assert merge_spans([s, s]) == (s,)
+
+
+# --------------------------------------------------------------- reconcile
+
+from deid_pipeline.leak_guard import Suspect, find_leaks  # noqa: E402
+from deid_pipeline.merge import PROPAGATED, reconcile  # noqa: E402
+from deid_pipeline.model import DictionaryEntry, PatientDictionary  # noqa: E402
+
+NOTE = (
+    "Pt seen with son David Moss at bedside. Moss called at 1400 re: plan.\n"
+    "MOSS, DAVID to visit tomorrow; call back 617-555-0142.\n"
+    "Pt is 74 yo, born 1950. Lives in Moss Landing area since 1950.\n"
+)
+
+
+def _at(text, needle, start=0):
+    i = text.index(needle, start)
+    return i, i + len(needle)
+
+
+def test_when_a_name_is_found_once_then_its_other_occurrences_are_marked():
+    found = [PhiSpan(*_at(NOTE, "David Moss"), "RELATIVE", "crf", 0.7)]
+    spans = reconcile(NOTE, found)
+    texts = [NOTE[s.start:s.end] for s in spans]
+    assert texts == ["David Moss"]  # the full value only: "Moss" alone is not it
+    moss = [PhiSpan(*_at(NOTE, "Moss", NOTE.index("Moss called")), "RELATIVE",
+                    "crf", 0.6)]
+    spans = reconcile(NOTE, moss)
+    # Case-insensitive, whole words: "Moss", "MOSS", "Moss" (Landing) all marked.
+    assert [NOTE[s.start:s.end].lower() for s in spans] == ["moss"] * 4
+    assert [s.source for s in spans].count(PROPAGATED) == 3
+    assert all(s.label == "RELATIVE" and s.confidence == 0.6 for s in spans)
+
+
+def test_when_values_are_kept_by_policy_or_too_short_then_not_propagated():
+    found = [
+        PhiSpan(*_at(NOTE, "74"), "AGE", "rules:age"),
+        PhiSpan(*_at(NOTE, "1950"), "DATE", "rules:date"),
+        PhiSpan(*_at(NOTE, "Pt"), "PATIENT", "crf"),
+    ]
+    assert reconcile(NOTE, found) == merge_spans(found)
+
+
+def test_when_a_header_phone_is_written_differently_then_every_form_is_marked():
+    text = "Call 617-555-0142 or (617) 555 0142 or 6175550142, not 61755501423."
+    header = PatientDictionary(
+        entries=(DictionaryEntry("617.555.0142", "PHONE", "PID.13"),))
+    spans = reconcile(text, [], header)
+    assert [text[s.start:s.end] for s in spans] == [
+        "617-555-0142", "617) 555 0142", "6175550142"]
+    assert all(s.label == "PHONE" and s.source == PROPAGATED for s in spans)
+
+
+def test_after_reconcile_the_leak_guard_finds_nothing_outside_the_spans():
+    found = [PhiSpan(*_at(NOTE, "Moss"), "RELATIVE", "crf"),
+             PhiSpan(*_at(NOTE, "617-555-0142"), "PHONE", "rules:phone")]
+    spans = reconcile(NOTE, found)
+    suspects = [Suspect(NOTE[s.start:s.end], s.label) for s in spans]
+    assert find_leaks(NOTE, suspects, [(s.start, s.end) for s in spans]) == {}
+    assert find_leaks(NOTE, suspects) != {}  # the guard would see them

@@ -423,3 +423,32 @@ def test_when_run_on_physionet_corpus_then_most_non_year_dates_and_phones_found(
     assert total > 250
     assert found / total >= 0.85
 
+
+
+# -------------------------------------------------------------------- names
+
+NAME_ROWS = [
+    ("K 5.9. R. PELLEGRINO AWARE, WILL RECHECK", [("R. PELLEGRINO", "DOCTOR")]),
+    ("valuables counted by nsg (t. okafor and m. o'halloran)",
+     [("t. okafor", "DOCTOR"), ("m. o'halloran", "DOCTOR")]),
+    ("CVL placed by J. Whitfield, CXR pending", [("J. Whitfield", "DOCTOR")]),
+    ("MRS KOWALCZYK RESTING, HUSBAND AT BEDSIDE", [("KOWALCZYK", "PATIENT")]),
+    ("mr.delacroix returned from OR", [("delacroix", "PATIENT")]),
+    ("social: son bernard called, updated", [("bernard", "RELATIVE")]),
+    ("DAUGHTER, ROSALIND, IS HCP", [("ROSALIND", "RELATIVE")]),
+    # Shorthand that looks like an initial and a name, and is not.
+    ("no N/V. ABD soft, +BS", []),
+    ("A&O. MAE, follows commands", []),
+    ("UA sent; urine grew E. coli, c. diff negative, S. aureus in sputum", []),
+    ("pt.got v.agitated overnight", []),
+    ("drsg C/D/I. Neo weaned", []),
+    # A relation or title followed by an ordinary word.
+    ("son came in, daughter states pt was confused, friendly", []),
+    ("MS CHANGES OVERNIGHT; MRI's reviewed; plan unclear", []),
+    ("wife Will visit tomorrow", []),  # "will" is too common to be taken
+]
+
+
+@pytest.mark.parametrize("text,expected", NAME_ROWS)
+def test_names_recognizer(detector, text, expected):
+    _check(detector, "names", text, expected)

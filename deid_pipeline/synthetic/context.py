@@ -179,8 +179,8 @@ class DocContext:
     @staticmethod
     def _title(person: Person, rng: random.Random) -> str:
         if person.sex == "M":
-            return "Mr."
-        return rng.choice(("Mrs.", "Ms.", "Mrs.", "Miss"))
+            return rng.choice(("Mr.", "Mr.", "Mr"))
+        return rng.choice(("Mrs.", "Ms.", "Mrs.", "Miss", "Mrs", "Ms"))
 
     def _name_pieces(
         self, person: Person, form: str, label: str, out: list[Piece]
@@ -282,6 +282,20 @@ class DocContext:
             out.append((doctor.last, "DOCTOR"))
         elif form == "first":
             out.append((doctor.first, "DOCTOR"))
+        elif form == "init":
+            out.append((f"{doctor.first[0]}. {doctor.last}", "DOCTOR"))
+        elif form == "staff":
+            # Nurses, case managers, chaplains: a role word (or none), any form.
+            role = rng.choice(("", "", "RN ", "NP ", "PA ", "SW ", "CM ",
+                               "Rabbi ", "Chaplain ", "charge RN ", "resident "))
+            if role:
+                out.append((role, None))
+            name = rng.choices(
+                (f"{doctor.first[0]}. {doctor.last}", doctor.first,
+                 f"{doctor.first} {doctor.last}", doctor.last),
+                (3, 3, 2, 2),
+            )[0]
+            out.append((name, "DOCTOR"))
         elif form == "sig":
             if rng.random() < 0.5:
                 out.append(

@@ -266,6 +266,16 @@ NURSING_FREE = (
     "[wt|weight] {n:45-140.1} kg",
     "[repeat|f/u] [CXR|ekg|EKG|head CT] [done|pending|read as no change]",
     "[in|on] {date:prior,short} [pt had|s/p|s\\p] {proc}",
+    # Staff other than the physician, named the way nursing notes name them.
+    "{dr:staff} [aware|notified|made aware|paged|in to see pt|updated]",
+    "[talked with|spoke with|d/w|called] {dr:staff} from [case management|social "
+    "work|PT|nutrition|pharmacy|admitting|the blood bank|nsg agency]",
+    "[nsg|RN|nursing] ({dr:init} and {dr:init}) [verified|counted|witnessed] "
+    "[valuables|belongings|amt of cash]",
+    "[to meet|will meet|met with] {dr:init} [of|from] [VNA|case mgmt|hospice] "
+    "[at {time}|tomorrow|today]",
+    "{pt:title} [resting comfortably|aware of plan|tearful|fair]",
+    "{rel:title} [aware|updated|at bedside|called] [re: plan|this eve|]",
 )
 
 # --- discharge summaries -----------------------------------------------------
