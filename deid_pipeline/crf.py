@@ -19,6 +19,7 @@ use holds the model's lock.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -428,18 +429,55 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
             kinds[t] = None
 
 
+def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
+    """The tokens around t joined without blanks that are digits or ``/``."""
+    lo = hi = t
+    while lo > 0 and tokens[lo - 1].end == tokens[lo].start and (
+            tokens[lo - 1].text.isdigit() or tokens[lo - 1].text == "/"):
+        lo -= 1
+    while hi + 1 < len(tokens) and tokens[hi].end == tokens[hi + 1].start and (
+            tokens[hi + 1].text.isdigit() or tokens[hi + 1].text == "/"):
+        hi += 1
+    return lo, hi
+
+
+def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
+                              viterbi: Sequence[str]) -> None:
+    """Unmark year-less ``5/5``, ``3/10`` that only a negative bias made dates.
+
+    Such fractions are vent settings, pain scores and strengths far more
+    often than dates; the rules find the dated ones by their context words,
+    and the model still marks those its best path calls dates.
+    """
+    for t, kind in enumerate(kinds):
+        if kind != "DATE" or viterbi[t] != OUTSIDE or not tokens[t].text.isdigit():
+            continue
+        lo, hi = _fraction_run(tokens, t)
+        if hi - lo == 2 and tokens[lo + 1].text == "/" and all(
+                len(tokens[i].text) <= 2 for i in (lo, hi)):
+            kinds[t] = None
+
+
 _NUMERIC = re.compile(r"[\d/\-.:() ]+")
 _NUMBER = re.compile(r"\d+")
 
 
+_RATE = re.compile(r"\d+(?:\.\d+)?[ \t]*/[ \t]*[A-Za-z]+")
+_MONTH_ABBREVIATIONS = frozenset(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split())
+
+
 def plausible(value: str, label: str) -> bool:
-    """Whether an all-numeric CRF span can be the PHI type it was given.
+    """Whether a CRF span's numbers can be the PHI type it was given.
 
     A CRF that has seen dates and phones will call ``80/30`` (a pressure) a
     date and ``86-105`` (a range) a phone when pushed for recall; a value
     that cannot be a date or a phone by its digits alone is not redacted as
-    one. Spans with letters are left to the model.
+    one; nor is a rate (``10/hr``) a date. Other spans with letters are left
+    to the model.
     """
+    if label == "DATE" and _RATE.fullmatch(value):
+        return value.rsplit("/", 1)[1].strip()[:3].lower() in _MONTH_ABBREVIATIONS
     if not _NUMERIC.fullmatch(value):
         return True
     numbers = [int(n) for n in _NUMBER.findall(value)]
@@ -455,6 +493,28 @@ def plausible(value: str, label: str) -> bool:
     if label in ("PHONE", "FAX"):
         return digits >= 7
     return True
+
+
+# The kind of place, not its name: "Calvert [Hospital]", "Kessler [Medical
+# Center]". Left in clear (it identifies no one; the institution surrogate
+# keeps such words too), as annotators of the PhysioNet corpus do.
+_FACILITY_NOUN = re.compile(
+    r"(?:(?:^|[ \t]+)(?:hospitals?|hosp|medical|med|center|centre|ctr|clinic|rehab|"
+    r"rehabilitation|infirmary)\.?)+$", re.IGNORECASE)
+_PLACE_LABELS = frozenset({"HOSPITAL", "LOCATION", "ORGANIZATION"})
+
+
+def _without_facility_noun(text: str, span: PhiSpan) -> PhiSpan | None:
+    """The span minus trailing facility nouns (None if nothing else is left)."""
+    if span.label not in _PLACE_LABELS:
+        return span
+    value = text[span.start:span.end]
+    m = _FACILITY_NOUN.search(value)
+    if m is None:
+        return span
+    if m.start() == 0:
+        return None
+    return dataclasses.replace(span, end=span.start + m.start())
 
 
 def _is_alnum_span(text: str, span: PhiSpan) -> bool:
@@ -524,6 +584,7 @@ class CrfDetector(Detector):
                             else posterior.fallback[t])
         confidences = [1.0 - p for p in posterior.p_outside]
         _drop_common_words(tokens, kinds, posterior.viterbi)
+        _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
         if self.propagate:
             _propagate(tokens, kinds, confidences)
         tags = []
@@ -538,7 +599,9 @@ class CrfDetector(Detector):
                 tags.append(tag)
             prev_kind = kind
         spans = bio_to_spans(tokens, tags, SOURCE, confidences)
-        spans = tuple(s for s in spans if _is_alnum_span(doc.text, s)
+        spans = (_without_facility_noun(doc.text, s) for s in spans)
+        spans = tuple(s for s in spans if s is not None
+                      and _is_alnum_span(doc.text, s)
                       and plausible(doc.text[s.start:s.end], s.label))
         return Detection(spans, posterior.confidence)
 

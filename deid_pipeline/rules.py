@@ -903,15 +903,17 @@ _SHORT_NAME = r"[A-Za-z]{2}[A-Za-z'-]*(?![\w'])"
 # Not after a letter, digit or the marks of clinical shorthand: the "V." of
 # "N/V. ABD", the "I." of "D+I.", the "O." of "A&O." are not initials.
 _NOT_SHORTHAND = r"(?<![\w.'/+&-])"
+_VOWEL = re.compile(r"[aeiouy]")
 
 
 class NameRecognizer(PatternRecognizer):
-    """Names in the three shapes nursing notes write without a ``Dr.``.
+    """Names in the shapes nursing notes write them.
 
-    ``N. GRANDONE aware`` (an initial and a surname: staff), ``MRS BRUCER``
-    (a title and a surname: the patient) and ``son bill`` (a relation and a
-    first name: a relative). The shape alone is not enough (``E. coli``,
-    ``MS changes``, ``son called``), so the word must look like a name to the
+    ``N. GRANDONE aware`` (an initial and a surname: staff), ``HO Falco``
+    (a staff title and a name), ``MRS BRUCER`` (a title and a surname: the
+    patient) and ``son bill`` (a relation and a first name: a relative).
+    The shape alone is not enough (``E. coli``, ``MS changes``, ``son
+    called``), so the word must look like a name to the
     lexicons: a surname or first name not more common as an English word,
     and never a drug or a diagnosis after an initial. The CRF learns these
     too, but misses them where the corpus has few; these shapes do not vary
@@ -920,6 +922,7 @@ class NameRecognizer(PatternRecognizer):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         titles = _trie(config.get("titles", ("mr", "mrs", "ms", "miss")))
+        staff = _trie(config.get("staff_titles", ("dr", "doctor")))
         relations = _trie(config.get("relations", ("son", "daughter", "wife")))
         super().__init__("names", "DOCTOR", [
             Pattern("initial",
@@ -927,6 +930,8 @@ class NameRecognizer(PatternRecognizer):
                     confidence=0.8),
             Pattern("title", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME})", confidence=0.8),
+            Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
+                    rf"(?P<phi>{_NAME}(?:-{_NAME})?)", confidence=0.8),
             Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
                     rf"(?:[ \t]*[,:(][ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
                     confidence=0.8),
@@ -949,7 +954,15 @@ class NameRecognizer(PatternRecognizer):
         flags = lex.flags(word)
         band = lex.english_band(word)
         if hit.pattern.name == "relation":
-            return band <= 4 and any(f.startswith("fn") for f in flags)
+            return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
+                band == 5 and "fn1" in flags)
+        if hit.pattern.name == "staff":
+            # After "Dr" a name in the lexicons, or an unknown word that does
+            # not read like shorthand (CXR), a verb or a plural (paged, sats).
+            if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
+                return True
+            return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (
+                not word.endswith(("ed", "ing", "ly", "s")))
         if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
             return False
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
@@ -958,8 +971,8 @@ class NameRecognizer(PatternRecognizer):
 
     def label_for(self, hit: Hit, text: str) -> str:
         """DOCTOR after an initial, PATIENT after a title, RELATIVE after a relation."""
-        return {"initial": "DOCTOR", "title": "PATIENT"}.get(hit.pattern.name,
-                                                              "RELATIVE")
+        return {"initial": "DOCTOR", "staff": "DOCTOR", "title": "PATIENT"}.get(
+            hit.pattern.name, "RELATIVE")
 
 
 # ----------------------------------------------------------------- detector

@@ -12,7 +12,9 @@ from deid_pipeline.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
     TrainOptions,
+    _drop_bias_only_fractions,
     _drop_common_words,
+    _without_facility_noun,
     bio_to_spans,
     load_model,
     model_id,
@@ -269,6 +271,9 @@ def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
     ("10/22/03", "DATE", True),
     ("2006", "DATE", True),
     ("Oct 3", "DATE", True),       # letters: the model's call
+    ("10/hr", "DATE", False),      # a rate
+    ("45 / min", "DATE", False),
+    ("3/Oct", "DATE", True),
     ("86-105", "PHONE", False),    # a range
     ("555-0142", "PHONE", True),
     ("(617) 555-0142", "PHONE", True),
@@ -289,3 +294,29 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
     _drop_common_words(tuple(tokenize("Smith and Wesson")), kinds,
                        ["B-ORGANIZATION", "I-ORGANIZATION", "I-ORGANIZATION"])
     assert kinds == ["ORGANIZATION"] * 3  # the best path says so: kept
+
+
+@pytest.mark.parametrize("value,label,expected", [
+    ("Calvert Hospital", "HOSPITAL", "Calvert"),
+    ("KESSLER MEDICAL CENTER", "HOSPITAL", "KESSLER"),
+    ("St. Mary Hosp.", "LOCATION", "St. Mary"),
+    ("Hospital", "HOSPITAL", None),          # the kind of place alone: no PHI
+    ("Mercy", "HOSPITAL", "Mercy"),
+    ("Center Street", "STREET", "Center Street"),  # only place-name labels
+])
+def test_facility_nouns_are_left_out_of_place_spans(value, label, expected):
+    span = _without_facility_noun(value, PhiSpan(0, len(value), label, "crf"))
+    assert (None if span is None else value[span.start:span.end]) == expected
+
+
+def test_when_only_the_bias_makes_a_fraction_a_date_then_it_is_dropped():
+    text = "CPAP 5/5, pain 3/10; seen 7/22/2006 and 8/14"
+    tokens = tuple(tokenize(text))
+    digits = [i for i, tok in enumerate(tokens) if tok.text.isdigit()]
+    kinds = ["DATE" if i in digits else None for i in range(len(tokens))]
+    # The best path calls only 8/14 a date; the bias marked every number.
+    at_8 = next(i for i, tok in enumerate(tokens) if tok.text == "8")
+    viterbi = ["B-DATE" if i in (at_8, at_8 + 2) else "O" for i in range(len(tokens))]
+    _drop_bias_only_fractions(tokens, kinds, viterbi)
+    marked = [tokens[i].text for i, k in enumerate(kinds) if k]
+    assert marked == ["7", "22", "2006", "8", "14"]  # dated, or on the best path

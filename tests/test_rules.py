@@ -452,3 +452,17 @@ NAME_ROWS = [
 @pytest.mark.parametrize("text,expected", NAME_ROWS)
 def test_names_recognizer(detector, text, expected):
     _check(detector, "names", text, expected)
+
+
+STAFF_ROWS = [
+    ("plan per dr okonkwo-baptiste, f/u in am", [("okonkwo-baptiste", "DOCTOR")]),
+    ("HO Vantongeren notified of K 3.1", [("Vantongeren", "DOCTOR")]),
+    ("met with dr.lindqvist and family", [("lindqvist", "DOCTOR")]),
+    ("Dr paged, RN aware, MD aware", []),
+    ("RN sats 95% on 2L", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", STAFF_ROWS)
+def test_names_recognizer_after_staff_titles(detector, text, expected):
+    _check(detector, "names", text, expected)
