@@ -7,17 +7,20 @@ tokens: case-insensitive, any run of whitespace where the value has a blank,
 none where it has none, and whole tokens only, so a short name part never
 matches inside another word (``Lee`` is not in ``Leeds``). One pass over the
 tokens with an index of first tokens: no per-document regex compilation,
-however many forms the header expands into.
+however many forms the header expands into, and only the forms whose every
+token occurs in the text are indexed at all.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from deid_pipeline.detectors import Detector, TaggerConfig, register
 from deid_pipeline.model import ClinicalDocument, PatientDictionary, PhiSpan
-from deid_pipeline.tokenizer import Token, tokenize
+from deid_pipeline.tokenizer import token_spans
 
 # Single letters would match every article and initial in the note; initials
 # are matched only when the dictionary lists them with their period ("J.").
@@ -32,21 +35,54 @@ class _Form:
     field: str
 
 
-def _form(value: str, label: str, field: str) -> _Form | None:
-    tokens = tokenize(value)
-    if not tokens or len(value.strip()) < _MIN_LENGTH:
-        return None
-    spaced = tuple(tokens[k].start > tokens[k - 1].end for k in range(1, len(tokens)))
-    return _Form(tuple(t.text.lower() for t in tokens), spaced, label, field)
+def _forms(dictionary: PatientDictionary,
+           vocabulary: Container[str] | None = None) -> Iterator[_Form]:
+    """The entries long enough to search for, as tokens, in entry order.
+
+    With ``vocabulary`` (the lower-cased tokens of a text), only the forms
+    whose every token is in it, the only ones that can match that text: a
+    header expands into hundreds of forms per report, and a dozen or so
+    survive. All values are tokenized in one call over the values joined by
+    line breaks (no token spans whitespace, so each value is cut exactly as
+    on its own), and a form is dropped at its first unknown token.
+    """
+    entries = [e for e in dictionary.entries if len(e.value.strip()) >= _MIN_LENGTH]
+    joined = "\n".join(e.value for e in entries)
+    # ASCII lower-casing is per character, so one call serves every token.
+    lowered = joined.lower() if joined.isascii() else None
+    spans = token_spans(joined)
+    starts = [a for a, _ in spans]
+    offset = 0
+    first = 0
+    for entry in entries:
+        end = offset + len(entry.value)
+        after = bisect.bisect_left(starts, end, first)
+        tokens = []
+        for k in range(first, after):
+            a, b = spans[k]
+            token = lowered[a:b] if lowered is not None else joined[a:b].lower()
+            if vocabulary is not None and token not in vocabulary:
+                break
+            tokens.append(token)
+        else:
+            if tokens:
+                spaced = tuple(spans[k][0] > spans[k - 1][1]
+                               for k in range(first + 1, after))
+                yield _Form(tuple(tokens), spaced, entry.label, entry.field)
+        offset, first = end + 1, after
 
 
-def index_dictionary(dictionary: PatientDictionary) -> dict[str, list[_Form]]:
-    """First lower-cased token -> the forms starting with it, longest first."""
+def index_dictionary(dictionary: PatientDictionary,
+                     vocabulary: Container[str] | None = None,
+                     ) -> dict[str, list[_Form]]:
+    """First lower-cased token -> the forms starting with it, longest first.
+
+    ``vocabulary`` leaves out the forms that cannot occur in a text with
+    those tokens (see :func:`_forms`); the others are indexed as without it.
+    """
     seen: dict[tuple[tuple[str, ...], tuple[bool, ...], str], _Form] = {}
-    for entry in dictionary.entries:
-        form = _form(entry.value, entry.label, entry.field)
-        if form is not None:
-            seen.setdefault((form.tokens, form.spaced, form.label), form)
+    for form in _forms(dictionary, vocabulary):
+        seen.setdefault((form.tokens, form.spaced, form.label), form)
     index: dict[str, list[_Form]] = defaultdict(list)
     for form in seen.values():
         index[form.tokens[0]].append(form)
@@ -55,14 +91,15 @@ def index_dictionary(dictionary: PatientDictionary) -> dict[str, list[_Form]]:
     return index
 
 
-def _matches(tokens: list[Token], lowered: list[str], i: int, form: _Form) -> bool:
+def _matches(spans: list[tuple[int, int]], lowered: list[str], i: int,
+             form: _Form) -> bool:
     n = len(form.tokens)
-    if i + n > len(tokens):
+    if i + n > len(spans):
         return False
     for k in range(1, n):
         if lowered[i + k] != form.tokens[k]:
             return False
-        gap = tokens[i + k].start > tokens[i + k - 1].end
+        gap = spans[i + k][0] > spans[i + k - 1][1]
         if gap != form.spaced[k - 1]:
             return False
     return True
@@ -70,26 +107,26 @@ def _matches(tokens: list[Token], lowered: list[str], i: int, form: _Form) -> bo
 
 def find_entries(text: str, dictionary: PatientDictionary) -> list[PhiSpan]:
     """Every occurrence of every dictionary form in ``text``."""
-    index = index_dictionary(dictionary)
+    spans = token_spans(text)
+    lowered = [text[a:b].lower() for a, b in spans]
+    index = index_dictionary(dictionary, frozenset(lowered))
     if not index:
         return []
-    tokens = tokenize(text)
-    lowered = [t.text.lower() for t in tokens]
-    spans = []
+    found = []
     for i, low in enumerate(lowered):
         for form in index.get(low, ()):
-            if _matches(tokens, lowered, i, form):
-                end = tokens[i + len(form.tokens) - 1].end
-                spans.append(
+            if _matches(spans, lowered, i, form):
+                end = spans[i + len(form.tokens) - 1][1]
+                found.append(
                     PhiSpan(
-                        tokens[i].start,
+                        spans[i][0],
                         end,
                         form.label,
                         f"dictionary:{form.field}",
                         1.0,
                     )
                 )
-    return sorted(spans)
+    return sorted(found)
 
 
 class DictionaryDetector(Detector):

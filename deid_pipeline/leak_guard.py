@@ -21,18 +21,21 @@ is still a surrogate).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from deid_pipeline.model import DeidentifiedDocument, TaggedDocument
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
 _MIN_ALNUM = 3
 _MIN_DIGITS_FOR_LOOSE_MATCH = 5
-_DIGIT_GAP = r"[\s\-./()+]*"
+_GAP_CHARS = r"\s\-./()+"  # what may stand between the digits of a phone or ID
+_DIGIT_GAP = rf"[{_GAP_CHARS}]*"
 
 
 class LeakDetectedError(Exception):
@@ -51,30 +54,199 @@ class Suspect:
     label: str
 
 
+class _Needle(NamedTuple):
+    """How to search for one value: what a plain search needs, and its regex.
+
+    A mostly-digit value (an ID, a phone) has its ``digits``, matched digit
+    by digit with any separators between; any other value its blank-separated
+    ``parts``, and, when it is ASCII, their lower-cased ``words``. A
+    non-ASCII value is searched with its regex (rare; Unicode case folding
+    is the regex engine's job). A tuple, not a dataclass: one is made for
+    every new value, hundreds per message.
+    """
+
+    digits: str = ""
+    parts: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    left: bool = False  # the match must not follow a word character
+    right: bool = False  # ... nor be followed by one
+
+    @property
+    def pattern(self) -> re.Pattern:
+        return _pattern(self)
+
+
+@functools.lru_cache(maxsize=4_096)
+def _pattern(needle: _Needle) -> re.Pattern:
+    """The regex that defines what a match of the needle is.
+
+    Cached by needle, not value: ``895-955-2`` and ``8959552`` share one.
+    """
+    if needle.digits:
+        body = _DIGIT_GAP.join(re.escape(d) for d in needle.digits)
+        return re.compile(rf"(?<!\d){body}(?!\d)")
+    body = r"\s+".join(re.escape(part) for part in needle.parts)
+    left = r"(?<!\w)" if needle.left else ""
+    right = r"(?!\w)" if needle.right else ""
+    return re.compile(left + body + right, re.IGNORECASE)
+
+
+_NOT_ALNUM = re.compile(r"[\W_]")
+_NOT_DIGIT = re.compile(r"\D")
+
+
 @functools.lru_cache(maxsize=65_536)
+def _needle(value: str) -> _Needle | None:
+    """The search plan for ``value`` (None for values too short to search).
+
+    Computing it compiles nothing: compiling one regex per value (and a
+    header expands into hundreds of values per message) used to be the
+    largest single CPU cost of the MLLP gateway.
+    """
+    parts = tuple(value.split())
+    value = " ".join(parts)
+    alnum = len(_NOT_ALNUM.sub("", value))
+    if alnum < _MIN_ALNUM:
+        return None
+    if alnum >= _MIN_DIGITS_FOR_LOOSE_MATCH:
+        digits = _NOT_DIGIT.sub("", value)
+        if len(digits) >= _MIN_DIGITS_FOR_LOOSE_MATCH and len(digits) >= alnum - 1:
+            return _Needle(digits)
+    # ASCII lower-casing keeps every blank where it was.
+    words = tuple(value.lower().split()) if value.isascii() else ()
+    return _Needle("", parts, words, value[0].isalnum(), value[-1].isalnum())
+
+
 def value_pattern(value: str) -> re.Pattern | None:
     """How a PHI value is found in text (None for values too short to search).
 
-    Shared with :func:`deid_pipeline.merge.reconcile`, which marks every
-    occurrence of a found value *before* rewriting: what the tagger marks and
-    what the guard searches for are the same matches, so the guard only fires
-    when a later step (an operator, a writer) lets an original through.
+    Mostly-digit values (IDs, phones) match with any separators between
+    their digits; other values case-insensitively, with any run of
+    whitespace where they have a blank, as whole words. This regex is the
+    definition of a match; :class:`SearchText` finds exactly its matches
+    faster, and is what :func:`find_leaks` and
+    :func:`deid_pipeline.merge.reconcile` use, so what the tagger marks and
+    what the guard searches for are the same matches.
     """
-    value = " ".join(value.split())
-    if len(re.sub(r"[\W_]", "", value)) < _MIN_ALNUM:
-        return None
-    digits = re.sub(r"\D", "", value)
-    if (
-        len(digits) >= _MIN_DIGITS_FOR_LOOSE_MATCH
-        and len(digits) >= len(re.sub(r"[\W_]", "", value)) - 1
-    ):
-        # Mostly digits: an ID or phone; any separators between the digits.
-        body = _DIGIT_GAP.join(re.escape(d) for d in digits)
-        return re.compile(rf"(?<!\d){body}(?!\d)")
-    body = r"\s+".join(re.escape(part) for part in value.split())
-    left = r"(?<!\w)" if value[0].isalnum() else ""
-    right = r"(?!\w)" if value[-1].isalnum() else ""
-    return re.compile(left + body + right, re.IGNORECASE)
+    needle = _needle(value)
+    return None if needle is None else needle.pattern
+
+
+# The only non-ASCII characters that re.IGNORECASE matches to an ASCII
+# character (dotted and dotless i, long s, Kelvin sign; the tests check this
+# over all of Unicode). Mapping them first makes ``str.lower`` a fold that
+# keeps every offset and agrees with the regex for ASCII values.
+_ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s",
+                              "\u212a": "k"})
+_GAPS = re.compile(rf"[{_GAP_CHARS}]+")
+_NOT_GAPS = re.compile(rf"[^{_GAP_CHARS}]+")
+
+
+def _is_word(ch: str) -> bool:
+    r"""The regex ``\w`` for one character."""
+    return ch.isalnum() or ch == "_"
+
+
+class SearchText:
+    """One text prepared for searching many PHI values in it.
+
+    Each value is found with ``str.find`` on a case-folded copy (or on the
+    text with digit separators squeezed out) plus boundary checks, instead of
+    a compiled regex per value; the views are built lazily, once per text.
+    The matches are exactly ``value_pattern(value).finditer(text)``'s,
+    which the tests check on random and Unicode-edge texts.
+    """
+
+    __slots__ = ("text", "_folded", "_squeezed", "_run_starts", "_run_origins")
+
+    def __init__(self, text: str) -> None:
+        """Prepare nothing yet: most texts need only one of the two views."""
+        self.text = text
+        self._folded: str | None = None
+        self._squeezed: str | None = None
+        self._run_starts: list[int] = []
+        self._run_origins: list[int] = []
+
+    def matches(self, value: str) -> list[tuple[int, int]]:
+        """(start, end) of every non-overlapping match of ``value``, in order."""
+        needle = _needle(value)
+        if needle is None:
+            return []
+        if needle.digits:
+            return self._digit_matches(needle.digits)
+        if needle.words:
+            return self._word_matches(needle)
+        return [m.span() for m in needle.pattern.finditer(self.text)]
+
+    def _word_matches(self, needle: _Needle) -> list[tuple[int, int]]:
+        folded = self._folded
+        if folded is None:
+            text = self.text
+            folded = self._folded = (text if text.isascii()
+                                     else text.translate(_ASCII_TWINS)).lower()
+        first = needle.words[0]
+        at = folded.find(first)
+        if at < 0 or any(word not in folded for word in needle.words[1:]):
+            return []
+        found = []
+        while at >= 0:
+            end = self._word_match_end(at, needle)
+            if end is None:
+                at = folded.find(first, at + 1)
+            else:
+                found.append((at, end))
+                at = folded.find(first, end)
+        return found
+
+    def _word_match_end(self, at: int, needle: _Needle) -> int | None:
+        """End of the match starting at ``at`` (its first word is there), or None."""
+        text, folded = self.text, self._folded
+        if needle.left and at > 0 and _is_word(text[at - 1]):
+            return None
+        end = at + len(needle.words[0])
+        n = len(text)
+        for word in needle.words[1:]:
+            blank = end
+            while blank < n and text[blank].isspace():
+                blank += 1
+            if blank == end or not folded.startswith(word, blank):
+                return None
+            end = blank + len(word)
+        if needle.right and end < n and _is_word(text[end]):
+            return None
+        return end
+
+    def _digit_matches(self, digits: str) -> list[tuple[int, int]]:
+        squeezed = self._squeezed
+        if squeezed is None:
+            squeezed = self._squeezed = _GAPS.sub("", self.text)
+        at = squeezed.find(digits)
+        if at < 0:
+            return []
+        text = self.text
+        if not self._run_starts:
+            # Where each separator-free run of the text starts, in both texts.
+            length = 0
+            for m in _NOT_GAPS.finditer(text):
+                self._run_starts.append(length)
+                self._run_origins.append(m.start())
+                length += m.end() - m.start()
+        k = len(digits)
+        found = []
+        while at >= 0:
+            start, end = self._origin(at), self._origin(at + k - 1) + 1
+            if (start == 0 or not text[start - 1].isdecimal()) and (
+                    end == len(text) or not text[end].isdecimal()):
+                found.append((start, end))
+                at = squeezed.find(digits, at + k)
+            else:
+                at = squeezed.find(digits, at + 1)
+        return found
+
+    def _origin(self, index: int) -> int:
+        """Offset in the text of the character at ``index`` of the squeezed text."""
+        run = bisect.bisect_right(self._run_starts, index) - 1
+        return self._run_origins[run] + index - self._run_starts[run]
 
 
 def written_regions(result: DeidentifiedDocument) -> list[tuple[int, int]]:
@@ -97,19 +269,24 @@ def find_leaks(
     text: str, suspects: Iterable[Suspect], regions: list[tuple[int, int]] = ()
 ) -> Counter:
     """Labels (with counts) of suspects that occur in ``text`` outside ``regions``."""
+    return _find_leaks(text, ((s.value, s.label) for s in suspects), regions)
+
+
+def _find_leaks(
+    text: str, suspects: Iterable[tuple[str, str]], regions: list[tuple[int, int]]
+) -> Counter:
+    """:func:`find_leaks` over (value, label) pairs: no object per header value."""
     found: Counter = Counter()
     seen: set[str] = set()
-    for suspect in suspects:
-        key = suspect.value.lower()
+    search = SearchText(text)
+    for value, label in suspects:
+        key = value.lower()
         if key in seen:
             continue
         seen.add(key)
-        pattern = value_pattern(suspect.value)
-        if pattern is None:
-            continue
-        for m in pattern.finditer(text):
-            if _survives(text, m.start(), m.end(), regions):
-                found[suspect.label] += 1
+        for start, end in search.matches(value):
+            if _survives(text, start, end, regions):
+                found[label] += 1
                 break
     return found
 
@@ -155,13 +332,20 @@ def suspects_of(
     tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
 ) -> list[Suspect]:
     """What must not survive: every span and header value the policy removes."""
-    values = [(r.span.label, r.original) for r in result.replacements]
+    return [Suspect(value, label) for value, label in _removed(tagged, result, policy)]
+
+
+def _removed(
+    tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
+) -> list[tuple[str, str]]:
+    """(value, label) of every span and header value the policy removes, in order."""
+    values = [(r.original, r.span.label) for r in result.replacements]
     dictionary = tagged.document.dictionary
     if dictionary is not None:
-        values.extend((e.label, e.value) for e in dictionary.entries)
+        values.extend((e.value, e.label) for e in dictionary.entries)
     return [
-        Suspect(value, label)
-        for label, value in values
+        (value, label)
+        for value, label in values
         if not policy_keeps(label, value, policy)
     ]
 
@@ -170,8 +354,8 @@ def check(
     tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
 ) -> DeidentifiedDocument:
     """Return ``result`` if no known PHI value is left in it; else raise."""
-    leaks = find_leaks(
-        result.text, suspects_of(tagged, result, policy), written_regions(result)
+    leaks = _find_leaks(
+        result.text, _removed(tagged, result, policy), written_regions(result)
     )
     if leaks:
         detail = ", ".join(f"{label} x{n}" for label, n in sorted(leaks.items()))

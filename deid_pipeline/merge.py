@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deid_pipeline.leak_guard import policy_keeps, value_pattern
+from deid_pipeline.leak_guard import SearchText, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
 
 PROPAGATED = "propagated"
@@ -73,7 +73,8 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
 
     Detectors decide occurrence by occurrence, so a name found after its cue
     ("son David Moss") is often missed where it stands alone ("Moss called").
-    Each value is searched for with the leak guard's own pattern (case- and
+    Each value is searched for with the leak guard's own matching
+    (:class:`~deid_pipeline.leak_guard.SearchText`: case- and
     whitespace-insensitive, digits with any separators), so the guard and
     the tagger agree on what an occurrence is. Values the default policy
     keeps (ages under 90, bare years) and values under three letters or
@@ -88,15 +89,14 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
         for entry in dictionary.entries:
             if not policy_keeps(entry.label, entry.value, "surrogate"):
                 seeds.setdefault(entry.value, (entry.label, 1.0))
+    # One SearchText for all values: the header alone expands into hundreds
+    # of forms per message, and a regex per value cost more than tagging.
+    search = SearchText(text)
     found = []
     for value, (label, confidence) in seeds.items():
-        pattern = value_pattern(value)
-        if pattern is None:
-            continue
-        for m in pattern.finditer(text):
-            if m.end() > m.start():
-                found.append(PhiSpan(m.start(), m.end(), label, PROPAGATED,
-                                     confidence))
+        for start, end in search.matches(value):
+            if end > start:
+                found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
     return found
 
 

@@ -211,6 +211,28 @@ def test_when_z_segment_holds_patient_name_then_leak_guard_quarantines():
     assert record.error_message == "header identifier left in segment 4 (ZNT) field 2"
 
 
+@pytest.mark.parametrize(
+    "z_segments, where",
+    [
+        # Case, escaped line breaks and runs of blanks do not hide a value.
+        ("ZNT|1|ok|MIRABEL\\.br\\  quentin\rZNX|Mirabel Quentin\r",
+         "segment 4 (ZNT) field 3"),
+        ("ZNT|1|ok\rZNX|a|b|x~Mirabel   QUENTIN\r", "segment 5 (ZNX) field 3"),
+        # A value inside a longer word is not one.
+        ("ZNT|1|Mirabel Quentinsson\rZNX|Mirabel Quentin\r",
+         "segment 5 (ZNX) field 1"),
+    ],
+)
+def test_when_header_name_left_in_several_places_then_first_place_reported(
+        z_segments, where):
+    text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|Z2|P|2.5\r"
+            "PID|1||42^^^H^MR||QUENTIN^MIRABEL\rOBR|1\r" + z_segments)
+    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7")
+    (record,) = result.quarantined
+    assert record.stage == "leak_guard"
+    assert record.error_message == f"header identifier left in {where}"
+
+
 def test_when_obx_holds_encapsulated_data_then_it_is_emptied():
     text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|E1|P|2.5\rPID|1||42^^^H^MR||DOE^JO\r"
             "OBR|1\rOBX|1|ED|PDF||^application^pdf^Base64^JVBERi0xLjQK||||||F\r")

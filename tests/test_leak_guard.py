@@ -1,6 +1,8 @@
 """The residual-leak guard: a missed identifier sends the document to quarantine."""
 
 import dataclasses
+import random
+import re
 
 import apache_beam as beam
 import pytest
@@ -9,7 +11,14 @@ from apache_beam.testing.util import assert_that, equal_to, is_empty
 
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
-from deid_pipeline.leak_guard import LeakDetectedError, Suspect, find_leaks
+from deid_pipeline.leak_guard import (
+    _ASCII_TWINS,
+    LeakDetectedError,
+    SearchText,
+    Suspect,
+    find_leaks,
+    value_pattern,
+)
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
@@ -195,3 +204,86 @@ def test_when_policy_decides_then_kept_values_are_not_suspects(
     from deid_pipeline.leak_guard import policy_keeps
 
     assert policy_keeps(label, value, policy) is kept
+
+
+# SearchText must find exactly what value_pattern's regex finds: it replaces
+# one compiled regex per value (the gateway's largest CPU cost) with str.find.
+
+_ALL_CHARS = "".join(map(chr, range(0x110000)))
+_EDGE_ALPHABET = (
+    "abcsikAB SIK" "0123456789" " \t\n\u00a0\u2003" "-./()+,_@'"
+    "\u0130\u0131\u017f\u212a\u03a3\u03c3\u03c2\u00e9\u00c9\u0663\u00b2\u200b"
+)
+
+
+def _regex_spans(text, value):
+    pattern = value_pattern(value)
+    return [] if pattern is None else [m.span() for m in pattern.finditer(text)]
+
+
+def _random_value(rng, text):
+    kind = rng.random()
+    if kind < 0.5 and text:  # a piece of the text, so matches are common
+        start = rng.randrange(len(text))
+        value = text[start:start + rng.randint(1, 12)]
+    elif kind < 0.75:
+        digits = "0123456789-. ()"
+        value = "".join(rng.choice(digits) for _ in range(rng.randint(5, 14)))
+    else:
+        value = "".join(rng.choice(_EDGE_ALPHABET) for _ in range(rng.randint(1, 10)))
+    if rng.random() < 0.3:
+        value = value.swapcase()
+    return value
+
+
+def test_when_searching_values_then_matches_are_exactly_the_regex_matches():
+    rng = random.Random(20240611)
+    for _ in range(1500):
+        text = "".join(rng.choice(_EDGE_ALPHABET) for _ in range(rng.randint(0, 60)))
+        search = SearchText(text)
+        for _ in range(8):
+            value = _random_value(rng, text)
+            assert search.matches(value) == _regex_spans(text, value), (text, value)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Seen by DR. SMITH, JOHN today", "Smith, John"),
+        ("smith,\n\t john and Smith,John", "SMITH, JOHN"),
+        ("x_smith smith_ 1smith smith1 smith", "smith"),
+        ("SMİTH and ſmith and \u212aline", "smith"),
+        ("Kline and \u212aLINE", "kline"),
+        ("call 617-555-0142, 617.555.0142 or 1617-555-0142", "(617) 555-0142"),
+        ("id 12 345 678\u00a09 and 1234567890", "123456789"),
+        ("\u0661\u0662\u0663\u0664\u0665 and 12345", "\u0661\u0662\u0663\u0664\u0665"),
+        ("Élodie ÉLODIE élodie", "Élodie"),
+        ("aaa aaa aaa", "aaa aaa"),
+    ],
+)
+def test_when_value_has_case_space_or_unicode_twists_then_same_as_regex(text, value):
+    assert SearchText(text).matches(value) == _regex_spans(text, value)
+    assert SearchText(text).matches(value)  # each case has a match
+
+
+def test_when_folding_text_then_only_the_regex_case_twins_become_ascii():
+    twins = {}
+    for ch in map(chr, range(0x21, 0x7F)):
+        for m in re.finditer(re.escape(ch), _ALL_CHARS[0x80:], re.IGNORECASE):
+            twins.setdefault(m.group(), set()).add(ch.lower())
+    assert {k: v.pop() for k, v in twins.items()} == {
+        chr(k): v for k, v in _ASCII_TWINS.items()}
+    folded = _ALL_CHARS.translate(_ASCII_TWINS).lower()
+    assert len(folded) == len(_ALL_CHARS)  # offsets survive the fold
+    became_ascii = [ch for ch, low in zip(_ALL_CHARS[0x80:], folded[0x80:],
+                                          strict=True) if low.isascii()]
+    assert sorted(became_ascii) == sorted(twins)
+
+
+def test_when_checking_boundaries_then_str_predicates_equal_regex_classes():
+    assert "".join(re.findall(r"\w", _ALL_CHARS)) == "".join(
+        ch for ch in _ALL_CHARS if ch.isalnum() or ch == "_")
+    assert "".join(re.findall(r"\s", _ALL_CHARS)) == "".join(
+        ch for ch in _ALL_CHARS if ch.isspace())
+    assert "".join(re.findall(r"\d", _ALL_CHARS)) == "".join(
+        ch for ch in _ALL_CHARS if ch.isdecimal())
