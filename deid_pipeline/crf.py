@@ -35,7 +35,11 @@ from typing import TextIO
 import pycrfsuite
 
 from deid_pipeline.detectors import Detection, Detector, TaggerConfig, register
-from deid_pipeline.features import FEATURE_VERSION, document_features
+from deid_pipeline.features import (
+    DICTIONARY_FEATURE_PREFIX,
+    FEATURE_VERSION,
+    document_features,
+)
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tokenizer import Token, tokenize
@@ -308,6 +312,11 @@ class LoadedModel:
         self.labels = tuple(self.tagger.labels())
         self.kinds = tuple(sorted({lab.partition("-")[2] for lab in self.labels
                                    if lab != OUTSIDE}))
+        # A model trained without header-bearing documents has no weight for
+        # the IN_PATIENT_* features: computing them would be wasted work.
+        self.uses_dictionary = any(
+            attr.startswith(DICTIONARY_FEATURE_PREFIX)
+            for attr, _label in self.tagger.info().state_features)
 
     @property
     def model_id(self) -> str:
@@ -542,6 +551,8 @@ class CrfDetector(Detector):
         tokens = tuple(tokenize(doc.text))
         if not tokens:
             return Posterior((), (), (), {}, min_bias, None)
+        if doc.dictionary is not None and not self.model.uses_dictionary:
+            doc = dataclasses.replace(doc, dictionary=None)
         feats = document_features(doc, tokens)
         threshold = outside_threshold(min_bias)
         model = self.model

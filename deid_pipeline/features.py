@@ -185,6 +185,7 @@ def _chunk_features(chunk: str) -> tuple[str, ...]:
     return result
 
 
+DICTIONARY_FEATURE_PREFIX = "IN_"
 _DICT_FEATURE = {"PATIENT": "IN_PATIENT_NAME", "RELATIVE": "IN_RELATIVE_NAME",
                  "DOCTOR": "IN_DOCTOR_NAME", "USERNAME": "IN_PATIENT_NAME"}
 _DICT_CATEGORY_FEATURE = {"ID": "IN_PATIENT_ID", "DATE": "IN_PATIENT_DATE",

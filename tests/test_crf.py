@@ -320,3 +320,19 @@ def test_when_only_the_bias_makes_a_fraction_a_date_then_it_is_dropped():
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     marked = [tokens[i].text for i, k in enumerate(kinds) if k]
     assert marked == ["7", "22", "2006", "8", "14"]  # dated, or on the best path
+
+
+def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
+        tiny_docs, tiny_model, tmp_path):
+    # tiny_docs carry no header: the model has no IN_* weights, and tagging a
+    # header-bearing document gives what it gives without the header's features.
+    assert load_model(tiny_model).uses_dictionary is False
+    text = "Pt resting. Zyxwvut at bedside, asked about discharge."
+    header = PatientDictionary(entries=(DictionaryEntry("Zyxwvut", "RELATIVE",
+                                                        "NK1.2"),))
+    with_header = ClinicalDocument("h", text, "hl7", dictionary=header,
+                                   gold=(PhiSpan(12, 19, "RELATIVE", "gold"),))
+    path = str(tmp_path / "with-header.crfsuite")
+    train_model([*tiny_docs, with_header], path, TrainOptions(max_iterations=20),
+                progress=None)
+    assert load_model(path).uses_dictionary is True
