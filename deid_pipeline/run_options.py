@@ -13,6 +13,10 @@ from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import MODES, POLICIES
 from deid_pipeline.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 
+# Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
+# imports Beam: kept here so that --help stays instant).
+DEFAULT_CHUNK_SIZE = 256
+
 EPILOG = """\
 Any option not listed here is passed to Apache Beam, for example:
   --runner=DirectRunner --direct_running_mode=multi_processing --direct_num_workers=2
@@ -21,6 +25,13 @@ Any option not listed here is passed to Apache Beam, for example:
 Outputs under DIR: documents/ (research extract), identifiers/ and quarantine/
 (PROTECTED: contain PHI), run.json (counts, timings, options; no PHI).
 """
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -102,7 +113,18 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--output-shards",
         type=int,
         metavar="N",
-        help="Parquet files per table (default: one per 64 MB of input)",
+        help="Parquet files of the persons and quarantine tables (default: "
+        "one per 64 MB of input); documents and identifiers get one file per "
+        "chunk (--chunk-size)",
+    )
+    parser.add_argument(
+        "--chunk-size",
+        type=_positive_int,
+        default=DEFAULT_CHUNK_SIZE,
+        metavar="N",
+        help="documents of one input file per unit of work and per "
+        "documents/identifiers Parquet file (default: %(default)s); bounds "
+        "what a worker holds at a time",
     )
     return parser
 

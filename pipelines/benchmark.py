@@ -493,9 +493,9 @@ def time_stages(
     from deid_pipeline.tagging import PhiTagger
     from deid_pipeline.transforms.write import (
         SCHEMAS,
-        _sort_key,
         document_row,
         identifier_rows,
+        sort_key,
         write_table_file,
     )
 
@@ -568,7 +568,7 @@ def time_stages(
         ("documents", [document_row(r) for r in results]),
         ("identifiers", [row for r in results for row in identifier_rows(r)]),
     ):
-        rows.sort(key=_sort_key(table))
+        rows.sort(key=sort_key(table))
         write_table_file(
             os.path.join(scratch, f"{table}.parquet"), SCHEMAS[table], rows
         )

@@ -27,16 +27,19 @@ from deid_pipeline import __version__
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig, check_names
 from deid_pipeline.keys import key_fingerprint, load_key
+from deid_pipeline.rows import quarantine_row
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.schemas import TABLES
+from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import WriteHl7Files
-from deid_pipeline.transforms.write import WriteTables, write_empty_table
+from deid_pipeline.transforms.write import WriteSortedParquet, write_empty_table
 
 log = logging.getLogger(__name__)
 
-# Bounds the rows one worker sorts and holds when writing a shard.
+# Bounds the rows one worker sorts and holds when writing a persons or
+# quarantine shard (documents and identifiers are written per chunk).
 BYTES_PER_SHARD = 64 * 1024 * 1024
 MAX_SHARDS = 4096
 
@@ -192,7 +195,7 @@ def input_bytes(patterns: list[str]) -> int:
 
 
 def output_shards(total_bytes: int, requested: int | None) -> int:
-    """Shards per table: as asked, else one per ``BYTES_PER_SHARD`` of input."""
+    """Persons and quarantine shards: as asked, else one per ``BYTES_PER_SHARD``."""
     if requested:
         return requested
     return max(1, min(MAX_SHARDS, -(-total_bytes // BYTES_PER_SHARD)))
@@ -228,19 +231,29 @@ def run(
     beam_logger = logging.getLogger("apache_beam")
     beam_logger.setLevel(max(beam_logger.getEffectiveLevel(), logging.INFO))
     log.debug(
-        "input: %d bytes in %d pattern(s); %d shard(s) per table; "
-        "detectors %s; mode %s",
+        "input: %d bytes in %d pattern(s); %d shard(s) for persons and "
+        "quarantine; chunks of %d documents; detectors %s; mode %s",
         total_bytes,
         len(args.input),
         num_shards,
+        args.chunk_size,
         ",".join(detectors),
         args.mode,
     )
 
     started = time.time()
     pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(beam_args))
+    # Spilled documents hold PHI: inside the staging directory, deleted
+    # before anything is published (and with staging when the run fails).
+    spill = os.path.join(staging, "_spill")
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
-        args.input, args.input_format, tagger_config, rewriter
+        args.input,
+        args.input_format,
+        tagger_config,
+        rewriter,
+        staging,
+        spill_directory=spill,
+        chunk_size=args.chunk_size,
     )
     if args.hl7_output:
         hl7_failed = pipeline | "Hl7Output" >> WriteHl7Files(
@@ -254,13 +267,23 @@ def run(
             quarantine=(outputs.quarantine, hl7_failed) | "WithHl7" >> beam.Flatten()
         )
         os.makedirs(os.path.join(staging, "hl7"))
-    _ = outputs | "Write" >> WriteTables(staging, num_shards)
+    # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
+    _ = outputs.persons | "WritePersons" >> WriteSortedParquet(
+        staging, "persons", num_shards
+    )
+    _ = (
+        outputs.quarantine
+        | "QuarantineRows" >> beam.Map(quarantine_row)
+        | "WriteQuarantine" >> WriteSortedParquet(staging, "quarantine", num_shards)
+    )
     try:
         result = pipeline.run()
         result.wait_until_finish()
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    # Spilled documents go before anything is counted or published.
+    delete_spill(spill)
     elapsed = time.time() - started
 
     _ensure_staged_tables(staging)

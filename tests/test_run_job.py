@@ -2,6 +2,7 @@
 
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ from deid_pipeline.model import PhiSpan
 from deid_pipeline.pipelines.deidentify import RunError, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT_PATH = pathlib.Path(ROOT)
 
 
 def _table(directory):
@@ -93,6 +95,9 @@ def test_when_rerun_with_same_key_and_two_workers_then_byte_identical(
         f"{ROOT}/samples/notes.jsonl",
         "--output-shards",
         "3",
+        # Several chunks per file, spread over the workers.
+        "--chunk-size",
+        "3",
     ]
     common = inputs + ["--key-file", key_file, "--detectors", "rules,dictionary"]
     run(common + ["--output", str(tmp_path / "one")])
@@ -126,6 +131,77 @@ def test_when_rerun_with_same_key_and_two_workers_then_byte_identical(
     ids_one = {r["person_id"] for r in _table(tmp_path / "one" / "documents")}
     ids_three = {r["person_id"] for r in _table(tmp_path / "three" / "documents")}
     assert not ids_one & ids_three
+
+
+def _sorted_rows(directory):
+    return sorted(
+        _table(directory),
+        key=lambda r: repr(sorted(r.items())),
+    )
+
+
+def test_when_chunk_size_changes_then_same_rows_and_no_spill_left(tmp_path, key_file):
+    common = [
+        "--input",
+        f"{ROOT}/samples/notes/*.txt",
+        "--input",
+        f"{ROOT}/samples/notes.jsonl",
+        "--key-file",
+        key_file,
+        "--detectors",
+        "rules,dictionary",
+    ]
+    small = run(common + ["--output", str(tmp_path / "small"), "--chunk-size", "1"])
+    large = run(common + ["--output", str(tmp_path / "large")])
+    assert small["records_written"] == large["records_written"] > 10
+    assert small["accounted"] and large["accounted"]
+    for table in ("documents", "identifiers", "persons", "quarantine"):
+        assert _sorted_rows(tmp_path / "small" / table) == _sorted_rows(
+            tmp_path / "large" / table
+        ), table
+    # One documents file per chunk, named after (input file, chunk) only.
+    small_files = sorted(f.name for f in (tmp_path / "small" / "documents").iterdir())
+    large_files = sorted(f.name for f in (tmp_path / "large" / "documents").iterdir())
+    assert len(small_files) == small["records_written"]
+    inputs = len(list((ROOT_PATH / "samples" / "notes").glob("*.txt"))) + 1
+    assert len(large_files) == inputs  # one chunk per input file
+    assert all(
+        f.startswith("part-") and f.endswith(".parquet") and "-of-" not in f
+        for f in small_files + large_files
+    )
+    # The spilled documents (PHI) and the staging directory are gone.
+    for out in (tmp_path / "small", tmp_path / "large"):
+        leftovers = [p.name for p in out.rglob("*") if p.name.startswith(("_", "."))]
+        assert leftovers == []
+        assert not list(out.rglob("*.pkl"))
+
+
+def test_when_an_id_repeats_in_one_file_then_both_written_with_one_person(
+    tmp_path, key_file
+):
+    src = tmp_path / "dup.jsonl"
+    src.write_text(
+        '{"id": "same", "text": "Seen 7/22/2006."}\n'
+        '{"id": "same", "text": "Called 617-555-0100."}\n'
+    )
+    argv = ["--input", str(src), "--key-file", key_file, "--detectors", "rules"]
+    one = run(argv + ["--output", str(tmp_path / "one")])
+    two = run(
+        argv
+        + [
+            "--output",
+            str(tmp_path / "two"),
+            "--chunk-size",
+            "1",
+            "--direct_running_mode=multi_processing",
+            "--direct_num_workers=2",
+        ]
+    )
+    assert one["records_written"] == two["records_written"] == 2
+    assert one["accounted"] and two["accounted"]
+    ids = {r["person_id"] for r in _table(tmp_path / "two" / "documents")}
+    assert len(ids) == 1
+    assert ids == {r["person_id"] for r in _table(tmp_path / "one" / "documents")}
 
 
 def test_when_input_has_bad_records_then_quarantined_and_counted(tmp_path, key_file):

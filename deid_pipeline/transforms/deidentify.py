@@ -1,16 +1,32 @@
-"""The top-level composites: documents in, research rows, persons and quarantine out."""
+"""The top-level composites: documents in, research rows, persons and quarantine out.
+
+``DeidentifyRecords`` (per record, streaming) and
+``DeidentifyClinicalDocuments`` (a PCollection of documents, linked) return
+PCollections; ``DeidentifyFiles`` (the batch job over files) writes the
+documents and identifiers tables itself, chunk by chunk, so that no document
+crosses a shuffle and memory does not grow with the input.
+"""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
+from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
+from deid_pipeline.transforms.chunks import (
+    MatchIndexedFiles,
+    SolveLinks,
+    SpillFileFn,
+    TagChunkFn,
+    WriteChunkFn,
+)
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
-from deid_pipeline.transforms.read import ReadRecords
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag
 
@@ -62,8 +78,29 @@ class DeidentifyClinicalDocuments(beam.PTransform):
         return DeidOutputs(research, persons, quarantine)
 
 
+class FileOutputs(NamedTuple):
+    """What the batch file path produces besides the Parquet files it wrote itself.
+
+    ``written`` holds one ``ChunkWritten`` (row counts) per chunk whose
+    documents and identifiers were written; ``persons`` persons-table rows;
+    ``quarantine`` every failed record of every stage.
+    """
+
+    written: beam.PCollection
+    persons: beam.PCollection
+    quarantine: beam.PCollection
+
+
 class DeidentifyFiles(beam.PTransform):
-    """Read input globs and de-identify them: the whole batch job minus the sinks."""
+    """Read input globs, de-identify them and write documents and identifiers.
+
+    The batch job minus the persons and quarantine sinks. Documents never
+    cross a shuffle (see ``transforms/chunks.py``): they go through spill
+    files under ``spill_directory`` (default ``directory/_spill``; the caller
+    deletes it) in chunks of ``chunk_size`` documents of one input file, and
+    each chunk's rows are written to ``directory/documents`` and
+    ``directory/identifiers`` as ``part-FFFFF-CCCCC.parquet``.
+    """
 
     def __init__(
         self,
@@ -71,16 +108,54 @@ class DeidentifyFiles(beam.PTransform):
         input_format: str,
         tagger: TaggerConfig,
         rewriter: Rewriter,
+        directory: str,
+        spill_directory: str | None = None,
+        chunk_size: int = DEFAULT_CHUNK_SIZE,
     ) -> None:
         super().__init__()
-        self._read = ReadRecords(patterns, input_format)
-        self._deid = DeidentifyClinicalDocuments(tagger, rewriter)
+        if chunk_size < 1:
+            raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
+        self._patterns = list(patterns)
+        self._format = input_format
+        self._tagger = tagger
+        self._rewriter = rewriter
+        self._directory = directory
+        self._spill = spill_directory or FileSystems.join(directory, "_spill")
+        self._chunk_size = chunk_size
+        self._shared = shared.Shared()
 
-    def expand(self, pbegin) -> DeidOutputs:
-        documents, unreadable = pbegin | "Read" >> self._read
-        outputs = documents | "Deidentify" >> self._deid
+    def expand(self, pbegin) -> FileOutputs:
+        chunks, unreadable = (
+            pbegin
+            | "Files" >> MatchIndexedFiles(self._patterns)
+            | "Read"
+            >> beam.ParDo(
+                SpillFileFn(self._spill, self._format, self._chunk_size)
+            ).with_outputs(SpillFileFn.QUARANTINE, main="chunks")
+        )
+        tagged, links, tag_failed = (
+            chunks
+            | "SpreadChunks" >> beam.Reshuffle()
+            | "Tag"
+            >> beam.ParDo(
+                TagChunkFn(self._spill, self._tagger, self._shared, self._rewriter)
+            ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
+        )
+        person_keys, persons = links | "Link" >> SolveLinks(self._rewriter)
+        tagged_by_id = tagged | "ChunkId" >> beam.Map(
+            lambda ref: ((ref.file_index, ref.chunk_index), ref)
+        )
+        written, rewrite_failed = (
+            {"chunk": tagged_by_id, "keys": person_keys}
+            | "JoinKeys" >> beam.CoGroupByKey()
+            | "Write"
+            >> beam.ParDo(WriteChunkFn(self._directory, self._rewriter)).with_outputs(
+                WriteChunkFn.QUARANTINE, main="written"
+            )
+        )
         quarantine = (
             unreadable,
-            outputs.quarantine,
+            tag_failed,
+            rewrite_failed,
         ) | "AllQuarantine" >> beam.Flatten()
-        return outputs._replace(quarantine=quarantine)
+        return FileOutputs(written, persons, quarantine)

@@ -1,15 +1,24 @@
-"""Write: dataclasses become rows only here, at the edge, then sorted Parquet shards.
+"""Write: dataclasses become rows only here, at the edge, then sorted Parquet files.
 
-Rows are routed to a fixed number of shards by a stable hash of the document
-id, sorted inside each shard and written with pyarrow through Beam's
-FileSystems (so the same code writes to local disk, GCS or HDFS). Sorting is
-what makes a re-run with the same key byte-identical whatever order the
-workers finished in; the shard count, chosen from the input size, keeps the
-rows one worker must hold and sort bounded however large the input.
+Two layouts, both byte-identical on a re-run with the same key whatever
+order the workers finished in, because every file's name and rows are
+determined by the input alone and rows are sorted inside each file:
+
+- per chunk (``documents`` and ``identifiers`` of the batch file path,
+  ``transforms/chunks.py``): ``part-FFFFF-CCCCC.parquet`` for chunk ``C``
+  of input file ``F`` (files numbered in sorted path order), written by the
+  worker that rewrote the chunk, so documents never cross a shuffle;
+- sharded (``persons``, ``quarantine``, and any PCollection of rows through
+  ``WriteSortedParquet``): rows routed to a fixed number of shards by a
+  stable hash of the first order column, ``part-SSSSS-of-NNNNN.parquet``.
+
+Files are written with pyarrow through Beam's FileSystems (so the same code
+writes to local disk, GCS or HDFS).
 """
 
 from __future__ import annotations
 
+import pickle
 import zlib
 
 import apache_beam as beam
@@ -50,7 +59,15 @@ def shard_path(directory: str, table: str, shard: int, num_shards: int) -> str:
     )
 
 
-def _sort_key(table: str):
+def chunk_path(directory: str, table: str, file_index: int, chunk_index: int) -> str:
+    """The Parquet file of one chunk (``chunk_index``) of input file ``file_index``."""
+    return FileSystems.join(
+        directory, table, f"part-{file_index:05d}-{chunk_index:05d}.parquet"
+    )
+
+
+def sort_key(table: str):
+    """Key function ordering ``table``'s rows (total: the order is fully determined)."""
     columns = _ORDER[table]
 
     def key(row: dict) -> tuple:
@@ -76,8 +93,12 @@ class _WriteShard(beam.DoFn):
         self._num_shards = num_shards
 
     def process(self, element):
-        shard, rows = element
-        rows = sorted(rows, key=_sort_key(self._table))
+        shard, packed = element
+        names = SCHEMAS[self._table].names
+        rows = sorted(
+            (dict(zip(names, pickle.loads(p), strict=True)) for p in packed),
+            key=sort_key(self._table),
+        )
         path = shard_path(self._directory, self._table, shard, self._num_shards)
         write_table_file(path, SCHEMAS[self._table], rows)
         yield len(rows)
@@ -94,10 +115,22 @@ class WriteSortedParquet(beam.PTransform):
 
     def expand(self, rows):
         shard_column = _ORDER[self._table][0]
+        names = SCHEMAS[self._table].names
         n = self._num_shards
+        # Rows cross the shuffle as bytes (the values in schema order): a
+        # runner may hold grouped values decoded, dicts are several times
+        # bigger than their pickle.
         return (
             rows
-            | "Shard" >> beam.Map(lambda r: (shard_of(str(r[shard_column]), n), r))
+            | "Shard"
+            >> beam.Map(
+                lambda r: (
+                    shard_of(str(r[shard_column]), n),
+                    pickle.dumps(
+                        tuple(r.get(c) for c in names), protocol=pickle.HIGHEST_PROTOCOL
+                    ),
+                )
+            )
             | "GroupShard" >> beam.GroupByKey()
             | "WriteShard" >> beam.ParDo(_WriteShard(self._directory, self._table, n))
         )
@@ -109,7 +142,11 @@ def write_empty_table(directory: str, table: str) -> None:
 
 
 class WriteTables(beam.PTransform):
-    """Write documents, identifiers, persons and quarantine under ``directory``."""
+    """Write documents, identifiers, persons and quarantine under ``directory``.
+
+    For the PCollections of ``DeidentifyClinicalDocuments`` (every table
+    sharded); the batch file job writes documents and identifiers per chunk.
+    """
 
     def __init__(self, directory: str, num_shards: int = 1) -> None:
         super().__init__()

@@ -1,0 +1,438 @@
+"""The batch file path in chunks: heavy data never crosses a shuffle.
+
+A Beam runner keeps (and on the DirectRunner, the driver process buffers)
+every PCollection that crosses a shuffle, so a pipeline whose documents cross
+one grows in memory with its input. Here documents travel only through spill
+files under a spill directory (``FileSystems``, so shared storage works);
+PCollections carry chunk descriptors, link records and counts:
+
+1. ``SpillFileFn``: one input file -> chunks of up to ``chunk_size``
+   documents in spill files; emits a ``ChunkRef`` per chunk (plus the read
+   quarantine). The refs are reshuffled so chunks spread over workers.
+2. ``TagChunkFn``: one chunk -> tagged chunk spill file; emits one small
+   ``link_item`` per document (its linkable identifier keys and generalised
+   quasi-identifiers, as plain values).
+3. ``SolveLinks``: all link items in one place -> the person keys of each
+   chunk (only those linking decided: a few short strings) and the persons
+   rows. The keys are joined to the tagged chunks by chunk id (a shuffle of
+   small values), not broadcast: no worker holds every document's key.
+4. ``WriteChunkFn``: one tagged chunk -> rewrite with its person keys, leak
+   guard, and its documents and identifiers rows straight into Parquet files
+   named after (input file index, chunk index), rows sorted inside the file,
+   so the output bytes do not depend on the number of workers nor on which
+   worker ran a chunk.
+
+Spill files hold PHI: they live inside the run's staging directory (protected
+like the identifiers table) and are deleted before the tables are published.
+"""
+
+from __future__ import annotations
+
+import pickle
+import traceback
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import apache_beam as beam
+from apache_beam.io.fileio import ReadableFile
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+from apache_beam.utils import shared
+
+from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.detectors import TaggerConfig
+from deid_pipeline.keys import person_id
+from deid_pipeline.linking.graph import LinkRecord, link_record, resolve
+from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
+from deid_pipeline.model import ClinicalDocument, TaggedDocument
+from deid_pipeline.progress import process_progress
+from deid_pipeline.rows import document_row, identifier_rows
+from deid_pipeline.transforms.persons import persons_row
+from deid_pipeline.transforms.quarantine import to_quarantine
+from deid_pipeline.transforms.read import ReadFileFn
+from deid_pipeline.transforms.tag import acquire_tagger
+from deid_pipeline.transforms.write import (
+    SCHEMAS,
+    chunk_path,
+    sort_key,
+    write_table_file,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRef:
+    """Where one chunk of documents of one input file lies (no content)."""
+
+    path: str
+    file_index: int
+    chunk_index: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkWritten:
+    """What writing one chunk produced: row counts of its Parquet files."""
+
+    file_index: int
+    chunk_index: int
+    documents: int
+    identifiers: int
+
+
+def spill_path(directory: str, kind: str, file_index: int, chunk_index: int) -> str:
+    """The spill file of one chunk at one step (``read`` or ``tagged``)."""
+    return FileSystems.join(directory, kind, f"{file_index:05d}-{chunk_index:05d}.pkl")
+
+
+def write_spill(path: str, items: list) -> None:
+    """Write a chunk's items (documents or tagged documents) as one spill file."""
+    data = pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)
+    with FileSystems.create(
+        path,
+        mime_type="application/octet-stream",
+        compression_type=CompressionTypes.UNCOMPRESSED,
+    ) as channel:
+        channel.write(data)
+
+
+def read_spill(path: str) -> list:
+    """The items of a spill file this pipeline wrote (never an input file)."""
+    with FileSystems.open(
+        path,
+        mime_type="application/octet-stream",
+        compression_type=CompressionTypes.UNCOMPRESSED,
+    ) as channel:
+        return pickle.loads(channel.read())
+
+
+def delete_spill(directory: str) -> None:
+    """Remove a spill directory and everything in it, if it exists."""
+    if FileSystems.exists(directory):
+        FileSystems.delete([directory])
+
+
+def _pack(values) -> bytes:
+    """Values as one opaque bytes element.
+
+    What crosses a shuffle in bytes stays bytes in the runner: the
+    DirectRunner decodes grouped values into Python objects in its driver,
+    several times the size of their encoding.
+    """
+    return pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpack(blob: bytes):
+    return pickle.loads(blob)
+
+
+def _dead_letter(element: object, exc: Exception) -> tuple:
+    """The tuple ``with_exception_handling`` would have made for ``element``."""
+    return element, (type(exc), repr(exc), traceback.format_exception(exc))
+
+
+def _index_files(_key, metadata_list) -> Iterable[tuple[int, object]]:
+    """Number the matched files in path order: stable names for their chunks.
+
+    They are emitted in a hash order of their paths, not in path order: a
+    runner that deals elements out to workers in turn would otherwise give
+    one worker every ``.hl7`` file and the other every ``.jsonl`` file of a
+    directory of pairs.
+    """
+    files = sorted(
+        (m for m in metadata_list if not m.path.endswith(("/", "\\"))),
+        key=lambda m: m.path,
+    )
+    indexed = list(enumerate(files))
+    indexed.sort(key=lambda im: zlib.crc32(im[1].path.encode("utf-8")))
+    yield from indexed
+
+
+class MatchIndexedFiles(beam.PTransform):
+    """Patterns -> (index in sorted path order, FileMetadata), spread over workers."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        super().__init__()
+        self._patterns = list(patterns)
+
+    def expand(self, pbegin):
+        from apache_beam.io import fileio
+
+        return (
+            pbegin
+            | "Patterns" >> beam.Create(self._patterns)
+            | "Match" >> fileio.MatchAll()
+            | "AllFiles" >> beam.Map(lambda m: (None, m))
+            | "GroupFiles" >> beam.GroupByKey()
+            | "Index" >> beam.FlatMapTuple(_index_files)
+            | "SpreadFiles" >> beam.Reshuffle()
+        )
+
+
+class SpillFileFn(beam.DoFn):
+    """(file index, metadata) -> ``ChunkRef`` per chunk; read failures quarantined."""
+
+    QUARANTINE = "quarantine"
+
+    def __init__(
+        self, spill_directory: str, input_format: str, chunk_size: int
+    ) -> None:
+        if chunk_size < 1:
+            raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
+        self._directory = spill_directory
+        self._read = ReadFileFn(input_format)
+        self._chunk_size = chunk_size
+
+    def process(self, element):
+        file_index, metadata = element
+        chunk: list[ClinicalDocument] = []
+        chunk_index = 0
+        for record in self._read.process(ReadableFile(metadata)):
+            if isinstance(record, ClinicalDocument):
+                chunk.append(record)
+                if len(chunk) == self._chunk_size:
+                    yield self._spill(file_index, chunk_index, chunk)
+                    chunk, chunk_index = [], chunk_index + 1
+            else:  # a TaggedOutput of the read quarantine
+                yield record
+        if chunk:
+            yield self._spill(file_index, chunk_index, chunk)
+
+    def _spill(self, file_index: int, chunk_index: int, chunk: list) -> ChunkRef:
+        path = spill_path(self._directory, "read", file_index, chunk_index)
+        write_spill(path, chunk)
+        return ChunkRef(path, file_index, chunk_index, len(chunk))
+
+
+# A link item: what one tagged document sends to the linking step, as plain
+# values (tuples, strings), which Beam encodes compactly, unlike dataclasses:
+# (chunk id (file index, chunk index), position in the tagged chunk,
+#  own person key or None, linkable identifiers ((kind, value), ...),
+#  person id of the document alone (only when it has no key and no
+#  identifiers, so that it can link to nothing), (birth year, sex, ZIP3)).
+LinkItem = tuple
+
+
+def link_item(
+    tagged: TaggedDocument, chunk_id: tuple[int, int], position: int, key: bytes
+) -> LinkItem:
+    """The link item of a tagged document (Beam-free)."""
+    record = link_record(tagged)
+    quasi = quasi_identifiers(tagged.document)
+    alone = None
+    if not record.own_key and not record.identifiers:
+        alone = person_id(key, record.fallback_key)
+    return (
+        chunk_id,
+        position,
+        record.own_key or None,
+        record.identifiers,
+        alone,
+        (quasi.birth_year, quasi.sex, quasi.zip3),
+    )
+
+
+def solve_links(
+    items: Iterable[LinkItem], key: bytes
+) -> tuple[dict[tuple[int, int], tuple[str | None, ...]], list[dict]]:
+    """All link items -> person keys per chunk and the persons-table rows.
+
+    The person key of a document is given only when linking decided it (an
+    identifier it shares); ``None`` means the document's own key, else the
+    document alone, which ``Rewriter.person_id_for`` derives from the
+    document itself. The persons rows are as ``Persons`` makes them.
+    """
+    items = list(items)
+    records = [
+        LinkRecord(f"{c[0]}:{c[1]}:{pos}", own, "", ids)
+        for c, pos, own, ids, _alone, _quasi in items
+    ]
+    assignments = {a.doc_key: a for a in resolve(records)}
+    by_chunk: dict[tuple[int, int], list[str | None]] = {}
+    by_person: dict[str, list] = {}
+    for (chunk_id, pos, own, _ids, alone, quasi), record in zip(
+        items, records, strict=True
+    ):
+        assignment = assignments[record.doc_key]
+        linked = assignment.person_key
+        if linked and linked != own:
+            pid, sent = person_id(key, linked), linked
+        else:
+            pid, sent = (person_id(key, own) if own else alone), None
+        keys = by_chunk.setdefault(chunk_id, [])
+        keys.extend([None] * (pos + 1 - len(keys)))
+        keys[pos] = sent
+        by_person.setdefault(pid, []).append(
+            (assignment.linked_by, QuasiIdentifiers(*quasi))
+        )
+    rows = [persons_row(pid, entries) for pid, entries in sorted(by_person.items())]
+    return {c: tuple(keys) for c, keys in by_chunk.items()}, rows
+
+
+class TagChunkFn(beam.DoFn):
+    """``ChunkRef`` of documents -> ``ChunkRef`` of tagged documents, plus link items.
+
+    The link items of the tagged chunk, one per document, go out packed as
+    one bytes element (tagged output ``links``); tag and link failures go to
+    ``quarantine`` as stages ``tag`` and ``link``, with the document whole.
+    """
+
+    LINKS = "links"
+    QUARANTINE = "quarantine"
+
+    def __init__(
+        self,
+        spill_directory: str,
+        config: TaggerConfig,
+        shared_handle: shared.Shared,
+        rewriter: Rewriter,
+    ) -> None:
+        self._directory = spill_directory
+        self._config = config
+        self._shared = shared_handle
+        self._key = rewriter.key
+        self._docs = Metrics.counter("deid", "documents_tagged")
+        self._spans = Metrics.counter("deid", "spans_tagged")
+
+    def setup(self) -> None:
+        self._tagger = acquire_tagger(self._shared, self._config)
+
+    def process(self, ref: ChunkRef):
+        tagged_chunk: list[TaggedDocument] = []
+        items: list[LinkItem] = []
+        chunk_id = (ref.file_index, ref.chunk_index)
+        for doc in read_spill(ref.path):
+            try:
+                tagged = self._tagger.tag(doc)
+            except Exception as exc:  # noqa: BLE001 - errors are data
+                yield beam.pvalue.TaggedOutput(
+                    self.QUARANTINE, to_quarantine("tag", _dead_letter(doc, exc))
+                )
+                continue
+            self._docs.inc()
+            self._spans.inc(len(tagged.spans))
+            try:
+                item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
+            except Exception as exc:  # noqa: BLE001
+                yield beam.pvalue.TaggedOutput(
+                    self.QUARANTINE, to_quarantine("link", _dead_letter(tagged, exc))
+                )
+                continue
+            tagged_chunk.append(tagged)
+            items.append(item)
+        if tagged_chunk:
+            path = spill_path(
+                self._directory, "tagged", ref.file_index, ref.chunk_index
+            )
+            write_spill(path, tagged_chunk)
+            yield beam.pvalue.TaggedOutput(self.LINKS, _pack(items))
+            yield ChunkRef(path, ref.file_index, ref.chunk_index, len(tagged_chunk))
+
+
+class _SolveFn(beam.DoFn):
+    PERSONS = "persons"
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def process(self, element):
+        _none, packed = element
+        items = (item for blob in packed for item in _unpack(blob))
+        by_chunk, rows = solve_links(items, self._key)
+        for chunk_id in sorted(by_chunk):
+            yield chunk_id, _pack(by_chunk[chunk_id])
+        for row in rows:
+            yield beam.pvalue.TaggedOutput(self.PERSONS, row)
+
+
+class SolveLinks(beam.PTransform):
+    """Link items -> (person keys per chunk, persons rows).
+
+    Takes the packed link items of every chunk. The first output is
+    ``((file index, chunk index), packed person keys by position)``, joined
+    with the tagged chunks; the second the persons table. The link graph is
+    solved in one place (a few short strings per document).
+    """
+
+    def __init__(self, rewriter: Rewriter) -> None:
+        super().__init__()
+        self._key = rewriter.key
+
+    def expand(self, links):
+        solved = (
+            links
+            | "AllLinks" >> beam.Map(lambda item: (None, item))
+            | "GroupLinks" >> beam.GroupByKey()
+            | "Solve"
+            >> beam.ParDo(_SolveFn(self._key)).with_outputs(
+                _SolveFn.PERSONS, main="keys"
+            )
+        )
+        return solved.keys, solved[_SolveFn.PERSONS]
+
+
+class NoPersonAssignmentError(LookupError):
+    """A tagged document the linking stage gave no person (a bug)."""
+
+
+class WriteChunkFn(beam.DoFn):
+    """(chunk id, {tagged ``ChunkRef``, person keys}) -> documents/identifiers files.
+
+    Rewrite failures go to quarantine as stage ``surrogate``, leak-guard
+    failures as ``leak_guard``, as in ``Surrogate``. Emits a ``ChunkWritten``.
+    """
+
+    QUARANTINE = "quarantine"
+
+    def __init__(self, directory: str, rewriter: Rewriter) -> None:
+        self._directory = directory
+        self._rewriter = rewriter
+        self._docs = Metrics.counter("deid", "documents_written")
+
+    def process(self, element):
+        _chunk_id, joined = element
+        refs = list(joined["chunk"])
+        keys = [_unpack(blob) for blob in joined["keys"]]
+        for ref in refs:
+            yield from self._write(ref, keys[0] if len(keys) == 1 else ())
+
+    def _write(self, ref: ChunkRef, person_keys: tuple[str | None, ...]):
+        documents: list[dict] = []
+        identifiers: list[dict] = []
+        progress = process_progress("deidentify")
+        for position, tagged in enumerate(read_spill(ref.path)):
+            try:
+                if position >= len(person_keys):
+                    raise NoPersonAssignmentError("document got no person assignment")
+                result = self._rewriter.rewrite(
+                    tagged, person_key=person_keys[position]
+                )
+            except Exception as exc:  # noqa: BLE001 - errors are data
+                yield beam.pvalue.TaggedOutput(
+                    self.QUARANTINE,
+                    to_quarantine("surrogate", _dead_letter(tagged, exc)),
+                )
+                continue
+            try:
+                self._rewriter.guard(tagged, result)
+            except Exception as exc:  # noqa: BLE001
+                yield beam.pvalue.TaggedOutput(
+                    self.QUARANTINE,
+                    to_quarantine("leak_guard", _dead_letter((tagged, result), exc)),
+                )
+                continue
+            self._docs.inc()
+            progress.add(documents=1, spans=result.n_phi)
+            documents.append(document_row(result))
+            identifiers.extend(identifier_rows(result))
+        for table, rows in (("documents", documents), ("identifiers", identifiers)):
+            if rows:
+                rows.sort(key=sort_key(table))
+                path = chunk_path(
+                    self._directory, table, ref.file_index, ref.chunk_index
+                )
+                write_table_file(path, SCHEMAS[table], rows)
+        yield ChunkWritten(
+            ref.file_index, ref.chunk_index, len(documents), len(identifiers)
+        )

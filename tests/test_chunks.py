@@ -1,0 +1,89 @@
+"""The chunked batch path's Beam-free parts: spill files and solving the links."""
+
+from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.linking.graph import link_record, resolve
+from deid_pipeline.linking.keys import document_key
+from deid_pipeline.linking.persons import quasi_identifiers
+from deid_pipeline.model import (
+    ClinicalDocument,
+    DictionaryEntry,
+    PatientDictionary,
+    PhiSpan,
+    TaggedDocument,
+)
+from deid_pipeline.transforms.chunks import (
+    link_item,
+    read_spill,
+    solve_links,
+    write_spill,
+)
+from deid_pipeline.transforms.persons import persons_row
+
+KEY = b"chunks-test-key-0123456789abcdef"
+
+
+def _tagged(doc_id, text, origin="a.jsonl", mrn_in_text=None, header=None):
+    spans = ()
+    if mrn_in_text:
+        start = text.index(mrn_in_text)
+        spans = (PhiSpan(start, start + len(mrn_in_text), "MEDICALRECORD", "rules"),)
+    dictionary = None
+    if header:
+        dictionary = PatientDictionary(
+            entries=(DictionaryEntry("1961", "DATE", "PID.7"),), person_key=header
+        )
+    doc = ClinicalDocument(doc_id, text, "jsonl", origin=origin, dictionary=dictionary)
+    return TaggedDocument(doc, spans)
+
+
+DOCS = [
+    _tagged("1", "MRN 4455667 seen.", mrn_in_text="4455667"),
+    _tagged("2", "Follow-up, MRN 4455667.", mrn_in_text="4455667"),
+    _tagged("3", "Nothing to link here."),
+    _tagged("4", "Header only.", header="MRN^HOSP^77"),
+    _tagged("5", "Header and MRN 998877.", mrn_in_text="998877", header="K^9"),
+    _tagged("6", "Other MRN 998877 no header.", mrn_in_text="998877"),
+    _tagged("3", "Nothing to link here either."),  # an id that repeats
+]
+
+
+def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
+    rewriter = Rewriter("redact", KEY)
+    chunks = {(0, 0): DOCS[:3], (0, 1): DOCS[3:5], (1, 0): DOCS[5:]}
+    items = [
+        link_item(t, chunk_id, pos, KEY)
+        for chunk_id, docs in chunks.items()
+        for pos, t in enumerate(docs)
+    ]
+    keys, rows = solve_links(reversed(items), KEY)
+
+    # The old path: resolve over LinkRecords, joined back by document key.
+    old = {a.doc_key: a for a in resolve(link_record(t) for t in DOCS)}
+    expected_rows = {}
+    for chunk_id, docs in chunks.items():
+        assert len(keys[chunk_id]) == len(docs)
+        for pos, t in enumerate(docs):
+            person = old[document_key(t.document)]
+            expected = rewriter.person_id_for(t, person.person_key)
+            assert rewriter.person_id_for(t, keys[chunk_id][pos]) == expected
+            expected_rows.setdefault(expected, []).append(
+                (person.linked_by, quasi_identifiers(t.document))
+            )
+    assert rows == [persons_row(p, e) for p, e in sorted(expected_rows.items())]
+    # Documents 1, 2 (shared MRN), 5 and 6 (shared MRN, 5's header key) link.
+    assert len(rows) == 4
+    assert sorted(r["n_documents"] for r in rows) == [1, 2, 2, 2]
+
+
+def test_when_a_document_can_link_to_nothing_then_no_key_travels():
+    item = link_item(DOCS[2], (0, 0), 0, KEY)
+    _chunk, _pos, own, identifiers, alone, _quasi = item
+    assert own is None and identifiers == () and alone
+    keys, _rows = solve_links([item], KEY)
+    assert keys == {(0, 0): (None,)}
+
+
+def test_when_chunk_spilled_then_read_back_equal(tmp_path):
+    path = str(tmp_path / "spill" / "read" / "00000-00000.pkl")
+    write_spill(path, DOCS)
+    assert read_spill(path) == DOCS
