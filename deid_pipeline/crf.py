@@ -482,8 +482,8 @@ def plausible(value: str, label: str) -> bool:
     A CRF that has seen dates and phones will call ``80/30`` (a pressure) a
     date and ``86-105`` (a range) a phone when pushed for recall; a value
     that cannot be a date or a phone by its digits alone is not redacted as
-    one; nor is a rate (``10/hr``) a date. Other spans with letters are left
-    to the model.
+    one; nor is a rate (``10/hr``) a date, nor ``8/4/460``. Other spans with
+    letters are left to the model.
     """
     if label == "DATE" and _RATE.fullmatch(value):
         return value.rsplit("/", 1)[1].strip()[:3].lower() in _MONTH_ABBREVIATIONS
@@ -493,6 +493,12 @@ def plausible(value: str, label: str) -> bool:
     digits = sum(len(n) for n in _NUMBER.findall(value))
     if label == "DATE":
         if ("/" in value or "-" in value) and len(numbers) >= 2:
+            parts = _NUMBER.findall(value)
+            # No date has a 3- or 5-digit part or a 4-digit one that is no
+            # year: 8/4/460, 6670/1182, 3/2/1500.
+            if any(len(p) == 3 or len(p) > 4 or (
+                    len(p) == 4 and not 1850 <= int(p) <= 2150) for p in parts):
+                return False
             first, second = numbers[:2]
             if first >= 1000:  # year first: 2006-10-22
                 return True
@@ -524,6 +530,23 @@ def _without_facility_noun(text: str, span: PhiSpan) -> PhiSpan | None:
     if m.start() == 0:
         return None
     return dataclasses.replace(span, end=span.start + m.start())
+
+
+_YEAR_LESS_DATE = re.compile(r"\d{1,2}(?:[/-]\d{1,2})?(?:[/-]\d{1,2})?")
+
+
+def _short_date_lookalike(text: str, span: PhiSpan) -> bool:
+    """Whether a year-less numeric DATE is a look-alike by its context.
+
+    ``10/5`` after PSV, ``8/10`` near "pain", ``1/2`` before NS: the date
+    rules reject these, and a CRF date is held to the same standard.
+    """
+    value = text[span.start:span.end]
+    if span.label != "DATE" or not _YEAR_LESS_DATE.fullmatch(value):
+        return False
+    from deid_pipeline.rules import is_date_lookalike
+
+    return is_date_lookalike(text, span.start, span.end)
 
 
 def _is_alnum_span(text: str, span: PhiSpan) -> bool:
@@ -613,7 +636,8 @@ class CrfDetector(Detector):
         spans = (_without_facility_noun(doc.text, s) for s in spans)
         spans = tuple(s for s in spans if s is not None
                       and _is_alnum_span(doc.text, s)
-                      and plausible(doc.text[s.start:s.end], s.label))
+                      and plausible(doc.text[s.start:s.end], s.label)
+                      and not _short_date_lookalike(doc.text, s))
         return Detection(spans, posterior.confidence)
 
     def analyze(self, doc: ClinicalDocument) -> Detection:

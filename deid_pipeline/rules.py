@@ -63,7 +63,7 @@ __all__ = [
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "2"
+CODE_VERSION = "3"
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -775,6 +775,31 @@ class DateRecognizer(PatternRecognizer):
             return False
         return self.negative_context(text, hit)
 
+    def is_lookalike(self, text: str, start: int, end: int) -> bool:
+        """Whether a short date found by another detector is a look-alike.
+
+        Look-alikes are what this recognizer rejects at ``start:end``: ``PSV
+        10/5``, ``pain 8/10``, ``1/2 NS``. The candidate is re-read from the
+        start of its run of digits and separators, so a span covering only
+        ``5`` of ``10/5`` is judged as ``10/5``. Forms this recognizer does
+        not read as a short date are not look-alikes: the caller keeps them.
+        """
+        while start > 0 and (text[start - 1].isdigit() or text[start - 1] in "/-"):
+            start -= 1
+        match = self.regex.match(text, start)
+        if match is None:
+            return False
+        i = self._by_index[match.lastindex]
+        pattern = self.patterns[i]
+        if pattern.name not in self.SHORT:
+            return False
+        hit = Hit(pattern, match, i, self._groups[i])
+        if hit.start >= end or hit.end <= start:
+            return False
+        # Context only: an impossible day (2/31/14) is a typo more often
+        # than a look-alike, and the CRF read it as a date.
+        return self.invalidate(hit, text)
+
     def _strong_before(self, text: str, start: int) -> bool:
         """Tell whether a date word (on, since, admitted, ...) comes just before."""
         return bool(self._strong.search(text, _window_start(text, start, 24), start))
@@ -906,6 +931,48 @@ _NOT_SHORTHAND = r"(?<![\w.'/+&-])"
 _VOWEL = re.compile(r"[aeiouy]")
 
 
+def _name_key(word: str) -> str:
+    """The lexicon key of a name as written.
+
+    No ``O'``/``D'``, the first half of a hyphenated name, lower case.
+    """
+    return re.sub(r"^[OoDd]'[ \t]?", "", word).split("-")[0].lower()
+
+
+# A capitalised word (or an O'/D' name in any case) right after a name.
+_SURNAME_AFTER = re.compile(
+    r"[ \t]+(?P<name>[OoDd]'[A-Za-z]{2,}(?:-[A-Za-z]+)?(?![\w'])"
+    r"|[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?(?![\w']))")
+
+
+def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
+    """Whether ``word`` can be a surname.
+
+    A listed one not more common as an English word, or an unknown word that
+    is not shorthand. ``O'Driscoll`` always can. ``capitalised`` words (a
+    capital in mixed-case text) may be as common as English band 4
+    (``Cole``, ``Lange``).
+    """
+    if re.match(r"[OoDd]'", word):
+        return True
+    key = _name_key(word)
+    flags = lex.flags(key)
+    if "drug" in flags or "dx" in flags or {"city", "uscity", "state", "stab",
+                                            "country"} & set(flags):
+        return False
+    band = lex.english_band(key)
+    if band == 0:
+        # Short words unknown to every list are unit names (MICU, cvicu)
+        # unless written like a name (Nuzo).
+        titled = word[:1].isupper() and word[1:].islower()
+        return bool(_VOWEL.search(key)) and (
+            len(key) >= 6 or (len(key) >= 3 and titled))
+    names = {f for f in flags if f[:2] in ("ln", "fn")}
+    limit = 4 if capitalised else 3
+    return (band <= limit and bool(names & {"ln1", "ln2", "fn1", "fn2"})) or (
+        band <= 2 and bool(names))
+
+
 class NameRecognizer(PatternRecognizer):
     """Names in the shapes nursing notes write them.
 
@@ -943,20 +1010,30 @@ class NameRecognizer(PatternRecognizer):
         return ("DOCTOR", "PATIENT", "RELATIVE")
 
     def validate(self, hit: Hit, text: str) -> bool:
-        """Check the word after the cue looks like a name to the lexicons."""
+        """Check the word after the cue looks like a name to the lexicons.
+
+        After a staff title a second word that reads as a surname (``Dr Will
+        Cole``, ``Dr. Sarah O'Driscoll``) is taken too: the hit is widened to
+        it, and the pair vouches for a first name as common as ``Will``.
+        """
         from deid_pipeline import lexicons
 
         lex = lexicons.load()
         word = text[hit.start:hit.end]
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
-        word = re.sub(r"^[OoDd]'[ \t]?", "", word).split("-")[0].lower()
+        word = _name_key(word)
         flags = lex.flags(word)
         band = lex.english_band(word)
         if hit.pattern.name == "relation":
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
                 band == 5 and "fn1" in flags)
         if hit.pattern.name == "staff":
+            surname = _SURNAME_AFTER.match(text, hit.end)
+            if surname is not None and any(f.startswith("fn") for f in flags) and (
+                    _reads_as_surname(surname.group("name"), lex, capitalised=True)):
+                hit.end = surname.end()
+                return True
             # After "Dr" a name in the lexicons, or an unknown word that does
             # not read like shorthand (CXR), a verb or a plural (paged, sats).
             if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
@@ -973,6 +1050,57 @@ class NameRecognizer(PatternRecognizer):
         """DOCTOR after an initial, PATIENT after a title, RELATIVE after a relation."""
         return {"initial": "DOCTOR", "staff": "DOCTOR", "title": "PATIENT"}.get(
             hit.pattern.name, "RELATIVE")
+
+
+class CredentialNameRecognizer(PatternRecognizer):
+    """Staff signing with a credential.
+
+    ``florencia cooke np``, ``DAN A. FORMAN-LYONS, RRT``, ``Andrwe O'connell
+    MD``. The credential is found first (a cheap search), then the one or two words
+    before it on its line are read: the last must read as a surname and not
+    as a place (``Annapolis, MD`` is a state), the first is kept only if it
+    reads as a first name. ``by MD``, ``4L NP`` or ``renal MD`` fail the
+    lexicon checks.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        credentials = _trie(config.get("credentials", ("md", "rn", "np")))
+        super().__init__("credentials", "DOCTOR", [
+            Pattern("credential", rf"{_NOT_SHORTHAND}(?:{credentials})(?![\w])",
+                    confidence=0.8)])
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """A DOCTOR span for the name before each credential that has one."""
+        from deid_pipeline import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        for match in self.regex.finditer(text):
+            lo = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 64)
+            name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
+            if name is None or not _reads_as_surname(name.group("last"), lex):
+                continue
+            start = name.start("last")
+            first = name.group("first")
+            if first is not None and _reads_as_first_name(first, lex):
+                start = name.start("first")
+            spans.append(PhiSpan(start, name.end("last"), self.label, self.source,
+                                 self.patterns[0].confidence))
+        return spans
+
+
+_NAME_BEFORE_CREDENTIAL = re.compile(
+    rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
+    rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
+
+
+def _reads_as_first_name(word: str, lex: Any) -> bool:
+    """A listed first name not more common as an English word, or an unknown word."""
+    key = word.lower()
+    band = lex.english_band(key)
+    if band == 0:
+        return len(key) >= 3 and bool(_VOWEL.search(key))
+    return band <= 4 and any(f.startswith("fn") for f in lex.flags(key))
 
 
 # ----------------------------------------------------------------- detector
@@ -1002,6 +1130,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         AgeRecognizer(units),
         IdRecognizer(config.get("ids", {})),
         NameRecognizer(config.get("names", {})),
+        CredentialNameRecognizer(config.get("names", {})),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)
@@ -1011,6 +1140,17 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
 def _default_rules() -> tuple[tuple[PatternRecognizer, ...], str]:
     config = default_config()
     return build_recognizers(config), str(config.get("version", "0"))
+
+
+def is_date_lookalike(text: str, start: int, end: int) -> bool:
+    """Whether the packaged date rules call a short date a clinical look-alike.
+
+    See :meth:`DateRecognizer.is_lookalike`; it holds the CRF's dates to the
+    same standard as the rules'.
+    """
+    recognizers, _ = _default_rules()
+    dates = next(r for r in recognizers if isinstance(r, DateRecognizer))
+    return dates.is_lookalike(text, start, end)
 
 
 class RuleDetector(Detector):

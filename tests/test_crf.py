@@ -14,6 +14,7 @@ from deid_pipeline.crf import (
     TrainOptions,
     _drop_bias_only_fractions,
     _drop_common_words,
+    _short_date_lookalike,
     _without_facility_noun,
     bio_to_spans,
     load_model,
@@ -278,9 +279,32 @@ def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
     ("555-0142", "PHONE", True),
     ("(617) 555-0142", "PHONE", True),
     ("123", "IDNUM", True),
+    ("8/4/460", "DATE", False),    # no date has a 3-digit part
+    ("6670/1182", "DATE", False),  # nor a 4-digit part that is no year
+    ("3/2/1500", "DATE", False),
+    ("2/31/14", "DATE", True),     # a typo of a date is still one
 ])
 def test_plausible_rejects_numbers_that_cannot_be_their_label(value, label, expected):
     assert plausible(value, label) is expected
+
+
+@pytest.mark.parametrize("text,start_word,expected", [
+    ("Tolerated PSV 10/5 30%, RR 20", "10/5", True),      # vent setting
+    ("pt c/o CP this morning, 8/10 pain scale", "8/10", True),
+    ("Vent changed over to 5/5, 40%", "5/5", True),
+    ("received vanco X1 on 10/20. WBC 10.7", "10/20", False),
+    ("admitted 7/9 with SOB", "7/9", False),
+    ("extubated 2/31/14", "2/31/14", False),              # not a short form
+])
+def test_when_the_date_rules_reject_a_short_date_the_crf_date_is_dropped(
+        text, start_word, expected):
+    start = text.index(start_word)
+    whole = PhiSpan(start, start + len(start_word), "DATE", "crf")
+    assert _short_date_lookalike(text, whole) is expected
+    # a span over the last number only is judged on the whole fraction
+    last = text.rindex("/", start, whole.end) + 1
+    tail = PhiSpan(last, whole.end, "DATE", "crf")
+    assert _short_date_lookalike(text, tail) is expected
 
 
 def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():

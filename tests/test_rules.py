@@ -460,9 +460,34 @@ STAFF_ROWS = [
     ("met with dr.lindqvist and family", [("lindqvist", "DOCTOR")]),
     ("Dr paged, RN aware, MD aware", []),
     ("RN sats 95% on 2L", []),
+    # A second word that reads as a surname is taken with the first name.
+    ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
+    ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),
+    ("Dr Okafor Aware of plan", [("Okafor", "DOCTOR")]),
 ]
 
 
 @pytest.mark.parametrize("text,expected", STAFF_ROWS)
 def test_names_recognizer_after_staff_titles(detector, text, expected):
     _check(detector, "names", text, expected)
+
+
+CREDENTIAL_ROWS = [
+    ("not following commands.  florencia cooke np into eval.",
+     [("florencia cooke", "DOCTOR")]),
+    ("Social: Andrwe O'connell MD spoke with pt's daughter",
+     [("Andrwe O'connell", "DOCTOR")]),
+    ("QUIET NIGHT FOR PT.\n DAN A. FORMAN-LYONS, RRT\n",
+     [("DAN A. FORMAN-LYONS", "DOCTOR")]),
+    ("Okonkwo, RN", [("Okonkwo", "DOCTOR")]),
+    # Places, units, prepositions and oxygen before the same letters.
+    ("moved from Annapolis, MD last year", []),
+    ("seen by renal MD; micu md aware", []),
+    ("sats 95% on 4L NP, CCU RN at bedside", []),
+    ("husband MD (ENT), three children", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", CREDENTIAL_ROWS)
+def test_credential_names(detector, text, expected):
+    _check(detector, "credentials", text, expected)
