@@ -446,6 +446,8 @@ NAME_ROWS = [
     ("son came in, daughter states pt was confused, friendly", []),
     ("MS CHANGES OVERNIGHT; MRI's reviewed; plan unclear", []),
     ("wife Will visit tomorrow", []),  # "will" is too common to be taken
+    ("gi: mrs. Park ate small amount of oatmeal", [("Park", "PATIENT")]),
+    ("MRS PARK ATE SMALL AMOUNT", []),  # capitals say nothing in an all-caps note
 ]
 
 
@@ -486,6 +488,21 @@ CREDENTIAL_ROWS = [
     ("sats 95% on 4L NP, CCU RN at bedside", []),
     ("husband MD (ENT), three children", []),
 ]
+
+
+INSTITUTION_ROWS = [
+    ("PT WAS TRANSFERED TO THE ZAGARIA CAMPUS FOR GI", [("ZAGARIA", "HOSPITAL")]),
+    ("called out to tele surgical bed on mackerer campus", [("mackerer", "HOSPITAL")]),
+    ("wishes to return to St Mary's after weaning", [("St Mary's", "HOSPITAL")]),
+    ("transfer to st. joseph medical center", [("st. joseph", "HOSPITAL")]),
+    ("ST elevation in V2-V4, st changes resolved", []),
+    ("back to the main campus; pt may not leave building", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", INSTITUTION_ROWS)
+def test_institution_names(detector, text, expected):
+    _check(detector, "institutions", text, expected)
 
 
 @pytest.mark.parametrize("text,expected", CREDENTIAL_ROWS)
