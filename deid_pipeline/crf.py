@@ -387,20 +387,22 @@ _PROPAGATE_MAX_ENGLISH_BAND = 4
 
 
 def _propagate(tokens: Sequence[Token], kinds: list[str | None],
-               confidences: list[float]) -> None:
+               confidences: list[float], viterbi: Sequence[str]) -> None:
     """Mark every occurrence of a word found as PHI elsewhere in the document.
 
     A name is often spelled out once with its cue ("son David") and then
     alone ("David called"); the model finds the first and misses the rest.
     Only letter tokens of two or more letters that are not common English
-    words are propagated, with the label and confidence of their best
-    occurrence. Monotone in the bias: more seeds can only mark more tokens.
+    words, and that the best path calls PHI, are propagated, with the label
+    and confidence of their best occurrence: a word only the recall bias
+    marked (``neo``, ``aline``) is too unsure to be copied everywhere. The
+    seeds do not depend on the bias, so the result stays monotone in it.
     """
     from deid_pipeline import lexicons
 
     seeds: dict[str, tuple[float, str]] = {}
     for t, kind in enumerate(kinds):
-        if kind is not None:
+        if kind is not None and viterbi[t] != OUTSIDE:
             text = tokens[t].text
             if len(text) > 1 and text.isalpha():
                 key = text.lower()
@@ -620,7 +622,7 @@ class CrfDetector(Detector):
         _drop_common_words(tokens, kinds, posterior.viterbi)
         _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
         if self.propagate:
-            _propagate(tokens, kinds, confidences)
+            _propagate(tokens, kinds, confidences, posterior.viterbi)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):

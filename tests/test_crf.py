@@ -14,6 +14,7 @@ from deid_pipeline.crf import (
     TrainOptions,
     _drop_bias_only_fractions,
     _drop_common_words,
+    _propagate,
     _short_date_lookalike,
     _without_facility_noun,
     bio_to_spans,
@@ -305,6 +306,19 @@ def test_when_the_date_rules_reject_a_short_date_the_crf_date_is_dropped(
     last = text.rindex("/", start, whole.end) + 1
     tail = PhiSpan(last, whole.end, "DATE", "crf")
     assert _short_date_lookalike(text, tail) is expected
+
+
+def test_only_words_the_best_path_calls_phi_are_propagated():
+    tokens = tuple(tokenize("son Kowalczyk called. Kowalczyk aware. wean neo. neo off"))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [None] * len(tokens)
+    viterbi = ["O"] * len(tokens)
+    kinds[1], viterbi[1] = "RELATIVE", "B-RELATIVE"   # the model's best path
+    kinds[words.index("neo")] = "RELATIVE"              # the recall bias only
+    confidences = [0.9] * len(tokens)
+    _propagate(tokens, kinds, confidences, viterbi)
+    marked = [w for w, k in zip(words, kinds) if k is not None]
+    assert marked == ["Kowalczyk", "Kowalczyk", "neo"]
 
 
 def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
