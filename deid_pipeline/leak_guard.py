@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from deid_pipeline.model import DeidentifiedDocument, TaggedDocument
+from deid_pipeline.model import DeidentifiedDocument, PatientDictionary, TaggedDocument
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
 _MIN_ALNUM = 3
@@ -59,10 +60,12 @@ class _Needle(NamedTuple):
 
     A mostly-digit value (an ID, a phone) has its ``digits``, matched digit
     by digit with any separators between; any other value its blank-separated
-    ``parts``, and, when it is ASCII, their lower-cased ``words``. A
-    non-ASCII value is searched with its regex (rare; Unicode case folding
-    is the regex engine's job). A tuple, not a dataclass: one is made for
-    every new value, hundreds per message.
+    ``parts``, and, when it is ASCII, their lower-cased ``words``, of which
+    ``whole`` are those made of letters and digits only: each of those
+    stands in any match as a whole word of the text (between blanks or the
+    value's own word boundaries). A non-ASCII value is searched with its
+    regex (rare; Unicode case folding is the regex engine's job). A tuple,
+    not a dataclass: one is made for every new value, hundreds per message.
     """
 
     digits: str = ""
@@ -70,6 +73,7 @@ class _Needle(NamedTuple):
     words: tuple[str, ...] = ()
     left: bool = False  # the match must not follow a word character
     right: bool = False  # ... nor be followed by one
+    whole: tuple[str, ...] = ()
 
     @property
     def pattern(self) -> re.Pattern:
@@ -93,6 +97,20 @@ def _pattern(needle: _Needle) -> re.Pattern:
 
 _NOT_ALNUM = re.compile(r"[\W_]")
 _NOT_DIGIT = re.compile(r"\D")
+# The same classes for ASCII text, as bytes to delete: a new value's needle
+# counts its letters and digits, and bytes.translate does that about ten
+# times faster than the regexes (the tests check that they agree).
+_ASCII_NOT_ALNUM = bytes(c for c in range(128) if _NOT_ALNUM.match(chr(c)))
+_ASCII_NOT_DIGIT = bytes(c for c in range(128) if _NOT_DIGIT.match(chr(c)))
+
+
+def _alnum_count_and_digits(value: str) -> tuple[int, str]:
+    """How many letters and digits ``value`` has, and its digits."""
+    if value.isascii():
+        raw = value.encode("ascii")
+        return (len(raw.translate(None, _ASCII_NOT_ALNUM)),
+                raw.translate(None, _ASCII_NOT_DIGIT).decode("ascii"))
+    return len(_NOT_ALNUM.sub("", value)), _NOT_DIGIT.sub("", value)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -105,16 +123,15 @@ def _needle(value: str) -> _Needle | None:
     """
     parts = tuple(value.split())
     value = " ".join(parts)
-    alnum = len(_NOT_ALNUM.sub("", value))
+    alnum, digits = _alnum_count_and_digits(value)
     if alnum < _MIN_ALNUM:
         return None
-    if alnum >= _MIN_DIGITS_FOR_LOOSE_MATCH:
-        digits = _NOT_DIGIT.sub("", value)
-        if len(digits) >= _MIN_DIGITS_FOR_LOOSE_MATCH and len(digits) >= alnum - 1:
-            return _Needle(digits)
+    if len(digits) >= _MIN_DIGITS_FOR_LOOSE_MATCH and len(digits) >= alnum - 1:
+        return _Needle(digits)
     # ASCII lower-casing keeps every blank where it was.
     words = tuple(value.lower().split()) if value.isascii() else ()
-    return _Needle("", parts, words, value[0].isalnum(), value[-1].isalnum())
+    return _Needle("", parts, words, value[0].isalnum(), value[-1].isalnum(),
+                   tuple(filter(str.isalnum, words)))
 
 
 def value_pattern(value: str) -> re.Pattern | None:
@@ -139,6 +156,7 @@ def value_pattern(value: str) -> re.Pattern | None:
 _ASCII_TWINS = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s",
                               "\u212a": "k"})
 _GAPS = re.compile(rf"[{_GAP_CHARS}]+")
+_WORD_RUN = re.compile(r"\w+")
 _NOT_GAPS = re.compile(rf"[^{_GAP_CHARS}]+")
 
 
@@ -155,14 +173,21 @@ class SearchText:
     a compiled regex per value; the views are built lazily, once per text.
     The matches are exactly ``value_pattern(value).finditer(text)``'s,
     which the tests check on random and Unicode-edge texts.
+
+    Most values searched for are not in the text, and a failed ``find``
+    reads the whole text. So a word value is first looked up in the set of
+    the text's words: a value one of whose ``whole`` words is not a word of
+    the text cannot match (set lookups instead of a scan per value).
     """
 
-    __slots__ = ("text", "_folded", "_squeezed", "_run_starts", "_run_origins")
+    __slots__ = ("text", "_folded", "_words", "_squeezed", "_run_starts",
+                 "_run_origins")
 
     def __init__(self, text: str) -> None:
         """Prepare nothing yet: most texts need only one of the two views."""
         self.text = text
         self._folded: str | None = None
+        self._words: frozenset[str] = frozenset()
         self._squeezed: str | None = None
         self._run_starts: list[int] = []
         self._run_origins: list[int] = []
@@ -170,8 +195,10 @@ class SearchText:
     def matches(self, value: str) -> list[tuple[int, int]]:
         """(start, end) of every non-overlapping match of ``value``, in order."""
         needle = _needle(value)
-        if needle is None:
-            return []
+        return [] if needle is None else self.find(needle)
+
+    def find(self, needle: _Needle) -> list[tuple[int, int]]:
+        """:meth:`matches` for a value's needle (see :func:`header_values`)."""
         if needle.digits:
             return self._digit_matches(needle.digits)
         if needle.words:
@@ -184,6 +211,11 @@ class SearchText:
             text = self.text
             folded = self._folded = (text if text.isascii()
                                      else text.translate(_ASCII_TWINS)).lower()
+            # The fold keeps every character a word character or not (tests),
+            # so these are the folded text's words wherever they stand.
+            self._words = frozenset(_WORD_RUN.findall(folded))
+        if not self._words.issuperset(needle.whole):
+            return []
         first = needle.words[0]
         at = folded.find(first)
         if at < 0 or any(word not in folded for word in needle.words[1:]):
@@ -225,12 +257,12 @@ class SearchText:
             return []
         text = self.text
         if not self._run_starts:
-            # Where each separator-free run of the text starts, in both texts.
-            length = 0
-            for m in _NOT_GAPS.finditer(text):
-                self._run_starts.append(length)
-                self._run_origins.append(m.start())
-                length += m.end() - m.start()
+            # Where each separator-free run of the text starts, in both texts
+            # (there is one: the digits were found).
+            runs = [m.span() for m in _NOT_GAPS.finditer(text)]
+            self._run_origins = [a for a, _ in runs]
+            self._run_starts = list(itertools.accumulate(
+                (b - a for a, b in runs[:-1]), initial=0))
         k = len(digits)
         found = []
         while at >= 0:
@@ -269,22 +301,33 @@ def find_leaks(
     text: str, suspects: Iterable[Suspect], regions: list[tuple[int, int]] = ()
 ) -> Counter:
     """Labels (with counts) of suspects that occur in ``text`` outside ``regions``."""
-    return _find_leaks(text, ((s.value, s.label) for s in suspects), regions)
+    return _find_leaks(text, _planned((s.value, s.label) for s in suspects), regions)
+
+
+def _planned(pairs: Iterable[tuple[str, str]]) -> Iterator[HeaderValue]:
+    """(value, label) pairs with their needles, as :func:`header_values` gives them."""
+    return ((value, label, _needle(value)) for value, label in pairs)
 
 
 def _find_leaks(
-    text: str, suspects: Iterable[tuple[str, str]], regions: list[tuple[int, int]]
+    text: str, suspects: Iterable[HeaderValue], regions: list[tuple[int, int]]
 ) -> Counter:
-    """:func:`find_leaks` over (value, label) pairs: no object per header value."""
+    """:func:`find_leaks` over planned values: no object per header value.
+
+    A value is searched once, under the label of its first case-insensitive
+    spelling.
+    """
     found: Counter = Counter()
     seen: set[str] = set()
     search = SearchText(text)
-    for value, label in suspects:
+    for value, label, needle in suspects:
         key = value.lower()
         if key in seen:
             continue
         seen.add(key)
-        for start, end in search.matches(value):
+        if needle is None:
+            continue
+        for start, end in search.find(needle):
             if _survives(text, start, end, regions):
                 found[label] += 1
                 break
@@ -308,6 +351,7 @@ def _survives(text: str, start: int, end: int, regions) -> bool:
 
 _AGE = re.compile(r"\d+")
 _BARE_YEAR = re.compile(r"'?(?:\d{2}|1[89]\d{2}|20\d{2})")
+_LIMITED_DATASET = "limited-dataset"
 _LIMITED_DATASET_KEEPS = frozenset(
     {"DATE", "AGE", "CITY", "STATE", "ZIP", "COUNTRY", "LOCATION"}
 )
@@ -318,45 +362,85 @@ def policy_keeps(label: str, value: str, policy: str) -> bool:
 
     Decided from the value and the policy alone, never from what an operator
     returned: an operator that wrongly echoes its input must still be caught.
+    Any policy but the limited data set decides as safe harbor does.
     """
     value = value.strip()
     if label == "AGE":
         numbers = _AGE.findall(value)
-        return policy == "limited-dataset" or bool(numbers) and int(numbers[0]) <= 89
-    if policy == "limited-dataset":
+        return policy == _LIMITED_DATASET or bool(numbers) and int(numbers[0]) <= 89
+    if policy == _LIMITED_DATASET:
         return label in _LIMITED_DATASET_KEEPS
     return label == "DATE" and _BARE_YEAR.fullmatch(value) is not None
+
+
+# A value to search for, its label, and its search plan (None: too short). A
+# plain tuple: hundreds are made per message.
+HeaderValue = tuple[str, str, _Needle | None]
+
+
+# The last dictionary :func:`header_values` saw, and its answers per policy kind.
+_Planned = dict[bool, tuple[HeaderValue, ...]]
+_last_header: tuple[PatientDictionary, _Planned] | None = None
+
+
+def header_values(dictionary: PatientDictionary,
+                  policy: str) -> tuple[HeaderValue, ...]:
+    """The header values ``policy`` removes, each once, in entry order.
+
+    A value keeps the label of its first entry the policy removes. A header
+    expands into a few hundred values, and in a report where (as nearly
+    always) few of them occur, deciding each one's policy and needle cost
+    more than searching for it. So that is done once per dictionary: the
+    last one is remembered (by identity: it is immutable), which covers the
+    tagger's reconcile and the guard for every report of a message.
+    """
+    global _last_header
+    limited = policy == _LIMITED_DATASET  # all policy_keeps tells apart
+    last = _last_header
+    by_kind = last[1] if last is not None and last[0] is dictionary else {}
+    planned = by_kind.get(limited)
+    if planned is None:
+        labels: dict[str, str] = {}
+        for entry in dictionary.entries:
+            if entry.value not in labels and not policy_keeps(entry.label, entry.value,
+                                                              policy):
+                labels[entry.value] = entry.label
+        planned = by_kind[limited] = tuple(_planned(labels.items()))
+        _last_header = (dictionary, by_kind)
+    return planned
 
 
 def suspects_of(
     tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
 ) -> list[Suspect]:
     """What must not survive: every span and header value the policy removes."""
-    return [Suspect(value, label) for value, label in _removed(tagged, result, policy)]
-
-
-def _removed(
-    tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
-) -> list[tuple[str, str]]:
-    """(value, label) of every span and header value the policy removes, in order."""
-    values = [(r.original, r.span.label) for r in result.replacements]
+    values = list(_replaced(result, policy))
     dictionary = tagged.document.dictionary
     if dictionary is not None:
-        values.extend((e.value, e.label) for e in dictionary.entries)
-    return [
-        (value, label)
-        for value, label in values
-        if not policy_keeps(label, value, policy)
-    ]
+        values.extend((e.value, e.label) for e in dictionary.entries
+                      if not policy_keeps(e.label, e.value, policy))
+    return [Suspect(value, label) for value, label in values]
+
+
+def _replaced(result: DeidentifiedDocument, policy: str) -> Iterator[tuple[str, str]]:
+    """(original, label) of every replacement the policy removes, in order."""
+    return ((r.original, r.span.label) for r in result.replacements
+            if not policy_keeps(r.span.label, r.original, policy))
 
 
 def check(
     tagged: TaggedDocument, result: DeidentifiedDocument, policy: str
 ) -> DeidentifiedDocument:
-    """Return ``result`` if no known PHI value is left in it; else raise."""
-    leaks = _find_leaks(
-        result.text, _removed(tagged, result, policy), written_regions(result)
-    )
+    """Return ``result`` if no known PHI value is left in it; else raise.
+
+    Searches what :func:`suspects_of` lists, in its order (the header values
+    planned once per dictionary, see :func:`header_values`).
+    """
+    suspects: Iterable[HeaderValue] = _planned(_replaced(result, policy))
+    dictionary = tagged.document.dictionary
+    if dictionary is not None:
+        suspects = itertools.chain(suspects, header_values(dictionary, policy))
+    leaks = _find_leaks(result.text, suspects, written_regions(result))
     if leaks:
         detail = ", ".join(f"{label} x{n}" for label, n in sorted(leaks.items()))
         raise LeakDetectedError(f"original PHI values remain in the output: {detail}")

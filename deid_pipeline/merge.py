@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from deid_pipeline.leak_guard import SearchText, policy_keeps
+from deid_pipeline.leak_guard import SearchText, header_values, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
 
 PROPAGATED = "propagated"
@@ -85,10 +85,6 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
         value = text[span.start:span.end]
         if not policy_keeps(span.label, value, "surrogate"):
             seeds.setdefault(value, (span.label, span.confidence))
-    if dictionary is not None:
-        for entry in dictionary.entries:
-            if not policy_keeps(entry.label, entry.value, "surrogate"):
-                seeds.setdefault(entry.value, (entry.label, 1.0))
     # One SearchText for all values: the header alone expands into hundreds
     # of forms per message, and a regex per value cost more than tagging.
     search = SearchText(text)
@@ -97,6 +93,13 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
         for start, end in search.matches(value):
             if end > start:
                 found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
+    if dictionary is not None:
+        # A header value also found by a detector is searched once, as that span.
+        for value, label, needle in header_values(dictionary, "surrogate"):
+            if needle is not None and value not in seeds:
+                for start, end in search.find(needle):
+                    if end > start:
+                        found.append(PhiSpan(start, end, label, PROPAGATED, 1.0))
     return found
 
 

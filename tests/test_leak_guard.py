@@ -16,8 +16,12 @@ from deid_pipeline.leak_guard import (
     LeakDetectedError,
     SearchText,
     Suspect,
+    _alnum_count_and_digits,
     find_leaks,
+    header_values,
+    suspects_of,
     value_pattern,
+    written_regions,
 )
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -259,6 +263,14 @@ def test_when_searching_values_then_matches_are_exactly_the_regex_matches():
         ("\u0661\u0662\u0663\u0664\u0665 and 12345", "\u0661\u0662\u0663\u0664\u0665"),
         ("Élodie ÉLODIE élodie", "Élodie"),
         ("aaa aaa aaa", "aaa aaa"),
+        # Word values are first looked up among the text's words: a word
+        # glued to "_", an apostrophe, a hyphen or digits is no such word.
+        ("x_moss moss_ moss's o'moss moss-jones moss2 2moss MOSS", "moss"),
+        ("o'brien o'brien's and O'BRIEN", "O'Brien"),
+        ("moss_ and moss_x", "moss_"),
+        ("dr. moss, jr. and Dr.Moss", "Dr. Moss"),
+        ("room 12b and Room  12B\n", "room 12b"),
+        ("mossy moss\u00a0landing moss\tlanding", "moss landing"),
     ],
 )
 def test_when_value_has_case_space_or_unicode_twists_then_same_as_regex(text, value):
@@ -278,6 +290,61 @@ def test_when_folding_text_then_only_the_regex_case_twins_become_ascii():
     became_ascii = [ch for ch, low in zip(_ALL_CHARS[0x80:], folded[0x80:],
                                           strict=True) if low.isascii()]
     assert sorted(became_ascii) == sorted(twins)
+
+
+def test_when_folding_text_then_word_characters_and_blanks_stay_what_they_were():
+    # SearchText looks values up among the words of the folded text: that is
+    # only right if folding makes no word character out of another one.
+    folded = _ALL_CHARS.translate(_ASCII_TWINS).lower()
+    def word(c):
+        return c.isalnum() or c == "_"
+
+    for ch, low in zip(_ALL_CHARS, folded, strict=True):
+        assert word(ch) == word(low) and ch.isspace() == low.isspace(), hex(ord(ch))
+
+
+def test_when_counting_letters_and_digits_then_ascii_shortcut_equals_regexes():
+    rng = random.Random(7)
+    values = [chr(c) for c in range(128)] + [
+        "".join(rng.choice(_EDGE_ALPHABET) for _ in range(rng.randint(0, 12)))
+        for _ in range(2000)]
+    for value in values:
+        assert _alnum_count_and_digits(value) == (
+            len(re.sub(r"[\W_]", "", value)), re.sub(r"\D", "", value)), value
+
+
+def test_when_a_header_is_planned_then_each_removed_value_once_with_first_label():
+    dictionary = PatientDictionary((
+        DictionaryEntry("1950", "DATE", "PID.7"),  # a bare year: kept
+        DictionaryEntry("1950", "IDNUM", "PID.19"),  # ... but not as an id
+        DictionaryEntry("Moss", "PATIENT", "PID.5"),
+        DictionaryEntry("Moss", "RELATIVE", "NK1.2"),
+        DictionaryEntry("Boston", "CITY", "PID.11"),
+        DictionaryEntry("74", "AGE", "PID.7"),
+    ))
+    planned = header_values(dictionary, "safe-harbor")
+    assert [(v, label) for v, label, _ in planned] == [
+        ("1950", "IDNUM"), ("Moss", "PATIENT"), ("Boston", "CITY")]
+    assert header_values(dictionary, "surrogate") is planned  # remembered
+    limited = header_values(dictionary, "limited-dataset")
+    assert [(v, label) for v, label, _ in limited] == [
+        ("1950", "IDNUM"), ("Moss", "PATIENT")]
+    # Another dictionary, even an equal one, is planned on its own.
+    other = PatientDictionary(dictionary.entries)
+    assert header_values(other, "safe-harbor") is not planned
+    assert header_values(other, "safe-harbor") == planned
+
+
+def test_when_checking_a_header_document_then_same_leaks_as_its_suspects():
+    rewriter = Rewriter("surrogate", KEY)
+    doc = _header_doc("ANDERSEN seen; call 617 555 0142. Andersen to return.")
+    tagged = TaggedDocument(doc, (PhiSpan(0, 8, "PATIENT", "dictionary:PID.5.1"),))
+    result = rewriter.rewrite(tagged)  # the phone and a second name survive
+    suspects = suspects_of(tagged, result, "safe-harbor")
+    assert find_leaks(result.text, suspects, written_regions(result)) == {
+        "PATIENT": 1, "PHONE": 1}
+    with pytest.raises(LeakDetectedError, match="PATIENT x1, PHONE x1"):
+        rewriter.guard(tagged, result)
 
 
 def test_when_checking_boundaries_then_str_predicates_equal_regex_classes():
