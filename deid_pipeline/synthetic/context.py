@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import re
 
 from deid_pipeline.synthetic.identity import (
     Facility,
@@ -22,11 +21,6 @@ from deid_pipeline.synthetic.identity import (
 )
 from deid_pipeline.synthetic.phrases import PATH_DX
 from deid_pipeline.synthetic.text import Piece, render
-
-# The kind of place at the end of a facility's name, dropped in its short form.
-_FACILITY_NOUN = re.compile(
-    r"(?: (?:Regional |Community )?(?:Hospital|Medical Center|Clinic|Skilled Nursing"
-    r" Facility|Nursing Home|Assisted Living))$")
 
 MONTHS = (
     "January",
@@ -364,26 +358,20 @@ class DocContext:
         return self.patient.hospital
 
     def s_hosp(self, arg: str, out: list[Piece]) -> None:
-        """Render a hospital: own, ``{hosp:other}`` or ``{hosp:facility}``.
-
-        Forms: ``full`` (Calvert General Hospital), ``abbr`` (CGH) and
-        ``short`` (Calvert General), the name without its facility noun as
-        nurses write it ("went to Sacred Heart"); a facility is never
-        abbreviated.
-        """
+        """Render a hospital: own, ``{hosp:other}`` or ``{hosp:facility}``."""
         which, _, form = arg.partition(",")
         fac = self._facility(which)
         if not form:
-            if self.kind == "nursing":
-                form = self.rng.choices(("abbr", "short", "full"), (4, 4, 2))[0]
-            else:
-                form = self.rng.choices(("short", "full"), (1, 4))[0]
-        if form == "abbr" and not which.startswith("facility"):
-            name = fac.abbrev
-        elif form == "short":
-            name = _FACILITY_NOUN.sub("", fac.name) or fac.name
-        else:
-            name = fac.name
+            form = (
+                "abbr"
+                if (self.kind == "nursing" and self.rng.random() < 0.45)
+                else "full"
+            )
+        name = (
+            fac.abbrev
+            if form == "abbr" and not which.startswith("facility")
+            else fac.name
+        )
         out.append((name, "HOSPITAL"))
 
     def s_city(self, arg: str, out: list[Piece]) -> None:

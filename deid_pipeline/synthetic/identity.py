@@ -86,27 +86,8 @@ _SAINTS = (
     "Clare",
     "Peter",
 )
-# Names of the "Sacred Heart Hospital" kind: no city or person in them.
-_DESCRIPTIVE = (
-    "Mercy",
-    "Providence",
-    "Sacred Heart",
-    "Holy Family",
-    "Holy Redeemer",
-    "Good Shepherd",
-    "Riverside",
-    "Lakeview",
-    "Fairview",
-    "Bayview",
-    "Valley View",
-    "Northside",
-    "Hillcrest",
-    "Pine Ridge",
-)
 _HOSPITAL_PATTERNS = (
     "{city} General Hospital",
-    "{desc} Hospital",
-    "{desc} Medical Center",
     "{last} Memorial Hospital",
     "St. {saint}'s Hospital",
     "{city} Medical Center",
@@ -327,8 +308,7 @@ class IdentityFactory:
         )
         last, last2 = fake.last_name(), fake.last_name()
         name = self.rng.choice(patterns).format(
-            city=address.city, last=last, last2=last2, saint=self.rng.choice(_SAINTS),
-            desc=self.rng.choice(_DESCRIPTIVE),
+            city=address.city, last=last, last2=last2, saint=self.rng.choice(_SAINTS)
         )
         words = [w for w in name.replace("-", " ").split() if w[0].isupper()]
         abbrev = "".join(w[0] for w in words if w not in ("St.",))[:5]
