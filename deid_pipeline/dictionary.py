@@ -47,6 +47,8 @@ def _forms(dictionary: PatientDictionary,
     on its own), and a form is dropped at its first unknown token.
     """
     entries = [e for e in dictionary.entries if len(e.value.strip()) >= _MIN_LENGTH]
+    if vocabulary is not None:
+        entries = [e for e in entries if _may_occur(e.value, vocabulary)]
     joined = "\n".join(e.value for e in entries)
     # ASCII lower-casing is per character, so one call serves every token.
     lowered = joined.lower() if joined.isascii() else None
@@ -70,6 +72,19 @@ def _forms(dictionary: PatientDictionary,
                                for k in range(first + 1, after))
                 yield _Form(tuple(tokens), spaced, entry.label, entry.field)
         offset, first = end + 1, after
+
+
+def _may_occur(value: str, vocabulary: Container[str]) -> bool:
+    """False when a word of ``value`` is a token missing from ``vocabulary``.
+
+    An ASCII word of letters only, or of digits only, is one token, so this
+    drops most forms before the tokenizer sees them; the others are decided
+    token by token in :func:`_forms`, as before.
+    """
+    if not value.isascii():
+        return True
+    return all(word in vocabulary for word in value.lower().split()
+               if word.isalpha() or word.isdigit())
 
 
 def index_dictionary(dictionary: PatientDictionary,

@@ -96,6 +96,13 @@ def test_when_values_are_many_and_odd_then_same_spans_as_one_value_at_a_time():
         spans = find_entries(text, doc.dictionary)
         assert {(s.start, s.end) for s in spans} == _one_value_at_a_time(
             text, doc.dictionary), (text, values)
+        # Indexed for the text's tokens: the full index, less the forms with
+        # a token the text lacks (same forms, same fields, same order).
+        vocabulary = frozenset(t.text.lower() for t in tokenize(text))
+        narrow = {first: [f for f in forms if vocabulary.issuperset(f.tokens)]
+                  for first, forms in index_dictionary(doc.dictionary).items()}
+        assert index_dictionary(doc.dictionary, vocabulary) == {
+            first: forms for first, forms in narrow.items() if forms}, (text, values)
 
 
 def test_when_indexed_for_a_vocabulary_then_only_forms_made_of_its_tokens():
