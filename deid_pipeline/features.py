@@ -44,20 +44,75 @@ FEATURE_VERSION = "1"
 _ROMAN = re.compile(
     r"(?=[MDCLXVI])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})")
 _CHUNK = re.compile(r"\S+")
-# Per-process caches of per-token features, cleared when full: big enough to
-# hold the working vocabulary of clinical notes, small enough that a worker's
-# memory stays flat however many documents pass (a 300,000 bound let a
-# worker grow by ~100 MB over 25,000 notes; the 1,619 PhysioNet notes have
-# 15,150 distinct tokens and 35,532 distinct whitespace chunks).
-_CACHE_LIMIT = 40_000
 _CHUNK_SHAPE_MAX = 16
 _LINE_KEY_MAX = 24
+
+
+class _Generations:
+    """A per-process cache bounded without forgetting what is in use.
+
+    Two generations: a lookup that misses ``current`` tries ``previous`` and
+    moves a hit into ``current``; when ``current`` holds ``limit`` entries it
+    becomes ``previous`` and the old ``previous`` is dropped. An entry used
+    since the last turnover survives it, so the working vocabulary (common
+    words, section labels) stays cached, while texts seen once (names,
+    numbers) fall out. A plain dict cleared when full lost everything at
+    once: it had to be twice as big for the same hit rate, and a worker's
+    memory grew with it. Holds at most ``2 * limit`` entries.
+    """
+
+    __slots__ = ("limit", "current", "previous")
+
+    def __init__(self, limit: int) -> None:
+        """Start empty; ``limit`` entries per generation."""
+        self.limit = limit
+        self.current: dict = {}
+        self.previous: dict = {}
+
+    def get(self, key):
+        """The cached value of ``key``, or None.
+
+        Hot loops read ``current.get(key)`` themselves (no method call per
+        token) and call :meth:`recall` on a miss.
+        """
+        value = self.current.get(key)
+        return self.recall(key) if value is None else value
+
+    def recall(self, key):
+        """The previous generation's value of ``key`` (moved up), or None.
+
+        For a key that just missed ``current``.
+        """
+        value = self.previous.get(key)
+        if value is not None:
+            self.put(key, value)
+        return value
+
+    def put(self, key, value) -> None:
+        """Cache ``value`` under ``key`` (a key not in ``current``)."""
+        if len(self.current) >= self.limit:
+            self.previous = self.current
+            self.current = {}
+        self.current[key] = value
+
+    def __len__(self) -> int:
+        """Entries held (a key in both generations counts twice)."""
+        return len(self.current) + len(self.previous)
+
+
+# Per-process caches of per-token features, sized so a worker's memory stays
+# flat however many documents pass, with the working vocabulary of clinical
+# notes cached (the 1,619 PhysioNet notes have 15,150 distinct tokens and
+# 35,532 distinct whitespace chunks). A base record is ~2.4 kB, a chunk's
+# features ~170 bytes: the chunk cache can afford more entries.
+_BASE_CACHE_LIMIT = 16_000
+_CHUNK_CACHE_LIMIT = 24_000
 
 # A base record per distinct token text: (own features, context features at
 # offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text).
 _Base = tuple
-_BASE_CACHE: dict[str, _Base] = {}
-_CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
+_BASE_CACHE = _Generations(_BASE_CACHE_LIMIT)
+_CHUNK_CACHE = _Generations(_CHUNK_CACHE_LIMIT)
 
 _OFFSETS = (-4, -3, -2, -1, 1, 2, 3, 4)
 
@@ -161,7 +216,9 @@ _PADS = tuple(_pad(off) for off in _OFFSETS)
 
 def _chunk_features(chunk: str) -> tuple[str, ...]:
     """HIDE's whole-word regexes on a whitespace-delimited chunk (cached)."""
-    cached = _CHUNK_CACHE.get(chunk)
+    cached = _CHUNK_CACHE.current.get(chunk)
+    if cached is None:
+        cached = _CHUNK_CACHE.recall(chunk)
     if cached is not None:
         return cached
     out = []
@@ -184,9 +241,7 @@ def _chunk_features(chunk: str) -> tuple[str, ...]:
         out.append("ENDSCOLON")
     feats.extend(out)
     result = tuple(feats)
-    if len(_CHUNK_CACHE) > _CACHE_LIMIT:
-        _CHUNK_CACHE.clear()
-    _CHUNK_CACHE[chunk] = result
+    _CHUNK_CACHE.put(chunk, result)
     return result
 
 
@@ -285,15 +340,15 @@ def document_features(doc: ClinicalDocument | str,
         return []
     lex = lexicons if lexicons is not None else lexicons_module.load()
     cache = _BASE_CACHE
-    if len(cache) > _CACHE_LIMIT:
-        cache.clear()
     bases = []
     for tok in tokens:
-        b = cache.get(tok.text)
+        b = cache.current.get(tok.text)
+        if b is None:
+            b = cache.recall(tok.text)
         if b is None:
             b = _base(tok.text, lex)
             if lexicons is None:
-                cache[tok.text] = b
+                cache.put(tok.text, b)
         bases.append(b)
     lowers = [b[9] for b in bases]
     counts = Counter(lowers)

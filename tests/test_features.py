@@ -129,3 +129,33 @@ def test_when_module_imported_then_no_lexicon_is_loaded(module):
     code = (f"import {module}; import deid_pipeline.lexicons as lx; "
             "assert not lx._CACHE, 'lexicons loaded at import'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_when_a_cache_generation_fills_then_entries_in_use_survive_it():
+    from deid_pipeline.features import _Generations
+
+    cache = _Generations(limit=3)
+    for key in "abc":
+        cache.put(key, key.upper())
+    cache.put("d", "D")  # turnover: a, b, c are the previous generation
+    assert cache.get("a") == "A"  # used again: moved to the current one
+    cache.put("e", "E")
+    cache.put("f", "F")  # turnover: b and c, unused since, are dropped
+    assert [cache.get(k) for k in "abcdef"] == ["A", None, None, "D", "E", "F"]
+    assert len(cache) <= 2 * cache.limit
+
+
+def test_when_caches_are_small_then_features_are_the_same():
+    import deid_pipeline.features as features
+
+    doc = ClinicalDocument("d", "Pt seen by Dr. Moss 7/22/2006; Moss to call "
+                           "617-555-0142. Moss, Moss, Moss.", "text")
+    expected = document_features(doc)
+    saved = features._BASE_CACHE, features._CHUNK_CACHE
+    try:
+        features._BASE_CACHE = features._Generations(2)
+        features._CHUNK_CACHE = features._Generations(2)
+        assert document_features(doc) == expected
+        assert document_features(doc) == expected
+    finally:
+        features._BASE_CACHE, features._CHUNK_CACHE = saved
