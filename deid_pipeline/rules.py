@@ -1131,7 +1131,7 @@ class InstitutionRecognizer(PatternRecognizer):
             Pattern("saint", r"(?<![\w'])(?P<phi>(?:st|saint)\.?[ \t]+"
                              r"(?P<name>[A-Za-z]{3,})(?:'s)?)(?![\w'])",
                     confidence=0.8),
-        ], prefilter=rf"(?:{nouns})|st")
+        ], prefilter=rf"(?:{nouns})|(?<![a-z])(?:st\b|saint)")
 
     def validate(self, hit: Hit, text: str) -> bool:
         """A campus name unknown to English; a saint that is a first name."""
