@@ -109,12 +109,15 @@ _BASE_CACHE_LIMIT = 16_000
 _CHUNK_CACHE_LIMIT = 24_000
 
 # A base record per distinct token text: (own features, context features at
-# offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text).
+# offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text, its case word or
+# None when the lower-cased text is not all letters).
 _Base = tuple
 _BASE_CACHE = _Generations(_BASE_CACHE_LIMIT)
 _CHUNK_CACHE = _Generations(_CHUNK_CACHE_LIMIT)
 
 _OFFSETS = (-4, -3, -2, -1, 1, 2, 3, 4)
+_CASES = ("ALLCAPS", "LOWER", "INITCAPS", "MIXEDCAPS")
+_LINE_POSITIONS = ("lp=0", "lp=1", "lp=2", "lp=3", "lp=4+")
 
 
 def _case(text: str) -> str:
@@ -204,7 +207,7 @@ def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
                         f"{off}L={lexsig}"))
         else:
             ctx.append((f"{off}w={word_ctx}",))
-    return (tuple(own), *ctx, lower)
+    return (tuple(own), *ctx, lower, _case(text) if lower.isalpha() else None)
 
 
 def _pad(off: int) -> tuple[str, ...]:
@@ -352,7 +355,10 @@ def document_features(doc: ClinicalDocument | str,
         bases.append(b)
     lowers = [b[9] for b in bases]
     counts = Counter(lowers)
+    df = {word: _df_bucket(count) for word, count in counts.items()}
     doc_case = _document_case(text)
+    dcase = {(case, starts): f"dcase={doc_case}{case}{'S' if starts else ''}"
+             for case in _CASES for starts in (False, True)}
 
     # Per-token extras that depend on the document: chunk, line, phrases, df.
     extras: list[list[str]] = [[] for _ in range(n)]
@@ -364,8 +370,9 @@ def document_features(doc: ClinicalDocument | str,
     prev_end = 0
     line_ids = []
     line_id = 0
+    find = text.find
     for i, tok in enumerate(tokens):
-        if i and "\n" in text[prev_end:tok.start]:
+        if i and find("\n", prev_end, tok.start) >= 0:
             line_id += 1
             line_start_tok = i
             line_key = None
@@ -385,18 +392,19 @@ def document_features(doc: ClinicalDocument | str,
                 else:
                     ex.append("cpos=M")
         pos = i - line_start_tok
-        ex.append(f"lp={pos if pos < 4 else '4+'}")
+        ex.append(_LINE_POSITIONS[pos if pos < 4 else 4])
         if line_key is not None:
             ex.append(line_key)
         if tok.text == ":" and i > line_start_tok and bases[i - 1][9].isalpha():
             line_key = f"key={lowers[i - 1][:_LINE_KEY_MAX]}"
         lower = lowers[i]
-        if lower.isalpha():
-            ex.append(_df_bucket(counts[lower]))
+        case = bases[i][10]
+        if case is not None:
+            ex.append(df[lower])
             # Capitalisation means something only against the note's habit:
             # "Radu" mid-sentence in a mixed-case note, not in an ALL CAPS one.
             starts = pos == 0 or tokens[i - 1].text in _SENTENCE_END
-            ex.append(f"dcase={doc_case}{_case(tok.text)}{'S' if starts else ''}")
+            ex.append(dcase[case, starts])
     # Short lines (signatures, headers): count tokens per line.
     line_len = Counter(line_ids)
     for i in range(n):
@@ -407,15 +415,16 @@ def document_features(doc: ClinicalDocument | str,
     for i, feats in dictionary_token_features(dictionary, lowers).items():
         extras[i].extend(sorted(feats))
 
-    padded = [None] * 4 + bases + [None] * 4
+    # Column k holds each token's neighbour at offset _OFFSETS[k], seen as
+    # context; past either end of the document, the pad.
     ctx_cols = []
     for k, off in enumerate(_OFFSETS):
         pad = _PADS[k]
-        col = [pad] * n
-        for i in range(n):
-            b = padded[i + 4 + off]
-            if b is not None:
-                col[i] = b[k + 1]
+        col = [b[k + 1] for b in bases]
+        if off < 0:
+            col = [pad] * min(-off, n) + col[:max(n + off, 0)]
+        else:
+            col = col[off:] + [pad] * min(off, n)
         ctx_cols.append(col)
     m4, m3, m2, m1, p1, p2, p3, p4 = ctx_cols
     out = []
