@@ -742,21 +742,23 @@ def report(
 
     print()
     print(f"acceptance (issue 6; detectors {','.join(detectors)}):")
-    full = by.get(("N", cores)) or by.get(("N", 1))
-    if full:
+    # Throughput on all cores for each set: the N run's time includes the
+    # job's start-up (workers, model, lexicons), the 10xN run shows the
+    # sustained rate. Either alone (docs/s or tokens/s) meets the target.
+    for name in ("N", f"{inputs.scale}N") if inputs.scale > 1 else ("N",):
+        full = by.get((name, cores)) or by.get((name, 1))
+        if not full:
+            continue
+        checks = [("tokens/s", full.tokens_per_s, TARGET_TOKENS_PER_S, ".0f")]
         if inputs.profile == "nursing":
-            ok = full.docs_per_s >= TARGET_DOCS_PER_S
+            checks.insert(0, ("docs/s", full.docs_per_s, TARGET_DOCS_PER_S, ".1f"))
+        for unit, value, target, fmt in checks:
+            ok = value >= target
             print(
-                f"  {full.docs_per_s:.1f} docs/s on {full.workers} worker(s) vs "
-                f">= {TARGET_DOCS_PER_S:.0f} (nursing-note size): {_verdict(ok)}"
-                + ("" if ok else f" by {1 - full.docs_per_s / TARGET_DOCS_PER_S:.0%}")
+                f"  {name}: {value:{fmt}} {unit} on {full.workers} worker(s) vs >= "
+                f"{target:.0f}{' (nursing-note size)' if unit == 'docs/s' else ''}: "
+                f"{_verdict(ok)}" + ("" if ok else f" by {1 - value / target:.0%}")
             )
-        ok = full.tokens_per_s >= TARGET_TOKENS_PER_S
-        print(
-            f"  {full.tokens_per_s:.0f} tokens/s on {full.workers} worker(s) vs >= "
-            f"{TARGET_TOKENS_PER_S:.0f}: {_verdict(ok)}"
-            + ("" if ok else f" by {1 - full.tokens_per_s / TARGET_TOKENS_PER_S:.0%}")
-        )
     if "N" in efficiencies:
         eff = efficiencies["N"]
         print(

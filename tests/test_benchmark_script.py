@@ -44,6 +44,8 @@ def test_when_benchmark_runs_on_a_few_documents_then_it_prints_every_figure(
         "tag:rules",
         "leak_guard",
         "acceptance (issue 6",
+        "  N: ",
+        "  2N: ",
     ):
         assert expected in out, expected
     runs = {r["label"]: r for r in figures["runs"]}
