@@ -441,12 +441,17 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
 
 
 def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
-    """The tokens around t joined without blanks that are digits or ``/``."""
+    """The tokens around t joined without blanks that are digits or ``/``.
+
+    At most three tokens each way: callers only ask whether the run is three
+    tokens long, and a hostile run of thousands must not cost n² steps.
+    """
     lo = hi = t
-    while lo > 0 and tokens[lo - 1].end == tokens[lo].start and (
+    while lo > max(t - 3, 0) and tokens[lo - 1].end == tokens[lo].start and (
             tokens[lo - 1].text.isdigit() or tokens[lo - 1].text == "/"):
         lo -= 1
-    while hi + 1 < len(tokens) and tokens[hi].end == tokens[hi + 1].start and (
+    last = min(t + 3, len(tokens) - 1)
+    while hi < last and tokens[hi].end == tokens[hi + 1].start and (
             tokens[hi + 1].text.isdigit() or tokens[hi + 1].text == "/"):
         hi += 1
     return lo, hi

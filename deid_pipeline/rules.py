@@ -784,7 +784,10 @@ class DateRecognizer(PatternRecognizer):
         ``5`` of ``10/5`` is judged as ``10/5``. Forms this recognizer does
         not read as a short date are not look-alikes: the caller keeps them.
         """
-        while start > 0 and (text[start - 1].isdigit() or text[start - 1] in "/-"):
+        # A short date is at most 10 characters: look no further back, so a
+        # hostile run of digits and slashes costs no more than a date.
+        floor = max(start - 10, 0)
+        while start > floor and (text[start - 1].isdigit() or text[start - 1] in "/-"):
             start -= 1
         match = self.regex.match(text, start)
         if match is None:
