@@ -1092,6 +1092,9 @@ class CredentialNameRecognizer(PatternRecognizer):
         lex = lexicons.load()
         spans = []
         for match in self.regex.finditer(text):
+            # "Lutherville, MD 21093": a state code before a ZIP, and the name
+            # before it a town; still PHI, labelled as what it is.
+            label = "CITY" if _ZIP_AFTER.match(text, match.end()) else self.label
             lo = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 64)
             name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
             if name is None or not _reads_as_surname(name.group("last"), lex):
@@ -1100,11 +1103,17 @@ class CredentialNameRecognizer(PatternRecognizer):
             first = name.group("first")
             if first is not None and _reads_as_first_name(first, lex):
                 start = name.start("first")
-            spans.append(PhiSpan(start, name.end("last"), self.label, self.source,
+            spans.append(PhiSpan(start, name.end("last"), label, self.source,
                                  self.patterns[0].confidence))
         return spans
 
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Staff names, and towns before a state code and a ZIP."""
+        return ("DOCTOR", "CITY")
 
+
+_ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
 _NAME_BEFORE_CREDENTIAL = re.compile(
     rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
     rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")

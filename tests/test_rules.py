@@ -484,6 +484,7 @@ CREDENTIAL_ROWS = [
     ("Okonkwo, RN", [("Okonkwo", "DOCTOR")]),
     # Places, units, prepositions and oxygen before the same letters.
     ("moved from Annapolis, MD last year", []),
+    ("lives at 12 Oak Rd, Lutherville, MD 21093-1234", [("Lutherville", "CITY")]),
     ("seen by renal MD; micu md aware", []),
     ("sats 95% on 4L NP, CCU RN at bedside", []),
     ("husband MD (ENT), three children", []),
