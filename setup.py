@@ -23,6 +23,9 @@ setup(
     install_requires=[
         "apache-beam>=2.60",
         "python-crfsuite>=0.9.10",
+        # Compiles the CRF decoder's Viterbi and forward-backward kernels.
+        "numba>=0.59",
+        "numpy>=1.24",
         "hl7apy>=1.3.4",
         "pyarrow>=14",
         "faker>=30",

@@ -12,9 +12,10 @@ never drops when the bias is lowered. The label of a PHI token is its Viterbi
 label, or, when Viterbi said O, its most probable PHI label.
 
 One model is loaded per process and shared by every detector and thread built
-from it (:func:`load_model`); pycrfsuite's ``Tagger`` keeps the current
-sequence inside the object between ``set``/``tag`` and ``marginal``, so every
-use holds the model's lock.
+from it (:func:`load_model`). Models are trained with python-crfsuite and
+decoded by :mod:`deid_pipeline.crf_decoder` (the same path and marginals,
+without pycrfsuite's per-string lookups and without the per-object sequence
+state that made its ``Tagger`` need a lock).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+import numpy as np
 import pycrfsuite
 
+from deid_pipeline.crf_decoder import Decoded, ModelFormatError, decode, read_model
 from deid_pipeline.detectors import Detection, Detector, TaggerConfig, register
 from deid_pipeline.features import (
     DICTIONARY_FEATURE_PREFIX,
@@ -300,23 +303,33 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
 
 
 class LoadedModel:
-    """A model's bytes, its opened tagger and the lock every use must hold."""
+    """A model file read into the decoder's arrays (immutable, shared by threads)."""
 
     def __init__(self, data: bytes, path: str) -> None:
-        self.data = data  # the tagger reads these bytes in place: keep them alive
         self.path = path
         self.sha256 = hashlib.sha256(data).hexdigest()
-        self.lock = threading.Lock()
-        self.tagger = pycrfsuite.Tagger()
-        self.tagger.open_inmemory(data)
-        self.labels = tuple(self.tagger.labels())
+        self.weights = read_model(data)
+        self.labels = self.weights.labels
+        if OUTSIDE not in self.labels:
+            raise ModelFormatError(f"model has no {OUTSIDE!r} label")
+        self.outside = self.labels.index(OUTSIDE)
         self.kinds = tuple(sorted({lab.partition("-")[2] for lab in self.labels
                                    if lab != OUTSIDE}))
+        # kind_of_label[l, k]: 1 where label l is B- or I- of kind k, so a row
+        # of marginals times it sums each kind's probability.
+        self.kind_of_label = np.zeros((len(self.labels), len(self.kinds)))
+        for label_id, label in enumerate(self.labels):
+            if label != OUTSIDE:
+                kind = self.kinds.index(label.partition("-")[2])
+                self.kind_of_label[label_id, kind] = 1.0
         # A model trained without header-bearing documents has no weight for
         # the IN_PATIENT_* features: computing them would be wasted work.
-        self.uses_dictionary = any(
-            attr.startswith(DICTIONARY_FEATURE_PREFIX)
-            for attr, _label in self.tagger.info().state_features)
+        self.uses_dictionary = any(attr.startswith(DICTIONARY_FEATURE_PREFIX)
+                                   for attr in self.weights.attribute_ids)
+
+    def decode(self, features: Sequence[Sequence[str]]) -> Decoded:
+        """Best path and marginals of one document's token features."""
+        return decode(self.weights, features)
 
     @property
     def model_id(self) -> str:
@@ -586,28 +599,21 @@ class CrfDetector(Detector):
         feats = document_features(doc, tokens)
         threshold = outside_threshold(min_bias)
         model = self.model
-        tagger = model.tagger
-        with model.lock:
-            tagger.set(feats)
-            path = tagger.tag()
-            p_out = [tagger.marginal(OUTSIDE, t) for t in range(len(tokens))]
-            confidence = tagger.probability(path)
-            fallback = {}
-            for t, p in enumerate(p_out):
-                if p < threshold and path[t] == OUTSIDE:
-                    fallback[t] = self._best_kind(t)
-        return Posterior(tokens, tuple(path), tuple(p_out), fallback, min_bias,
-                         confidence)
+        decoded = model.decode(feats)
+        labels = model.labels
+        path = tuple(labels[i] for i in decoded.path.tolist())
+        p_out = decoded.marginals[:, model.outside].tolist()
+        fallback = {}
+        for t, p in enumerate(p_out):
+            if p < threshold and path[t] == OUTSIDE:
+                fallback[t] = self._best_kind(decoded.marginals[t])
+        return Posterior(tokens, path, tuple(p_out), fallback, min_bias,
+                         decoded.probability)
 
-    def _best_kind(self, t: int) -> str:
-        """Most probable PHI type at t (B- and I- summed); caller holds the lock."""
-        tagger = self.model.tagger
-        scores: dict[str, float] = {}
-        for label in self.model.labels:
-            if label != OUTSIDE:
-                kind = label.partition("-")[2]
-                scores[kind] = scores.get(kind, 0.0) + tagger.marginal(label, t)
-        return max(sorted(scores), key=scores.__getitem__)
+    def _best_kind(self, marginals: np.ndarray) -> str:
+        """Most probable PHI type of a token (B- and I- summed; ties: first by name)."""
+        scores = marginals @ self.model.kind_of_label
+        return self.model.kinds[int(np.argmax(scores))]
 
     def decode(self, doc: ClinicalDocument, posterior: Posterior,
                bias: float | None = None) -> Detection:

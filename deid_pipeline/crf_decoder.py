@@ -1,0 +1,312 @@
+"""Decoding a CRFsuite model without pycrfsuite's per-string attribute lookups.
+
+Training stays with python-crfsuite and the model stays a CRFsuite file. But
+tagging a note through ``pycrfsuite.Tagger`` spent most of its time in
+``Tagger.set``: every one of ~34 attribute strings per token is converted to a
+C++ string and looked up in the model's hash database, one by one. Here the
+model file is read once (:func:`read_model`) into arrays, a document's
+attribute strings become ids with one dict lookup each, and the state scores,
+Viterbi path and forward-backward marginals are computed by small compiled
+kernels (numba) that follow CRFsuite's own order of operations, so the path is
+the one CRFsuite finds and the probabilities agree with its to ~1e-12.
+
+The kernels keep no state between calls and release the GIL, so one model is
+shared by every thread of a process without a lock (pycrfsuite's ``Tagger``
+keeps the current sequence inside the object and needed one).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from itertools import accumulate, chain, repeat
+from typing import Sequence
+
+import numba
+import numpy as np
+
+__all__ = ["CrfWeights", "Decoded", "ModelFormatError", "decode", "read_model"]
+
+
+class ModelFormatError(ValueError):
+    """The bytes are not a CRFsuite (CRF1d) model this reader understands."""
+
+
+# The file layout, from CRFsuite's crf1d_model.c (all little-endian):
+# a 48-byte header, a feature chunk of (type, src, dst, weight) records, two
+# CQDB string databases (labels, attributes) and two chunks of feature-id
+# lists per label and per attribute.
+_HEADER = struct.Struct("<4sI4sIIIIIIIII")
+_CHUNK = struct.Struct("<4sII")
+_FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"),
+                     ("weight", "<f8")])
+_STATE, _TRANSITION = 0, 1
+_CQDB = struct.Struct("<4sIIIII")
+
+
+@dataclass(frozen=True, eq=False)
+class CrfWeights:
+    """A CRFsuite model as arrays.
+
+    ``attribute_ids`` maps an attribute string to its id; the state weights of
+    attribute ``a`` are ``ref_label[ref_ptr[a]:ref_ptr[a+1]]`` /
+    ``ref_weight[...]`` in the model's own order; ``transitions[i, j]`` is the
+    weight of label i followed by label j.
+    """
+
+    labels: tuple[str, ...]
+    attribute_ids: dict[str, int]
+    ref_ptr: np.ndarray
+    ref_label: np.ndarray
+    ref_weight: np.ndarray
+    transitions: np.ndarray
+
+    def attribute_names(self) -> list[str]:
+        """Attribute strings in id order (for inspection and tests)."""
+        names = [""] * len(self.attribute_ids)
+        for name, i in self.attribute_ids.items():
+            names[i] = name
+        return names
+
+    def state_weights(self) -> dict[tuple[str, str], float]:
+        """Every state feature as ``(attribute, label) -> weight``."""
+        names = self.attribute_names()
+        out = {}
+        for a, name in enumerate(names):
+            for r in range(self.ref_ptr[a], self.ref_ptr[a + 1]):
+                out[(name, self.labels[self.ref_label[r]])] = float(self.ref_weight[r])
+        return out
+
+
+def _cqdb_strings(data: bytes, offset: int, count: int) -> list[str]:
+    """The ``count`` keys of the CQDB database at ``offset``, in id order."""
+    chunk, _size, _flag, _order, bwd_size, bwd_offset = _CQDB.unpack_from(data, offset)
+    if chunk != b"CQDB" or bwd_size < count:
+        raise ModelFormatError("string database missing or truncated")
+    records = np.frombuffer(data, "<u4", bwd_size, offset + bwd_offset)
+    strings = []
+    for i in range(count):
+        at = offset + int(records[i])
+        rid, ksize = struct.unpack_from("<II", data, at)
+        if rid != i or ksize == 0:
+            raise ModelFormatError("string database out of order")
+        # ksize counts the terminating NUL.
+        strings.append(data[at + 8:at + 7 + ksize].decode("utf-8"))
+    return strings
+
+
+def _refs(data: bytes, offset: int, magic: bytes, count: int) -> list[np.ndarray]:
+    """The feature-id list of each of ``count`` labels or attributes."""
+    chunk, _size, num = _CHUNK.unpack_from(data, offset)
+    if chunk != magic or num != count:
+        raise ModelFormatError(f"{magic.decode()} chunk missing or truncated")
+    offsets = np.frombuffer(data, "<u4", num, offset + _CHUNK.size)
+    lists = []
+    for at in offsets.tolist():
+        (n,) = struct.unpack_from("<I", data, at)
+        lists.append(np.frombuffer(data, "<u4", n, at + 4))
+    return lists
+
+
+def read_model(data: bytes) -> CrfWeights:
+    """Read a CRFsuite model file's bytes (as written by ``pycrfsuite.Trainer``).
+
+    Raises :class:`ModelFormatError` for anything else, truncated files included.
+    """
+    try:
+        return _read_model(data)
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError) as exc:
+        if isinstance(exc, ModelFormatError):
+            raise
+        raise ModelFormatError(f"not a readable CRFsuite model ({exc})") from None
+
+
+def _read_model(data: bytes) -> CrfWeights:
+    if len(data) < _HEADER.size:
+        raise ModelFormatError("too short for a CRFsuite model")
+    # The header's feature count is not filled in by CRFsuite; the chunk's is.
+    (magic, size, kind, _version, _n_features, n_labels, n_attrs, off_features,
+     off_labels, off_attrs, _off_labelrefs, off_attrrefs) = _HEADER.unpack_from(data)
+    if magic != b"lCRF" or kind != b"FOMC" or size > len(data):
+        raise ModelFormatError("not a CRFsuite CRF1d model")
+    chunk, _size, n_features = _CHUNK.unpack_from(data, off_features)
+    if chunk != b"FEAT" or off_features + _CHUNK.size + 20 * n_features > len(data):
+        raise ModelFormatError("feature chunk missing or truncated")
+    features = np.frombuffer(data, _FEATURE, n_features, off_features + _CHUNK.size)
+    labels = tuple(_cqdb_strings(data, off_labels, n_labels))
+    attributes = _cqdb_strings(data, off_attrs, n_attrs)
+
+    transitions = np.zeros((n_labels, n_labels))
+    is_transition = features["type"] == _TRANSITION
+    transitions[features["src"][is_transition], features["dst"][is_transition]] = (
+        features["weight"][is_transition])
+
+    refs = _refs(data, off_attrrefs, b"AFRF", n_attrs)
+    fids = np.concatenate(refs) if refs else np.zeros(0, "<u4")
+    if np.any(features["type"][fids] != _STATE):
+        raise ModelFormatError("attribute refers to a non-state feature")
+    ref_ptr = np.fromiter(accumulate(map(len, refs), initial=0), np.int64,
+                          n_attrs + 1)
+    return CrfWeights(
+        labels=labels,
+        attribute_ids={name: i for i, name in enumerate(attributes)},
+        ref_ptr=ref_ptr,
+        ref_label=features["dst"][fids].astype(np.int64),
+        ref_weight=features["weight"][fids].astype(np.float64),
+        transitions=transitions,
+    )
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One sequence decoded: best path, per-token label marginals, path probability."""
+
+    path: np.ndarray        # label id per token
+    marginals: np.ndarray   # (tokens, labels)
+    probability: float      # P(path | tokens)
+
+
+def decode(weights: CrfWeights, features: Sequence[Sequence[str]]) -> Decoded:
+    """Viterbi path and marginals of one sequence of attribute-string lists."""
+    n = len(features)
+    if n == 0:
+        return Decoded(np.zeros(0, np.int64), np.zeros((0, len(weights.labels))), 1.0)
+    flat = list(chain.from_iterable(features))
+    ids = np.fromiter(map(weights.attribute_ids.get, flat, repeat(-1)), np.int64,
+                      len(flat))
+    offsets = np.fromiter(accumulate(map(len, features), initial=0), np.int64, n + 1)
+    path, marginals, log_p = _decode(ids, offsets, weights.ref_ptr, weights.ref_label,
+                                     weights.ref_weight, weights.transitions)
+    return Decoded(path, marginals, float(np.exp(log_p)))
+
+
+@numba.njit(cache=True, nogil=True)
+def _decode(ids, offsets, ref_ptr, ref_label, ref_weight, trans):  # pragma: no cover
+    n_tokens = offsets.shape[0] - 1
+    n_labels = trans.shape[0]
+    state = _state_scores(ids, offsets, ref_ptr, ref_label, ref_weight, n_labels)
+    path = _viterbi(state, trans)
+    exp_trans = np.exp(trans)
+    marginals, log_norm = _forward_backward(state, exp_trans,
+                                            np.ascontiguousarray(exp_trans.T))
+    score = state[0, path[0]]
+    for t in range(1, n_tokens):
+        score += trans[path[t - 1], path[t]] + state[t, path[t]]
+    return path, marginals, score - log_norm
+
+
+@numba.njit(cache=True, nogil=True)
+def _state_scores(ids, offsets, ref_ptr, ref_label, ref_weight,
+                  n_labels):  # pragma: no cover
+    """CRFsuite's state scores: each token's attributes' weights, in item order."""
+    n_tokens = offsets.shape[0] - 1
+    state = np.zeros((n_tokens, n_labels))
+    for t in range(n_tokens):
+        for k in range(offsets[t], offsets[t + 1]):
+            a = ids[k]
+            if a >= 0:
+                for r in range(ref_ptr[a], ref_ptr[a + 1]):
+                    state[t, ref_label[r]] += ref_weight[r]
+    return state
+
+
+@numba.njit(cache=True, nogil=True)
+def _viterbi(state, trans):  # pragma: no cover
+    """Best label path; ties go to the lowest label id, as in CRFsuite.
+
+    The loops run over the next label innermost (CRFsuite runs over the
+    previous one) so that they vectorize; each label still takes the first
+    strictly better predecessor in id order, the same choice.
+    """
+    n_tokens, n_labels = state.shape
+    back = np.zeros((n_tokens, n_labels), np.int64)
+    prev = state[0].copy()
+    best = np.empty(n_labels)
+    for t in range(1, n_tokens):
+        best[:] = -np.inf
+        arg = back[t]
+        for i in range(n_labels):
+            p = prev[i]
+            row = trans[i]
+            for j in range(n_labels):
+                score = p + row[j]
+                if best[j] < score:
+                    best[j] = score
+                    arg[j] = i
+        for j in range(n_labels):
+            prev[j] = best[j] + state[t, j]
+    path = np.empty(n_tokens, np.int64)
+    top = -np.inf
+    last = 0
+    for j in range(n_labels):
+        if top < prev[j]:
+            top = prev[j]
+            last = j
+    path[n_tokens - 1] = last
+    for t in range(n_tokens - 1, 0, -1):
+        path[t - 1] = back[t, path[t]]
+    return path
+
+
+@numba.njit(cache=True, nogil=True)
+def _forward_backward(state, exp_trans, exp_trans_t):  # pragma: no cover
+    """Marginals and log partition, scaled per position as CRFsuite does.
+
+    Each position's state scores are shifted by their maximum before ``exp``
+    (added back to the log partition), so no score can overflow. Sums run in
+    CRFsuite's order; the inner loops work on separate buffers so that they
+    vectorize.
+    """
+    n_tokens, n_labels = state.shape
+    shift = np.empty(n_tokens)
+    exp_state = np.empty((n_tokens, n_labels))
+    for t in range(n_tokens):
+        shift[t] = state[t].max()
+        for j in range(n_labels):
+            exp_state[t, j] = np.exp(state[t, j] - shift[t])
+    alpha = np.empty((n_tokens, n_labels))
+    beta = np.empty((n_tokens, n_labels))
+    scale = np.empty(n_tokens)
+    cur = np.empty(n_labels)
+    prev = np.empty(n_labels)
+    for t in range(n_tokens):
+        if t == 0:
+            cur[:] = exp_state[0]
+        else:
+            cur[:] = 0.0
+            for i in range(n_labels):
+                p = prev[i]
+                row = exp_trans[i]
+                for j in range(n_labels):
+                    cur[j] += p * row[j]
+            for j in range(n_labels):
+                cur[j] *= exp_state[t, j]
+        total = 0.0
+        for j in range(n_labels):
+            total += cur[j]
+        scale[t] = 1.0 / total if total != 0.0 else 1.0
+        for j in range(n_labels):
+            cur[j] *= scale[t]
+            prev[j] = cur[j]
+            alpha[t, j] = cur[j]
+    # beta[t, i] = scale[t] * sum_j exp_trans[i, j] * exp_state[t+1, j] * beta[t+1, j]
+    # (summed over j in id order, CRFsuite's dot product).
+    prev[:] = scale[n_tokens - 1]
+    beta[n_tokens - 1] = prev
+    for t in range(n_tokens - 2, -1, -1):
+        cur[:] = 0.0
+        for j in range(n_labels):
+            w = prev[j] * exp_state[t + 1, j]
+            column = exp_trans_t[j]
+            for i in range(n_labels):
+                cur[i] += column[i] * w
+        for i in range(n_labels):
+            prev[i] = cur[i] * scale[t]
+            beta[t, i] = prev[i]
+    marginals = np.empty((n_tokens, n_labels))
+    log_norm = 0.0
+    for t in range(n_tokens):
+        for j in range(n_labels):
+            marginals[t, j] = alpha[t, j] * beta[t, j] / scale[t]
+        log_norm += shift[t] - np.log(scale[t])
+    return marginals, log_norm
