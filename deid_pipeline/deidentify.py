@@ -13,7 +13,13 @@ from deid_pipeline import __version__, leak_guard
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.keys import fallback_person_key, record_person_key
 from deid_pipeline.model import DeidentifiedDocument, PhiSpan, TaggedDocument
-from deid_pipeline.rewrite import POLICIES, RewriteContext, make_operator, rewrite
+from deid_pipeline.rewrite import (
+    POLICIES,
+    RewriteContext,
+    make_operator,
+    replacement_of,
+    rewrite,
+)
 
 MODES = ("surrogate", "redact", "tag")
 
@@ -32,6 +38,7 @@ class Rewriter:
             raise ValueError(f"mode {self.mode!r}: choose from {MODES}")
         if self.policy not in POLICIES:
             raise ValueError(f"policy {self.policy!r}: choose from {POLICIES}")
+        object.__setattr__(self, "_last_context", ("", None))
 
     @cached_property
     def _operator(self):
@@ -52,10 +59,21 @@ class Rewriter:
         Uses the same operator and context as the narrative, so a surname in
         PID-5 and the same surname in the report text get the same surrogate.
         """
-        ctx = RewriteContext(key=self.key, person_id=pid, policy=self.policy)
         span = PhiSpan(0, len(value), label, "header", 1.0)
-        _text, (replacement,) = rewrite(value, (span,), self._operator, ctx)
-        return replacement.replacement
+        return replacement_of(self._operator, value, span, self._context(pid))
+
+    def _context(self, pid: str) -> RewriteContext:
+        """The person's context, kept while the same person's values come in.
+
+        An HL7 header asks for a few dozen values of one person in a row.
+        """
+        last = self._last_context
+        if last[0] != pid:
+            last = (pid, RewriteContext(key=self.key, person_id=pid,
+                                        policy=self.policy))
+            # One tuple assigned at once: a thread reading it sees either.
+            object.__setattr__(self, "_last_context", last)
+        return last[1]
 
     def guard(
         self, tagged: TaggedDocument, result: DeidentifiedDocument

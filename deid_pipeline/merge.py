@@ -95,7 +95,8 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
                 found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
     if dictionary is not None:
         # A header value also found by a detector is searched once, as that span.
-        for value, label, needle in header_values(dictionary, "surrogate"):
+        plan = header_values(dictionary, "surrogate")
+        for value, label, needle in search.present(plan):
             if needle is not None and value not in seeds:
                 for start, end in search.find(needle):
                     if end > start:

@@ -185,6 +185,20 @@ def _sorted_checked(spans: Iterable[PhiSpan], length: int) -> tuple[PhiSpan, ...
     return ordered
 
 
+def replacement_of(operator: Operator, value: str, span: PhiSpan,
+                   ctx: RewriteContext) -> str:
+    """What ``operator`` writes for ``value``; the mask if it fails (fail closed)."""
+    try:
+        new = operator.apply(value, span, ctx)
+        if not isinstance(new, str):
+            raise TypeError(f"operator returned {type(new).__name__}, not str")
+    except Exception as exc:  # any failure must mask, never leak
+        logger.debug("operator %s failed on a %s span (%s); masked",
+                     operator.name, span.label, type(exc).__name__)
+        new = mask(span.label)
+    return new
+
+
 def rewrite(text: str, spans: Iterable[PhiSpan], operator: Operator,
             ctx: RewriteContext) -> tuple[str, tuple[Replacement, ...]]:
     """Apply ``operator`` to every span of ``text``, right to left.
@@ -199,14 +213,7 @@ def rewrite(text: str, spans: Iterable[PhiSpan], operator: Operator,
     end = len(text)
     for span in reversed(ordered):
         original = text[span.start:span.end]
-        try:
-            new = operator.apply(original, span, ctx)
-            if not isinstance(new, str):
-                raise TypeError(f"operator returned {type(new).__name__}, not str")
-        except Exception as exc:  # any failure must mask, never leak
-            logger.debug("operator %s failed on a %s span (%s); masked",
-                         operator.name, span.label, type(exc).__name__)
-            new = mask(span.label)
+        new = replacement_of(operator, original, span, ctx)
         pieces.append(text[span.end:end])
         pieces.append(new)
         replacements.append(Replacement(span, original, new))

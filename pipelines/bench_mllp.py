@@ -79,26 +79,27 @@ def _send(port: int, messages: list[str], latencies: list[float],
                 failures.append(_control_id(er7))
 
 
-def _cpu_seconds(pid: int) -> float | None:
-    """CPU time of the gateway and its worker processes so far (needs psutil)."""
+def _cpu_seconds(pid: int) -> tuple[float, float] | None:
+    """CPU time so far of the gateway process and of its workers (needs psutil)."""
     try:
         import psutil
     except ImportError:
         return None
     root = psutil.Process(pid)
-    total = 0.0
+    spent = [0.0, 0.0]
     for proc in [root, *root.children(recursive=True)]:
         try:
             times = proc.cpu_times()
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system
-    return total
+        spent[proc.pid != pid] += times.user + times.system
+    return spent[0], spent[1]
 
 
 def _phase(port: int, messages: list[str], clients: int,
            pid: int | None = None) -> dict[str, float]:
     cpu_before = _cpu_seconds(pid) if pid else None
+    clients_cpu = time.process_time()
     latencies: list[float] = []
     failures: list[str] = []
     shares = [messages[i::clients] for i in range(clients)]
@@ -110,13 +111,19 @@ def _phase(port: int, messages: list[str], clients: int,
     for t in threads:
         t.join()
     seconds = time.perf_counter() - started
+    clients_cpu = time.process_time() - clients_cpu
     if failures or len(latencies) != len(messages):
         raise RuntimeError(f"{len(failures)} message(s) not acknowledged AA")
     figures = {"clients": clients, "messages": len(messages), "seconds": seconds,
                "rate": len(messages) / seconds, "p50": _percentile(latencies, 0.50),
                "p99": _percentile(latencies, 0.99)}
+    per_message = 1000 / len(messages)
+    figures["clients_cpu_ms"] = clients_cpu * per_message
     if cpu_before is not None:
-        figures["cpu_ms"] = (_cpu_seconds(pid) - cpu_before) / len(messages) * 1000
+        main, workers = (after - before for after, before
+                         in zip(_cpu_seconds(pid), cpu_before, strict=True))
+        figures["cpu_ms"] = (main + workers) * per_message
+        figures["main_cpu_ms"] = main * per_message
     return figures
 
 
@@ -162,9 +169,11 @@ def run(argv: list[str] | None = None) -> list[dict[str, float]]:
                 results.append(figures)
                 cpu = ""
                 if "cpu_ms" in figures:
-                    cpu = (f"; gateway CPU {figures['cpu_ms']:.1f} ms/message (all "
+                    cpu = (f"; gateway CPU {figures['cpu_ms']:.1f} ms/message "
+                           f"({figures['main_cpu_ms']:.1f} in its main process; all "
                            f"{os.cpu_count()} CPUs idle: <= "
                            f"{os.cpu_count() * 1000 / figures['cpu_ms']:.0f} msg/s)")
+                cpu += f"; clients CPU {figures['clients_cpu_ms']:.1f} ms/message"
                 print(f"{clients} client(s): {figures['messages']} messages in "
                       f"{figures['seconds']:.2f} s = {figures['rate']:.1f} msg/s, "
                       f"p50 {figures['p50'] * 1000:.1f} ms, "

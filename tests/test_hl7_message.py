@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
 from deid_pipeline.hl7.message import Hl7ParseError, parse_message
@@ -39,6 +41,23 @@ def test_when_custom_delimiters_then_escape_uses_them():
     d = Delimiters("|", "*", "~", "\\", "&", "#")
     assert escape("a*b#c", d) == "a\\S\\b\\P\\c"
     assert unescape("a\\S\\b\\P\\c", d) == "a*b#c"
+
+
+@given(st.text(alphabet=st.sampled_from(
+    list("ab |^&~\\*#-]\t\r\n\x00\x07\x1f\x7f\x80é€")), max_size=30),
+       st.sampled_from([D, Delimiters("|", "*", "~", "\\", "&", "#"),
+                        Delimiters("#", "]", "-", "^", "\\")]))
+def test_when_anything_is_escaped_then_nothing_needing_it_is_left_and_it_reads_back(
+        text, d):
+    raw = escape(text, d)
+    specials = {d.field, d.component, d.repetition, d.subcomponent, d.truncation} - {""}
+    # Only the escape character itself may stand raw, framing a sequence.
+    assert not any(ch in specials or (ch < " " and ch != "\t") or ch == "\x7f"
+                   for ch in raw)
+    assert unescape(raw, d) == text.replace("\r\n", "\n").replace("\r", "\n")
+    if raw == text:
+        assert not any(ch in specials or ch == d.escape or ch in "\r\n"
+                       for ch in text)
 
 
 def test_when_parsed_then_fields_numbered_as_the_standard():

@@ -250,6 +250,21 @@ def test_when_searching_values_then_matches_are_exactly_the_regex_matches():
             assert search.matches(value) == _regex_spans(text, value), (text, value)
 
 
+def test_a_header_plan_keeps_every_value_that_matches_in_order():
+    rng = random.Random(20261121)
+    for _ in range(600):
+        text = "".join(rng.choice(_EDGE_ALPHABET) for _ in range(rng.randint(0, 60)))
+        values = {_random_value(rng, text): "PATIENT" for _ in range(12)}
+        plan = header_values(PatientDictionary(tuple(
+            DictionaryEntry(v, label, "PID.5") for v, label in values.items())),
+            "safe-harbor")
+        search = SearchText(text)
+        kept = search.present(plan)
+        assert kept == [hv for hv in plan if hv in kept]  # plan order
+        matching = [hv for hv in plan if hv[2] is not None and search.find(hv[2])]
+        assert set(matching) <= set(kept), text
+
+
 @pytest.mark.parametrize(
     "text, value",
     [

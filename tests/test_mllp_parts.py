@@ -232,3 +232,24 @@ def test_when_status_line_is_made_then_window_restarts_and_final_covers_all():
     now[0] = 20.0
     assert "last 10.0s: 0.0 msg/s, p50 -" in metrics.status_line()
     assert metrics.status_line(final=True).startswith("mllp: stopped after 20.0s: 1.6")
+
+
+def test_when_an_engine_warms_up_then_what_it_loaded_is_out_of_the_gcs_way():
+    # In a child process: freezing is process-wide and for good.
+    import subprocess
+    import sys
+
+    code = (
+        "import gc\n"
+        "from deid_pipeline.detectors import TaggerConfig\n"
+        "from deid_pipeline.mllp.worker import Engine, EngineConfig\n"
+        "engine = Engine(EngineConfig(TaggerConfig(('rules', 'dictionary')),\n"
+        "                             'surrogate', b'k' * 32))\n"
+        "before = gc.get_freeze_count()\n"
+        "engine.warm_up()\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    before, after = map(int, out.stdout.split())
+    assert before == 0 and after > 10_000

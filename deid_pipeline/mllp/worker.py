@@ -16,6 +16,7 @@ same: every surrogate is a pure function of the key and the message.
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import logging
 import multiprocessing
@@ -140,7 +141,16 @@ class Engine:
         self.rewriter = Rewriter(config.mode, config.key, config.policy)
 
     def warm_up(self) -> None:
+        """Run one message through, then exempt what is loaded from the GC.
+
+        The model, lexicons, name tables and caches are a few hundred
+        thousand objects that live as long as the process; every full
+        collection walked them all again (about 5% of a message's CPU).
+        ``gc.freeze`` moves them out of the collector's way for good.
+        """
         self.process(_WARM_UP, 0, "")
+        gc.collect()
+        gc.freeze()
 
     def process(self, raw: bytes, ordinal: int, received_at: str,
                 control_id: str = "") -> Outcome:
