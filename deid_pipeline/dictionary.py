@@ -14,12 +14,18 @@ token occurs in the text are indexed at all.
 from __future__ import annotations
 
 import bisect
+import operator
 from collections import defaultdict
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 from deid_pipeline.detectors import Detector, TaggerConfig, register
-from deid_pipeline.model import ClinicalDocument, PatientDictionary, PhiSpan
+from deid_pipeline.model import (
+    ClinicalDocument,
+    DictionaryEntry,
+    PatientDictionary,
+    PhiSpan,
+)
 from deid_pipeline.tokenizer import token_spans
 
 # Single letters would match every article and initial in the note; initials
@@ -44,47 +50,98 @@ def _forms(dictionary: PatientDictionary,
     header expands into hundreds of forms per report, and a dozen or so
     survive. All values are tokenized in one call over the values joined by
     line breaks (no token spans whitespace, so each value is cut exactly as
-    on its own), and a form is dropped at its first unknown token.
+    on its own).
     """
-    entries = [e for e in dictionary.entries if len(e.value.strip()) >= _MIN_LENGTH]
-    if vocabulary is not None:
-        entries = [e for e in entries if _may_occur(e.value, vocabulary)]
+    if vocabulary is None:
+        entries = [e for e in dictionary.entries
+                   if len(e.value.strip()) >= _MIN_LENGTH]
+    else:
+        entries = _possible_entries(dictionary.entries, vocabulary)
     joined = "\n".join(e.value for e in entries)
-    # ASCII lower-casing is per character, so one call serves every token.
-    lowered = joined.lower() if joined.isascii() else None
     spans = token_spans(joined)
     starts = [a for a, _ in spans]
+    ends = [b for _, b in spans]
+    if joined.isascii():  # ASCII lower-casing is per character: one call serves all
+        lowered = joined.lower()
+        tokens = tuple([lowered[a:b] for a, b in spans])
+    else:
+        tokens = tuple([joined[a:b].lower() for a, b in spans])
+    known = None if vocabulary is None else vocabulary.__contains__
     offset = 0
     first = 0
     for entry in entries:
         end = offset + len(entry.value)
         after = bisect.bisect_left(starts, end, first)
-        tokens = []
-        for k in range(first, after):
-            a, b = spans[k]
-            token = lowered[a:b] if lowered is not None else joined[a:b].lower()
-            if vocabulary is not None and token not in vocabulary:
-                break
-            tokens.append(token)
-        else:
-            if tokens:
-                spaced = tuple(spans[k][0] > spans[k - 1][1]
-                               for k in range(first + 1, after))
-                yield _Form(tuple(tokens), spaced, entry.label, entry.field)
+        if after > first and (known is None
+                              or all(map(known, tokens[first:after]))):
+            # Whitespace before token k: it starts after token k - 1 ends.
+            spaced = tuple(map(operator.gt, starts[first + 1:after],
+                               ends[first:after - 1]))
+            yield _Form(tokens[first:after], spaced, entry.label, entry.field)
         offset, first = end + 1, after
 
 
-def _may_occur(value: str, vocabulary: Container[str]) -> bool:
-    """False when a word of ``value`` is a token missing from ``vocabulary``.
+# Every ASCII character but letters, digits and the line break, as a blank:
+# what is left of an ASCII value are its letter and digit runs.
+_WORD_BREAKS = {c: " " for c in range(128) if not chr(c).isalnum() and chr(c) != "\n"}
 
-    An ASCII word of letters only, or of digits only, is one token, so this
-    drops most forms before the tokenizer sees them; the others are decided
-    token by token in :func:`_forms`, as before.
+
+def _may_occur(value: str, vocabulary: Container[str]) -> bool:
+    """False when a letter or digit run of ``value`` is missing from ``vocabulary``.
+
+    In an ASCII value, a maximal run of letters, or of digits, between other
+    characters is one token (``06/28/1979``: ``06``, ``28``, ``1979``), so
+    this drops most forms before the tokenizer sees them; the others are
+    decided token by token in :func:`_forms`. A run of letters and digits
+    (``mrn12345``, several tokens) is not looked at here.
     """
     if not value.isascii():
         return True
-    return all(word in vocabulary for word in value.lower().split()
+    return all(word in vocabulary
+               for word in value.lower().translate(_WORD_BREAKS).split()
                if word.isalpha() or word.isdigit())
+
+
+def _possible_entries(entries: tuple[DictionaryEntry, ...],
+                      vocabulary: Container[str]) -> list[DictionaryEntry]:
+    """The entries long enough and :func:`_may_occur` in ``vocabulary``, in order.
+
+    The same test as :func:`_may_occur` per entry, done for all entries at
+    once: a message's dictionary has ~300 entries per report, and calling
+    it per entry costs about as much as the tokenizing it saves. All values
+    are lower-cased and cut into runs in one call each
+    (joined by line breaks, which the cut keeps); the runs that are one
+    token and not in ``vocabulary`` are the *missing* words, and an ASCII
+    entry may occur iff none of its runs is missing. A value with a line
+    break of its own would misalign the lines: then each entry is tested
+    on its own.
+    """
+    values = [e.value for e in entries]
+    joined = "\n".join(values)
+    cut = joined.lower().translate(_WORD_BREAKS)
+    lines = cut.split("\n")
+    if len(lines) != len(values):
+        return [e for e in entries if len(e.value.strip()) >= _MIN_LENGTH
+                and _may_occur(e.value, vocabulary)]
+    unknown = set(cut.split())
+    if isinstance(vocabulary, (set, frozenset)):
+        unknown.difference_update(vocabulary)
+    else:
+        unknown = {w for w in unknown if w not in vocabulary}
+    missing = set(filter(str.isalpha, unknown))
+    missing.update(filter(str.isdigit, unknown))
+    # Each line's words are made and dropped at once: holding a list per
+    # entry would cost more in garbage collection than it saves.
+    if joined.isascii():
+        return [e for e, value, line in zip(entries, values, lines, strict=True)
+                if missing.isdisjoint(line.split())
+                and len(value.strip()) >= _MIN_LENGTH]
+    # _may_occur keeps every non-ASCII value (it is decided token by token); a
+    # non-ASCII value's line may hold words of any script, which no ASCII
+    # value has, so the missing words stay right for the others.
+    return [e for e, value, line in zip(entries, values, lines, strict=True)
+            if len(value.strip()) >= _MIN_LENGTH
+            and (not value.isascii() or missing.isdisjoint(line.split()))]
 
 
 def index_dictionary(dictionary: PatientDictionary,
@@ -123,7 +180,11 @@ def _matches(spans: list[tuple[int, int]], lowered: list[str], i: int,
 def find_entries(text: str, dictionary: PatientDictionary) -> list[PhiSpan]:
     """Every occurrence of every dictionary form in ``text``."""
     spans = token_spans(text)
-    lowered = [text[a:b].lower() for a, b in spans]
+    if text.isascii():  # ASCII lower-casing is per character: one call serves all
+        low = text.lower()
+        lowered = [low[a:b] for a, b in spans]
+    else:  # a token is lower-cased on its own, as a value's token is in _forms
+        lowered = [text[a:b].lower() for a, b in spans]
     index = index_dictionary(dictionary, frozenset(lowered))
     if not index:
         return []

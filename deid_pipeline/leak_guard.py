@@ -209,19 +209,23 @@ class SearchText:
         """The values of ``plan`` that may occur in the text, in plan order.
 
         A superset of those that do (each still goes through :meth:`find`):
-        a word value needs its first whole word among the text's words, a
-        digit value its digits in the separator-free text. A header plans a
+        a word value needs its whole words among the text's words and its
+        first word in the folded text, a digit value its digits in the
+        separator-free text: the first tests :meth:`find` would make. A header plans a
         few hundred values and a report holds a handful, so this replaces a
         call per value with one set intersection and one substring test each.
         """
-        keep = list(plan.always)
+        keep = []
         if plan.digits:
             squeezed = self._squeezed_text()
             keep.extend(k for k, digits in plan.digits if digits in squeezed)
-        if plan.by_word:
-            self._fold()
-            for word in plan.by_word.keys() & self._words:
-                keep.extend(plan.by_word[word])
+        if plan.by_word or plan.always:
+            folded = self._fold()
+            words = self._words
+            for word in plan.by_word.keys() & words:
+                keep.extend(k for k, whole in plan.by_word[word]
+                            if words.issuperset(whole))
+            keep.extend(k for k, first in plan.always if first in folded)
         keep.sort()
         return [plan[k] for k in keep]
 
@@ -413,10 +417,11 @@ HeaderValue = tuple[str, str, _Needle | None]
 class HeaderPlan(tuple):
     """The header values in order, indexed for :meth:`SearchText.present`.
 
-    ``digits``: (position, digits) of each digit value; ``by_word``: position
-    of each word value under its first whole word; ``always``: the positions
-    of values neither index can rule out (no whole word, non-ASCII). Values
-    too short to search are in none of them.
+    ``digits``: (position, digits) of each digit value; ``by_word``:
+    (position, whole words) of each word value under its first whole word;
+    ``always``: (position, first word) of the others, which a text can hold
+    only if that word is a substring of its folded form ("" for a non-ASCII
+    value: always searched). Values too short to search are in none of them.
     """
 
     def __new__(cls, values: Iterable[HeaderValue]) -> HeaderPlan:
@@ -430,9 +435,10 @@ class HeaderPlan(tuple):
             if needle.digits:
                 plan.digits.append((k, needle.digits))
             elif needle.whole:
-                plan.by_word.setdefault(needle.whole[0], []).append(k)
+                plan.by_word.setdefault(needle.whole[0], []).append((k, needle.whole))
             else:
-                plan.always.append(k)
+                # A regex needle (non-ASCII) has no words: "" is in any text.
+                plan.always.append((k, needle.words[0] if needle.words else ""))
         return plan
 
 

@@ -76,6 +76,21 @@ def _one_value_at_a_time(text, dictionary):
                 found.add((tokens[i].start, tokens[i + len(want) - 1].end))
     return found
 
+def _check_against_definitions(text: str, values: list[str]) -> None:
+    """find_entries equals matching one value at a time, and the index narrowed
+    to the text's tokens equals the full index less forms with a missing token
+    (same forms, same fields, same order)."""
+    doc = _doc(text, *((v, "PATIENT", f"PID.5.{k}") for k, v in enumerate(values)))
+    spans = find_entries(text, doc.dictionary)
+    assert {(s.start, s.end) for s in spans} == _one_value_at_a_time(
+        text, doc.dictionary), (text, values)
+    vocabulary = frozenset(t.text.lower() for t in tokenize(text))
+    narrow = {first: [f for f in forms if vocabulary.issuperset(f.tokens)]
+              for first, forms in index_dictionary(doc.dictionary).items()}
+    assert index_dictionary(doc.dictionary, vocabulary) == {
+        first: forms for first, forms in narrow.items() if forms}, (text, values)
+
+
 
 def test_when_values_are_many_and_odd_then_same_spans_as_one_value_at_a_time():
     # find_entries tokenizes all values in one call and indexes only the forms
@@ -92,17 +107,7 @@ def test_when_values_are_many_and_odd_then_same_spans_as_one_value_at_a_time():
             else:
                 value = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
             values.append(value.swapcase() if rng.random() < 0.3 else value)
-        doc = _doc(text, *((v, "PATIENT", f"PID.5.{k}") for k, v in enumerate(values)))
-        spans = find_entries(text, doc.dictionary)
-        assert {(s.start, s.end) for s in spans} == _one_value_at_a_time(
-            text, doc.dictionary), (text, values)
-        # Indexed for the text's tokens: the full index, less the forms with
-        # a token the text lacks (same forms, same fields, same order).
-        vocabulary = frozenset(t.text.lower() for t in tokenize(text))
-        narrow = {first: [f for f in forms if vocabulary.issuperset(f.tokens)]
-                  for first, forms in index_dictionary(doc.dictionary).items()}
-        assert index_dictionary(doc.dictionary, vocabulary) == {
-            first: forms for first, forms in narrow.items() if forms}, (text, values)
+        _check_against_definitions(text, values)
 
 
 def test_when_indexed_for_a_vocabulary_then_only_forms_made_of_its_tokens():
@@ -115,3 +120,64 @@ def test_when_indexed_for_a_vocabulary_then_only_forms_made_of_its_tokens():
     assert sorted(full) == ["june", "smith"] and len(full["smith"]) == 2
     narrow = index_dictionary(dictionary, {"smith", ",", "renee", "june"})
     assert narrow == {"smith": full["smith"]}
+
+
+def _may_occur_one_by_one(entries, vocabulary):
+    """The plain definition _possible_entries must agree with."""
+    from deid_pipeline.dictionary import _may_occur
+
+    return [e for e in entries
+            if len(e.value.strip()) >= 2 and _may_occur(e.value, vocabulary)]
+
+
+def _realistic_value(rng):
+    word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(
+        rng.randint(1, 7)))
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 5)))
+    return rng.choice([
+        word.title(), f"{word.upper()}, {word[:1].upper()}.", f"{digits}/{digits[:2]}",
+        f"({digits}) {digits}-{digits}", f"MRN{digits}", f"{word}-{digits}",
+        f"{word} {word}", f"  {word}  ", "-", "--", f"{word}@{word}.com", digits,
+        f"{word}\u00e9", "\u212a" + word, f"\u0130{word}", f"{word}\u03a3",
+        f"{word}\t{digits}", f"{word}\n{word}", "", "\u00a0" + word, f"{word}_{digits}",
+    ])
+
+
+def test_when_entries_filtered_in_bulk_then_same_as_one_by_one():
+    # _possible_entries lower-cases and cuts all values in one call each; it
+    # must keep exactly the entries the per-value test keeps, in order, for
+    # ASCII and non-ASCII values, a value with a line break of its own (the
+    # lines would not line up), and a vocabulary that is not a set.
+    from deid_pipeline.dictionary import _possible_entries
+
+    rng = random.Random(11)
+    for _ in range(400):
+        values = [_realistic_value(rng) for _ in range(rng.randint(0, 12))]
+        if rng.random() < 0.5:  # mostly lines that can be bulk-filtered
+            values = [v for v in values if "\n" not in v]
+        if rng.random() < 0.5:
+            values = [v for v in values if v.isascii()]
+        entries = tuple(DictionaryEntry(v, "PATIENT", f"PID.5.{k}")
+                        for k, v in enumerate(values))
+        words = {w for v in values for w in v.lower().replace(",", " ").split()}
+        vocabulary = frozenset(w for w in words if rng.random() < 0.6) | {"mrn", ","}
+        expected = _may_occur_one_by_one(entries, vocabulary)
+        assert _possible_entries(entries, vocabulary) == expected, values
+        assert _possible_entries(entries, sorted(vocabulary)) == expected, values
+
+
+def test_when_realistic_values_then_prefilter_drops_only_unmatchable_forms():
+    # _may_occur drops a form when one of its letter or digit runs is not a
+    # token of the text; the forms it keeps are then checked token by token.
+    # Against the one-value-at-a-time algorithm, on ASCII texts (where the
+    # bulk paths apply) with the values' own words and near misses.
+    rng = random.Random(5)
+    for _ in range(300):
+        values = [_realistic_value(rng) for _ in range(rng.randint(1, 10))]
+        pieces = [v for v in values if rng.random() < 0.5]
+        pieces += ["seen by", "on", "Dr.", "12/03", "MRN 123", "x-1", "(555)"]
+        rng.shuffle(pieces)
+        text = " ".join(p.swapcase() if rng.random() < 0.3 else p for p in pieces)
+        if rng.random() < 0.8:
+            text = text.encode("ascii", "ignore").decode()
+        _check_against_definitions(text, values)

@@ -133,3 +133,58 @@ def test_when_dictionary_detector_runs_then_text_forms_are_found(dictionary):
     for value in ("Okonkwo", "123456", "March 4, 1950", "Farnsworth", "Chidi",
                   "978.555.0143", "A.N.O.", "Salem, MA"):
         assert value in found, value
+
+
+REPEATS = HEADER + "\r".join([
+    # The attending and placer again, a dated kind (PPN, NDL) twice, an MRN
+    # twice with another type, and a name that only differs in case.
+    _seg("ORC", {1: "RE", 2: "P1^H", 12: "1234^FARNSWORTH^HUBERT^^^DR"}),
+    _seg("OBR", {1: "2", 2: "P1^H", 3: "S24-7", 7: "20240103",
+                 16: "1234^FARNSWORTH^HUBERT^^^DR", 28: "1234^Farnsworth^Hubert",
+                 32: "&LINDQVIST&ERIK", 33: "&LINDQVIST&ERIK"}),
+    _seg("MRG", {1: "00123456^^^MERCY^MR~00123456^^^MERCY^PI", 7: "EZE"}),
+    _seg("TXA", {1: "1", 22: "~".join(["9^DOC^A^^^^^^^^^^^^20240101"] * 2)}),
+]) + "\r"
+
+
+def test_when_a_repetition_repeats_then_dictionary_as_if_each_were_seeded(
+        monkeypatch):
+    # seed_dictionary skips a repetition already seeded for a field of the
+    # same kind and label: it may only drop entries that are already in (not
+    # a date's per-field YYYYMMDD form), so the entries, their order and
+    # fields are those of seeding every repetition.
+    from deid_pipeline.hl7 import seed
+    from deid_pipeline.hl7.testing import sample_oru
+
+    messages = [parse_message(REPEATS), parse_message(HEADER)]
+    messages += [parse_message(sample_oru(n)[0]) for n in range(8)]
+    skipping = [seed.seed_dictionary(m) for m in messages]
+    monkeypatch.setattr(seed, "_UNDATED_KINDS", frozenset())
+    assert skipping == [seed.seed_dictionary(m) for m in messages]
+
+
+def test_when_documents_built_then_report_dates_join_as_before():
+    # Report dates (OBR-7/22, TXA-4/6) join each document's dictionary: the
+    # YYYYMMDD form always, other forms unless a DATE entry has them already.
+    from deid_pipeline.hl7.documents import (
+        _report_dates,
+        build_documents,
+        extract_reports,
+    )
+
+    for text in (REPEATS, HEADER):
+        message = parse_message(text)
+        dictionary = seed_dictionary(message)
+        for doc in build_documents(message, dictionary=dictionary):
+            own = doc.dictionary.entries[len(dictionary.entries):]
+            assert doc.dictionary.entries[:len(dictionary.entries)] == \
+                dictionary.entries
+            seen = {(e.value.lower(), e.label) for e in dictionary.entries}
+            report = next(r for r in extract_reports(message)
+                          if r.doc_id == doc.doc_id)
+            expected = [(form, field) for form, field in _report_dates(message, report)
+                        if len(form) == 8 and form.isdigit()
+                        or (form.lower(), "DATE") not in seen]
+            assert [(e.value, e.field) for e in own] == expected
+            assert all(e.label == "DATE" for e in own)
+            assert own  # the YYYYMMDD form at least

@@ -105,10 +105,16 @@ def _narrative(message: Hl7Message, indices: list[int]
     lines: list[str] = []
     pieces: list[NarrativePiece] = []
     pos = 0
+    narrative: dict[str, bool] = {}  # OBX-2 as written -> narrative type (TX...)
     for i in indices:
         seg = message.segments[i]
         if seg.name == "OBX":
-            if _value_type(message, seg.fields) not in NARRATIVE_OBX_TYPES:
+            raw_type = seg.get(2)
+            is_text = narrative.get(raw_type)
+            if is_text is None:
+                is_text = narrative[raw_type] = (_value_type(message, seg.fields)
+                                                 in NARRATIVE_OBX_TYPES)
+            if not is_text:
                 continue
             number = 5
             if seg.get(5) == "" and seg.get(2) == "":
@@ -203,14 +209,17 @@ def _metadata(message: Hl7Message, report: Report, codec: str
 _REPORT_DATES = {"OBR": (7, 22), "TXA": (4, 6)}
 
 
-def _report_dates(message: Hl7Message, report: Report) -> list[DictionaryEntry]:
-    out: list[DictionaryEntry] = []
+def _report_dates(message: Hl7Message, report: Report) -> list[tuple[str, str]]:
+    """(form, field) of every date form of the report's own dates, in order."""
+    out: list[tuple[str, str]] = []
     for i in report.group:
         seg = message.segments[i]
         for number in _REPORT_DATES.get(seg.name, ()):
             raw = message.component(seg.get(number), 1)
-            for form in date_forms(raw):
-                out.append(DictionaryEntry(form, "DATE", f"{seg.name}.{number}"))
+            forms = date_forms(raw)
+            if forms:
+                field = f"{seg.name}.{number}"
+                out.extend((form, field) for form in forms)
     return out
 
 
@@ -224,15 +233,20 @@ def build_documents(message: Hl7Message, origin: str = "", codec: str = "utf-8",
     if dictionary is None:
         dictionary = seed_dictionary(message)
     docs = []
+    dates: set[str] | None = None  # the dictionary's DATE values, lower-cased
     for report in reports:
         own = _report_dates(message, report)
         doc_dictionary = dictionary
         if own:
-            seen = {(e.value.lower(), e.label) for e in dictionary.entries}
+            if dates is None:
+                dates = {e.value.lower() for e in dictionary.entries
+                         if e.label == "DATE"}
             # The YYYYMMDD form always goes in with its field: the date columns
             # look it up by field even when another field had the same day.
-            extra = tuple(e for e in own if len(e.value) == 8 and e.value.isdigit()
-                          or (e.value.lower(), e.label) not in seen)
+            # Entries are made only for the forms that go in (a few of ~60).
+            extra = tuple(DictionaryEntry(form, "DATE", field) for form, field in own
+                          if len(form) == 8 and form.isdigit()
+                          or form.lower() not in dates)
             doc_dictionary = PatientDictionary(dictionary.entries + extra,
                                                dictionary.person_key)
         docs.append(ClinicalDocument(

@@ -292,7 +292,7 @@ def map_field(raw: str, d: Delimiters, leaves: tuple[Leaf, ...],
             new = replace(leaf, unescape(value, d), comps)
             if new is None:
                 continue
-            subs[si] = escape(new, d)
+            subs[si] = escape(new, d) if new else ""  # blanking: nothing to escape
             comps[ci] = d.subcomponent.join(subs)
             rep_changed = True
         if rep_changed:

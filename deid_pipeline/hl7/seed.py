@@ -283,23 +283,28 @@ class _Collector:
 
     def __init__(self) -> None:
         self.entries: list[DictionaryEntry] = []
-        self.seen: set[tuple[str, str]] = set()
+        self.seen: dict[str, set[str]] = {}  # label -> values lower-cased
 
     def add_raw(self, value: str, label: str, field: str) -> None:
         """Add even when another field gave the same value: columns look it up."""
-        self.seen.add((value.lower(), label))
+        self.seen.setdefault(label, set()).add(value.lower())
         self.entries.append(DictionaryEntry(value, label, field))
 
     def add(self, values: list[str], label: str, field: str) -> None:
+        # ~300 values a message: one set per label, no key tuple per value.
+        seen = self.seen.get(label)
+        if seen is None:
+            seen = self.seen[label] = set()
+        entries = self.entries
         for value in values:
             value = value.strip()
             if len(value) < 2 or value == '""':
                 continue
-            key = (value.lower(), label)
-            if key in self.seen:
+            key = value.lower()
+            if key in seen:
                 continue
-            self.seen.add(key)
-            self.entries.append(DictionaryEntry(value, label, field))
+            seen.add(key)
+            entries.append(DictionaryEntry(value, label, field))
 
 
 def _seed_repetition(out: _Collector, spec: HeaderField, values: list[tuple[Leaf, str]],
@@ -348,15 +353,32 @@ def _seed_repetition(out: _Collector, spec: HeaderField, values: list[tuple[Leaf
                            name.get("middle", "")), spec.label, key)
 
 
+# Kinds whose repetitions are seeded only through the deduplicating add: a
+# date leaf's YYYYMMDD form goes in once per field (add_raw).
+_UNDATED_KINDS = frozenset(kind for kind, leaves in _KINDS.items()
+                           if all(leaf.role != "date" for leaf in leaves))
+
+
 def seed_dictionary(message: Hl7Message) -> PatientDictionary:
-    """Build the patient dictionary of one message, keyed by its canonical MRN."""
+    """Build the patient dictionary of one message, keyed by its canonical MRN.
+
+    A repetition seen before in a field of the same kind and label (the
+    attending in PV1-7, ORC-12 and OBR-16) would only offer values already
+    in: it is skipped, unless its kind has dates.
+    """
     d = message.delimiters
     out = _Collector()
+    done: set[tuple[str, str, str]] = set()
     for seg, spec in segment_fields(message):
         if not spec.seed:
             continue
         leaves = _KINDS[spec.kind]
         for rep in repetitions(seg.fields[spec.number], d):
+            if spec.kind in _UNDATED_KINDS:
+                seen = (rep, spec.kind, spec.label)
+                if seen in done:
+                    continue
+                done.add(seen)
             values = [(leaf, v) for leaf, v in leaf_values(rep, d, leaves)
                       if leaf.role not in ("authority", "code")]
             if not values:

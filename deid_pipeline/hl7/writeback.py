@@ -18,6 +18,7 @@ Nothing here logs or prints: callers count results.
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from collections.abc import Callable
@@ -193,20 +194,65 @@ def _piece_texts(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
 def _masked_pieces(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
     """Each touched piece's ORIGINAL text with the replaced characters blanked.
 
-    What the leak guard reads: only what the rewrite left of the input.
+    What the leak guard reads: only what the rewrite left of the input. The
+    narrative is blanked once and cut into pieces; the pieces a replacement
+    touches are found by bisection (pieces are in text order and disjoint).
     """
     text = report.text
-    out: dict[int, str] = {}
-    for k, p in enumerate(report.pieces):
-        chars = None
-        for r in deid.replacements:
-            start, end = max(r.span.start, p.start), min(r.span.end, p.end)
-            if start < end:
-                if chars is None:
-                    chars = list(text[p.start:p.end])
-                chars[start - p.start:end - p.start] = ["\x00"] * (end - start)
-        if chars is not None:
-            out[k] = "".join(chars)
+    pieces = report.pieces
+    ends = [p.end for p in pieces]
+    chars = list(text)
+    touched: set[int] = set()
+    for r in deid.replacements:
+        start, end = r.span.start, min(r.span.end, len(text))
+        if start < end:
+            chars[start:end] = "\x00" * (end - start)
+        k = bisect.bisect_right(ends, r.span.start)
+        while k < len(pieces) and pieces[k].start < r.span.end:
+            p = pieces[k]
+            if max(r.span.start, p.start) < min(r.span.end, p.end):
+                touched.add(k)
+            k += 1
+    masked = "".join(chars)
+    return {k: masked[pieces[k].start:pieces[k].end] for k in sorted(touched)}
+
+
+def _masked_fields(message: Hl7Message, reports: list[Report],
+                   deids: list[DeidentifiedDocument]) -> dict[int, dict[int, str]]:
+    r"""Segment index -> field number -> unescaped text of each masked narrative field.
+
+    What the leak guard would read after writing the masked pieces back
+    escaped (as :func:`_write_narrative` does) and unescaping the field,
+    without the round trip: a blanked character is a control character, so
+    each one would be written as a ``\X00\`` sequence and decoded again.
+    ``message`` holds the fields as parsed. The escaped text of a piece
+    decodes to the piece with its ``\r\n`` and ``\r`` made ``\n``; when no
+    other repetition of the field holds an escape character, the field
+    decodes to its repetitions decoded one by one. Otherwise (an escape
+    sequence could then span repetitions) the field is escaped and unescaped
+    as before.
+    """
+    d = message.delimiters
+    esc = d.escape
+    touched: dict[tuple[int, int], dict[int, str]] = {}
+    for report, deid in zip(reports, deids, strict=True):
+        for k, text in _masked_pieces(report, deid).items():
+            p = report.pieces[k]
+            touched.setdefault((p.segment, p.field), {})[p.repetition] = text
+    out: dict[int, dict[int, str]] = {}
+    for (i, n), texts in touched.items():
+        # A touched piece is not empty, so field n exists in segment i.
+        reps = repetitions(message.segments[i].get(n), d)
+        if any(esc in rep for r, rep in enumerate(reps) if r not in texts):
+            for r, text in texts.items():
+                reps[r] = escape(text, d)
+            raw = d.repetition.join(reps)
+            value = unescape(raw, d) if esc in raw else raw
+        else:
+            for r, text in texts.items():
+                reps[r] = text.replace("\r\n", "\n").replace("\r", "\n")
+            value = d.repetition.join(reps)
+        out.setdefault(i, {})[n] = value
     return out
 
 
@@ -290,31 +336,59 @@ class _HeaderRewriter:
         return map_field(raw, d, leaves, leaf_value)
 
 
+# Kinds with a leaf at component 1, subcomponent 1: the whole of a field
+# without separators.
+_FIRST_LEAF_KINDS = frozenset(kind for kind, leaves in KINDS.items()
+                              if any(leaf.component == leaf.subcomponent == 1
+                                     for leaf in leaves))
+
+
 class _Blanker:
     """Empties every PHI leaf: the masked copy the leak guard reads."""
 
     @staticmethod
     def field(raw: str, spec: HeaderField, d: Delimiters) -> str:
+        if (d.component not in raw and d.repetition not in raw
+                and d.subcomponent not in raw):
+            # A single value (a date, an id): what map_field does to it is
+            # empty it if the kind has a leaf there, unless it is the null "".
+            return raw if raw == '""' or spec.kind not in _FIRST_LEAF_KINDS else ""
         return map_field(raw, d, KINDS[spec.kind], lambda leaf, value, comps: "")
 
 
-def _replace_header(message: Hl7Message, header: _HeaderRewriter | _Blanker) -> None:
+def _replace_header(message: Hl7Message, header: _HeaderRewriter | _Blanker,
+                    masked: Hl7Message | None = None) -> None:
+    """Pass every PHI leaf of the header through ``header``.
+
+    ``masked``, a copy of ``message`` with the same header fields, gets the
+    same leaves blanked in the same walk (the leak guard's copy): the walk
+    over segments, field specs and OBX value types is made once.
+    """
     d = message.delimiters
-    for seg in message.segments:
-        specs = fields_of(seg.name)
+    for index, seg in enumerate(message.segments):
         fields = seg.fields
+        other = None if masked is None else masked.segments[index]
         n = len(fields)
-        for spec in specs:
-            if spec.number < n and fields[spec.number]:
-                fields[spec.number] = header.field(fields[spec.number], spec, d)
+        for spec in fields_of(seg.name):
+            number = spec.number
+            if number < n and fields[number]:
+                raw = fields[number]
+                fields[number] = header.field(raw, spec, d)
+                if other is not None:
+                    other.fields[number] = _Blanker.field(raw, spec, d)
         if seg.name == "OBX" and seg.get(5):
             value_type = message.component(seg.get(2), 1).strip().upper()
             if value_type in OPAQUE_OBX_TYPES:
                 seg.set(5, "")
+                if other is not None:
+                    other.set(5, "")
             else:
                 spec = kind_of_obx(value_type)
                 if spec is not None:
-                    seg.set(5, header.field(seg.get(5), spec, d))
+                    raw = seg.get(5)
+                    seg.set(5, header.field(raw, spec, d))
+                    if other is not None:
+                        other.set(5, _Blanker.field(raw, spec, d))
 
 
 # -------------------------------------------------------------- leak guard
@@ -329,6 +403,21 @@ _NAMES = frozenset({"PATIENT", "RELATIVE", "DOCTOR"})
 _WORDS = re.compile(r"[^\W_]+")
 
 
+def _single_spaced(text: str) -> bool:
+    """Whether each field of the NUL-joined ``text`` is already space-normalised.
+
+    True only if ``" ".join(field.split()) == field`` for every field, even
+    one with NULs of its own (a blanked character): no double space, no
+    space next to a NUL or at an end, and no whitespace but the space (every
+    other whitespace character is unprintable; the NUL is not whitespace).
+    All C-level scans: a regex alternation over a message costs more than
+    the per-field work it would save.
+    """
+    return ("  " not in text and " \x00" not in text and "\x00 " not in text
+            and text[:1] != " " and text[-1:] != " "
+            and text.replace("\x00", "").isprintable())
+
+
 def _guarded_values(dictionary: PatientDictionary, policy: str) -> list[str]:
     """Lower-cased, space-normalised strong identifiers of the header.
 
@@ -339,16 +428,20 @@ def _guarded_values(dictionary: PatientDictionary, policy: str) -> list[str]:
     labels = _GUARDED - (_KEPT_BY_LIMITED_DATASET if policy == "limited-dataset"
                          else frozenset())
     values = set()
+    # ~230 entries a message: the per-character tests are C-level maps.
     for entry in dictionary.entries:
-        if entry.label not in labels:
+        label = entry.label
+        if label not in labels:
             continue
         value = " ".join(entry.value.lower().split())
         if len(value) < 5 or not (" " in value or "," in value or "@" in value
-                                  or any(ch.isdigit() for ch in value)):
+                                  or any(map(str.isdigit, value))):
             continue
-        if entry.label in _NAMES and min(map(len, _WORDS.findall(value))) < 2:
-            continue  # "Smith, J." also reads "Smith, M.D." after a surrogate Smith
-        if entry.label == "DATE" and sum(ch.isdigit() for ch in value) < 4:
+        if label in _NAMES and min(map(len, _WORDS.findall(value)), default=0) < 2:
+            # "Smith, J." also reads "Smith, M.D." after a surrogate Smith; a
+            # "name" without a letter or digit ("*** ***") has nothing to leak.
+            continue
+        if label == "DATE" and sum(map(str.isdigit, value)) < 4:
             continue  # "March 17" without a year: any surrogate date can say it
         values.add(value)
     return sorted(values)
@@ -368,28 +461,57 @@ def _found(haystack: str, value: str) -> int:
     return -1
 
 
+def _haystacks(message: Hl7Message, decoded: dict[int, dict[int, str]]) -> list[str]:
+    """Each segment's unescaped, lower-cased, space-normalised fields joined by NUL.
+
+    ``decoded`` gives the unescaped text of fields already decoded (the masked
+    narrative: see :func:`_masked_fields`). A segment without an escape
+    character needs no per-field unescaping, and most segments need no
+    whitespace normalising: both are then done on the joined segment in one
+    call each (lower-casing joined fields is lower-casing each: a NUL stops
+    the final-sigma context as a string end does).
+    """
+    d = message.delimiters
+    esc = d.escape
+    out = []
+    for i, seg in enumerate(message.segments):
+        first = 3 if seg.name == "MSH" else 1
+        fields = seg.fields[first:]
+        text = "\x00".join(fields)
+        own = decoded.get(i)
+        if own or esc in text:
+            fields = [unescape(f, d) if esc in f else f for f in fields]
+            for n, value in (own or {}).items():
+                fields[n - first] = value
+            text = "\x00".join(fields)
+        text = text.lower()
+        if not _single_spaced(text):
+            text = "\x00".join(" ".join(f.lower().split()) for f in fields)
+        out.append(text)
+    return out
+
+
 def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
-                policy: str) -> None:
+                policy: str, decoded: dict[int, dict[int, str]] | None = None,
+                ) -> None:
     """Refuse the message if a strong header identifier survived anywhere in it.
 
     ``masked`` is the input message with everything the rewrite replaced
     blanked out (header PHI leaves, tagged narrative spans): what is left is
-    what goes out unchanged, Z-segments and unlisted fields included. A
-    surrogate that happens to spell another header value is not looked at.
-    Plain substring search over each segment's unescaped, lower-cased,
-    space-normalised fields (joined by a NUL that no value contains): cheap
-    enough for every message, unlike one big case-insensitive regex.
+    what goes out unchanged, Z-segments and unlisted fields included. The
+    masked narrative fields may come already unescaped in ``decoded``
+    (segment index -> field number -> text) instead of written into
+    ``masked``. A surrogate that happens to spell another header value is not
+    looked at. Plain substring search over each segment's unescaped,
+    lower-cased, space-normalised fields (joined by a NUL that no value
+    contains): cheap enough for every message, unlike one big
+    case-insensitive regex.
     """
     message = masked
     values = _guarded_values(dictionary, policy)
     if not values:
         return
-    d = message.delimiters
-    haystacks = []
-    for seg in message.segments:
-        first = 3 if seg.name == "MSH" else 1
-        fields = [unescape(f, d) if d.escape in f else f for f in seg.fields[first:]]
-        haystacks.append("\x00".join(" ".join(f.lower().split()) for f in fields))
+    haystacks = _haystacks(message, decoded or {})
     # Almost always nothing is left. A value absent from all segments at once
     # is absent from each: one substring test per value over the whole
     # message first, instead of a word-boundary search per value per segment.
@@ -437,15 +559,17 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         rewriter.guard(t, deid)
     pid = rewriter.person_id_for(tagged[0], key)
     state[0] = "write"
+    # What the leak guard reads: the input with the header's PHI leaves blanked
+    # (by the header walk below) and the masked narrative fields (decoded).
     masked = Hl7Message(message.delimiters,
                         [Segment(s.name, list(s.fields)) for s in message.segments])
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
-        _write_narrative(masked, report, _masked_pieces(report, deid))
-    _replace_header(message, _HeaderRewriter(rewriter, pid))
-    _replace_header(masked, _Blanker())
+    decoded = _masked_fields(masked, reports, deids)
+    _replace_header(message, _HeaderRewriter(rewriter, pid), masked)
     state[0] = "leak_guard"
-    _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"))
+    _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"),
+                decoded)
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)
