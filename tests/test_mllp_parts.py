@@ -18,6 +18,7 @@ from deid_pipeline.mllp.dedup import DONE, WRITTEN, DedupIndex
 from deid_pipeline.mllp.metrics import GatewayMetrics, LatencyHistogram
 from deid_pipeline.mllp.server import FrameReader
 from deid_pipeline.mllp.store import Commit, Store, mllp_frame
+from deid_pipeline.mllp.worker import GC_THRESHOLDS
 
 SB, EB, CR = b"\x0b", b"\x1c", b"\r"
 MSG = (b"MSH|^~\\&|LAB|GENERAL HOSP|DEID|RESEARCH|20240101120000||ORU^R01^ORU_R01|"
@@ -247,9 +248,10 @@ def test_when_an_engine_warms_up_then_what_it_loaded_is_out_of_the_gcs_way():
         "                             'surrogate', b'k' * 32))\n"
         "before = gc.get_freeze_count()\n"
         "engine.warm_up()\n"
-        "print(before, gc.get_freeze_count())\n"
+        "print(before, gc.get_freeze_count(), *gc.get_threshold())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
-    before, after = map(int, out.stdout.split())
+    before, after, *thresholds = map(int, out.stdout.split())
     assert before == 0 and after > 10_000
+    assert tuple(thresholds) == GC_THRESHOLDS

