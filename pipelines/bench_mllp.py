@@ -50,13 +50,15 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _start_gateway(output: str, key_file: str, workers: int | None,
-                   detectors: str = ",".join(DETECTORS),
+                   detectors: str = ",".join(DETECTORS), pin: bool = True,
                    ) -> tuple[subprocess.Popen, int]:
     cmd = [sys.executable, "-m", "deid_pipeline.mllp.cli", "--listen", "127.0.0.1:0",
            "--output", output, "--key-file", key_file, "--detectors",
            detectors, "--status-interval", "0"]
     if workers is not None:
         cmd += ["--workers", str(workers)]
+    if not pin:
+        cmd.append("--no-pin-workers")
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE)
     while True:
         line = proc.stderr.readline().decode()
@@ -140,6 +142,9 @@ def run(argv: list[str] | None = None) -> list[dict[str, float]]:
                         "one per CPU)")
     parser.add_argument("--detectors", default=",".join(DETECTORS),
                         help="gateway --detectors (default: %(default)s)")
+    parser.add_argument("--no-pin-workers", dest="pin", action="store_false",
+                        help="gateway --no-pin-workers (default: pinned, as the "
+                        "gateway's default)")
     parser.add_argument("--seed", type=int, default=8)
     args = parser.parse_args(argv)
     counts = [int(c) for c in args.clients.split(",")]
@@ -149,7 +154,8 @@ def run(argv: list[str] | None = None) -> list[dict[str, float]]:
         raise RuntimeError("generated control ids repeat")
     obx = sorted(m.count("\rOBX|") for m in messages)
     print(f"{total} ORU^R01 messages from {source}, {obx[0]}-{obx[-1]} OBX lines "
-          f"(median {obx[len(obx) // 2]}); detectors {args.detectors}; "
+          f"(median {obx[len(obx) // 2]}); detectors {args.detectors}; workers "
+          f"{'pinned' if args.pin else 'not pinned'}; "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     work = tempfile.mkdtemp(prefix="bench-mllp-")
     results = []
@@ -158,7 +164,7 @@ def run(argv: list[str] | None = None) -> list[dict[str, float]]:
         with open(key_file, "wb") as fh:
             fh.write(os.urandom(32).hex().encode())
         proc, port = _start_gateway(os.path.join(work, "out"), key_file, args.workers,
-                                    args.detectors)
+                                    args.detectors, args.pin)
         try:
             _phase(port, messages[:WARM_UP], 1)
             offset = WARM_UP

@@ -255,3 +255,39 @@ def test_when_an_engine_warms_up_then_what_it_loaded_is_out_of_the_gcs_way():
     before, after, *thresholds = map(int, out.stdout.split())
     assert before == 0 and after > 10_000
     assert tuple(thresholds) == GC_THRESHOLDS
+
+
+def test_workers_are_given_cpus_round_robin():
+    from deid_pipeline.mllp.worker import cpu_of_slot
+
+    assert [cpu_of_slot(n, [2, 5, 7]) for n in range(7)] == [2, 5, 7, 2, 5, 7, 2]
+
+
+def _pid_and_cpus() -> tuple[int, tuple[int, ...]]:
+    # Busy long enough that the other worker takes the next probe.
+    time.sleep(0.3)
+    return os.getpid(), tuple(sorted(os.sched_getaffinity(0)))
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity")
+                    or len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
+@pytest.mark.parametrize("pin", [True, False])
+def test_when_workers_are_pinned_then_each_has_a_cpu_of_its_own(pin):
+    from deid_pipeline.detectors import TaggerConfig
+    from deid_pipeline.mllp.worker import Deidentifier, EngineConfig
+
+    config = EngineConfig(TaggerConfig(("rules",)), "surrogate", b"k" * 32)
+    deidentifier = Deidentifier(config, workers=2, pin=pin)
+    deidentifier.start()
+    try:
+        probes = [deidentifier._pool.submit(_pid_and_cpus) for _ in range(6)]
+        cpus_by_pid = dict(p.result(timeout=60) for p in probes)
+    finally:
+        deidentifier.close()
+    assert len(cpus_by_pid) == 2
+    if pin:
+        assert all(len(cpus) == 1 for cpus in cpus_by_pid.values())
+        assert len(set(cpus_by_pid.values())) == 2
+    else:
+        allowed = tuple(sorted(os.sched_getaffinity(0)))
+        assert all(cpus == allowed for cpus in cpus_by_pid.values())

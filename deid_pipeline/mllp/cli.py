@@ -98,6 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="de-identification processes, each loading the model "
                         "once (default: one per CPU, %(default)s); 0 = in the "
                         "connection threads, one core")
+    parser.add_argument("--no-pin-workers", dest="pin_workers", action="store_false",
+                        help="let the OS move the worker processes between CPUs "
+                        "(default: with no more workers than CPUs, each stays on "
+                        "a CPU of its own, ~5%% faster)")
     parser.add_argument("--roll-size-mb", type=_positive(float), default=64.0,
                         metavar="MB", help="start a new output file after this "
                         "many MB of HL7 (default: %(default)s)")
@@ -149,6 +153,7 @@ def _config(args: argparse.Namespace):
     config = GatewayConfig(
         output_dir=args.output, engine=engine, host=args.listen[0],
         port=args.listen[1], forward=args.forward, workers=args.workers,
+        pin_workers=args.pin_workers,
         roll_bytes=max(1, int(args.roll_size_mb * (1 << 20))),
         roll_messages=max(1, args.roll_count), roll_seconds=args.roll_seconds or 1.0,
         status_interval=args.status_interval, dedup_days=args.dedup_days,

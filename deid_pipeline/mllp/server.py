@@ -85,6 +85,7 @@ class GatewayConfig:
     port: int = 2575
     forward: tuple[str, int] | None = None
     workers: int = 0
+    pin_workers: bool = True
     roll_bytes: int = 64 << 20
     roll_messages: int = 10_000
     roll_seconds: float = 3600.0
@@ -280,7 +281,8 @@ class MllpGateway:
         self.store = Store(config.output_dir, config.roll_bytes, config.roll_messages,
                            config.roll_seconds)
         self.dedup = DedupIndex(self.store.index_path, config.dedup_days * 86400)
-        self.deidentifier = Deidentifier(config.engine, config.workers)
+        self.deidentifier = Deidentifier(config.engine, config.workers,
+                                         config.pin_workers)
         self._status = status_stream if status_stream is not None else sys.stderr
         self._status_lock = threading.Lock()
         self._stopping = threading.Event()
