@@ -600,14 +600,12 @@ class CrfDetector(Detector):
         threshold = outside_threshold(min_bias)
         model = self.model
         decoded = model.decode(feats)
-        labels = model.labels
-        path = tuple(labels[i] for i in decoded.path.tolist())
-        p_out = decoded.marginals[:, model.outside].tolist()
-        fallback = {}
-        for t, p in enumerate(p_out):
-            if p < threshold and path[t] == OUTSIDE:
-                fallback[t] = self._best_kind(decoded.marginals[t])
-        return Posterior(tokens, path, tuple(p_out), fallback, min_bias,
+        path = tuple(map(model.labels.__getitem__, decoded.path.tolist()))
+        outside = decoded.marginals[:, model.outside]
+        unsure = (outside < threshold) & (decoded.path == model.outside)
+        fallback = {t: self._best_kind(decoded.marginals[t])
+                    for t in np.flatnonzero(unsure).tolist()}
+        return Posterior(tokens, path, tuple(outside.tolist()), fallback, min_bias,
                          decoded.probability)
 
     def _best_kind(self, marginals: np.ndarray) -> str:

@@ -171,10 +171,9 @@ def decode(weights: CrfWeights, features: Sequence[Sequence[str]]) -> Decoded:
     n = len(features)
     if n == 0:
         return Decoded(np.zeros(0, np.int64), np.zeros((0, len(weights.labels))), 1.0)
-    flat = list(chain.from_iterable(features))
-    ids = np.fromiter(map(weights.attribute_ids.get, flat, repeat(-1)), np.int64,
-                      len(flat))
     offsets = np.fromiter(accumulate(map(len, features), initial=0), np.int64, n + 1)
+    ids = np.fromiter(map(weights.attribute_ids.get, chain.from_iterable(features),
+                          repeat(-1)), np.int64, offsets[-1])
     path, marginals, log_p = _decode(ids, offsets, weights.ref_ptr, weights.ref_label,
                                      weights.ref_weight, weights.transitions)
     return Decoded(path, marginals, float(np.exp(log_p)))

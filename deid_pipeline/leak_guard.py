@@ -465,9 +465,14 @@ def header_values(dictionary: PatientDictionary, policy: str) -> HeaderPlan:
     if planned is None:
         labels: dict[str, str] = {}
         for entry in dictionary.entries:
-            if entry.value not in labels and not policy_keeps(entry.label, entry.value,
-                                                              policy):
-                labels[entry.value] = entry.label
+            value, label = entry.value, entry.label
+            if value in labels:
+                continue
+            # Outside the limited data set only ages and dates can be kept.
+            if (limited or label == "AGE" or label == "DATE") and policy_keeps(
+                    label, value, policy):
+                continue
+            labels[value] = label
         planned = by_kind[limited] = HeaderPlan(_planned(labels.items()))
         _last_header = (dictionary, by_kind)
     return planned

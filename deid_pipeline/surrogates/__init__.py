@@ -153,10 +153,24 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     """
     if not value:
         raise SurrogateError(f"{label}: empty value")
+    return _memo(_settings_of(ctx), label, value)
+
+
+# The last context seen and its settings: a document's or a header's values
+# all come with one context object (immutable), dozens per message.
+_last_settings: tuple[SurrogateContext, _Settings] | None = None
+
+
+def _settings_of(ctx: SurrogateContext) -> _Settings:
+    global _last_settings
+    last = _last_settings
+    if last is not None and last[0] is ctx:
+        return last[1]
     min_days, max_days = shift_range_of(ctx)
     settings = _Settings(ctx.key, ctx.person_id, getattr(ctx, "policy", SAFE_HARBOR),
                          min_days, max_days, as_of_year_of(ctx))
-    return _memo(settings, label, value)
+    _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
+    return settings
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
