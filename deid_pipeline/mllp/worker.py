@@ -242,9 +242,9 @@ class Deidentifier:
         """``pin``: give each worker a CPU of its own when there are enough.
 
         A worker that stays on one core keeps its model, lexicons and caches
-        in that core's caches: on the reference machine the gateway ran ~5%
-        more messages/s with its two workers pinned than floating. With more
-        workers than CPUs, none is pinned.
+        in that core's caches: on the reference machine the gateway ran 0-7%
+        more messages/s with its two workers pinned than floating (more when
+        the machine was busier). With more workers than CPUs, none is pinned.
         """
         self.config = config
         self.workers = workers
