@@ -8,6 +8,7 @@ training/evaluation commands both use these functions.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -83,17 +84,47 @@ def sniff_format(path: str, head: bytes) -> str:
     return "text"
 
 
+# Byte order marks of the wide Unicode encodings Windows tools export text in
+# (UTF-32 first: its little-endian mark begins with UTF-16's).
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _decode_wide(data: bytes) -> str | None:
+    """The text of a file with a UTF-16/32 byte order mark; None without one.
+
+    Raises UnicodeDecodeError when the mark is there but the rest is not
+    that encoding.
+    """
+    for bom, codec in _WIDE_BOMS:
+        if data.startswith(bom):
+            return data.decode(codec)  # the codec reads and drops the mark
+    return None
+
+
 def read_text(path: str, data: bytes) -> Iterator[Record]:
-    """One document per file; the doc id is the file stem."""
+    """One document per file; the doc id is the file stem.
+
+    UTF-8 (with or without its mark), cp1252 and Latin-1 are read as
+    :func:`decode_text` says; UTF-16 and UTF-32 only with their byte order
+    mark (without it, their NUL bytes cannot be told from a binary file).
+    A NUL left in the text means it is not a text document: quarantined.
+    """
     stem = os.path.splitext(os.path.basename(path))[0]
-    if b"\x00" in data:
+    try:
+        text = _decode_wide(data)
+    except UnicodeDecodeError:
+        yield _quarantine(stem, "file starts with a UTF-16/32 byte order mark but "
+                          "is not valid UTF-16/32", data, path, "text")
+        return
+    if text is None and b"\x00" not in data:
+        text = decode_text(data)
+    if text is None or "\x00" in text:
         yield _quarantine(
             stem, "file contains NUL bytes: not a text document", data, path, "text"
         )
         return
-    yield ClinicalDocument(
-        doc_id=stem, text=decode_text(data), source="text", origin=path
-    )
+    yield ClinicalDocument(doc_id=stem, text=text, source="text", origin=path)
 
 
 def read_jsonl(path: str, data: bytes) -> Iterator[Record]:

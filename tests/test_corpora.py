@@ -5,11 +5,13 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from deid_pipeline.corpora import (
     decode_text,
     read_physionet_gold,
     read_records,
+    read_text,
     sniff_format,
 )
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
@@ -130,3 +132,29 @@ def test_when_format_auto_then_sniffed_by_extension_then_content():
     assert sniff_format("id.text", b"START_OF_RECORD=1||||1||||") == "physionet"
     assert sniff_format("a.dat", b'{"id": 1}') == "jsonl"
     assert sniff_format("a.txt", b"Patient seen") == "text"
+
+
+NOTE = "Seen by Dr. Ana Peña on 03/04/2021, call 617-555-0142.\r\nStable."
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32",
+                                      "utf-32-le", "utf-32-be"])
+def test_when_a_text_file_is_utf16_or_utf32_with_its_mark_then_it_is_read(encoding):
+    # "utf-16"/"utf-32" write the mark themselves; the others need it spelled.
+    data = (NOTE if encoding in ("utf-16", "utf-32") else "\ufeff" + NOTE).encode(
+        encoding)
+    (doc,) = read_text("/archive/note-7.txt", data)
+    assert isinstance(doc, ClinicalDocument)
+    assert doc.text == NOTE and doc.doc_id == "note-7"
+
+
+@pytest.mark.parametrize("data, reason", [
+    (NOTE.encode("utf-16-le"), "NUL bytes"),  # no mark: cannot tell it from binary
+    (b"\xff\xfe" + NOTE.encode("utf-16-le")[:-1], "not valid UTF-16"),  # odd length
+    ("\ufeffok\x00".encode("utf-16-le"), "NUL bytes"),  # a NUL character in it
+])
+def test_when_a_wide_text_file_cannot_be_read_then_quarantined_with_a_reason(
+        data, reason):
+    (record,) = read_text("/archive/note-8.txt", data)
+    assert isinstance(record, QuarantineRecord)
+    assert reason in record.error_message and record.raw == data

@@ -95,8 +95,7 @@ EXPECTED: dict[str, Expect] = {
     "invalid_utf8.txt": Expect(("invalid_utf8",)),
     "latin1.txt": Expect(("latin1",)),
     "cp1252_smart_quotes.txt": Expect(("cp1252_smart_quotes",)),
-    # Refused rather than decoded, but with a clear message and nothing lost.
-    "utf16_bom.txt": Expect(quarantined=1, message=_NUL),
+    "utf16_bom.txt": Expect(("utf16_bom",)),
     "utf8_bom.txt": Expect(("utf8_bom",)),
     "crlf.txt": Expect(("crlf",)),
     "cr_only.txt": Expect(("cr_only",)),
