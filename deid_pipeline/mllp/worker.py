@@ -16,7 +16,6 @@ same: every surrogate is a pure function of the key and the message.
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import logging
 import multiprocessing
@@ -33,6 +32,7 @@ from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.hl7.message import Hl7ParseError
 from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
+from deid_pipeline.process import settle
 from deid_pipeline.rows import identifier_rows
 from deid_pipeline.tagging import PhiTagger
 
@@ -41,7 +41,6 @@ __all__ = [
     "Deidentifier",
     "Engine",
     "EngineConfig",
-    "GC_THRESHOLDS",
     "Outcome",
     "WorkerError",
     "quarantine_line",
@@ -56,8 +55,6 @@ ORIGIN = "mllp"
 # to send back in an ACK. Anything else is named by its type alone.
 _PHI_FREE_MESSAGES = frozenset({Hl7ParseError.__name__, WritebackError.__name__,
                                 "FramingError"})
-# The collector's thresholds in a warmed-up engine process (see Engine.warm_up).
-GC_THRESHOLDS = (10_000, 50, 100)
 # A small message with made-up values: run once at start so lazy imports and
 # caches are ready before the first real message.
 _WARM_UP = (
@@ -146,23 +143,9 @@ class Engine:
         self.rewriter = Rewriter(config.mode, config.key, config.policy)
 
     def warm_up(self) -> None:
-        """Run one message through, then tune the GC for a long-running worker.
-
-        The model, lexicons, name tables and caches are a few hundred
-        thousand objects that live as long as the process; every full
-        collection walked them all again. ``gc.freeze`` moves what is loaded
-        now out of the collector's way for good. A message allocates tens of
-        thousands of objects and leaves no cycles behind (none found over
-        800 messages), so with the default thresholds the young generations
-        were collected dozens of times per message and the per-process
-        caches that fill up later were walked again and again: collecting
-        every 10,000 allocations (and the older generations 50 and 100 times
-        less often) saved about 5% of a message's CPU.
-        """
+        """Run one message through, then settle the process (see ``process``)."""
         self.process(_WARM_UP, 0, "")
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(*GC_THRESHOLDS)
+        settle()
 
     def process(self, raw: bytes, ordinal: int, received_at: str,
                 control_id: str = "") -> Outcome:

@@ -8,6 +8,7 @@ from apache_beam.utils import shared
 
 from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.process import settle
 from deid_pipeline.tagging import PhiTagger
 from deid_pipeline.transforms.quarantine import apply_stage
 
@@ -19,11 +20,15 @@ class _TaggerHolder:
         self.tagger = tagger
 
 
+def _load(config: TaggerConfig) -> _TaggerHolder:
+    holder = _TaggerHolder(PhiTagger.from_config(config))
+    settle()  # the model and lexicons live as long as the worker process
+    return holder
+
+
 def acquire_tagger(handle: shared.Shared, config: TaggerConfig) -> PhiTagger:
     """The one tagger (and CRF model) of this worker process for ``config``."""
-    holder = handle.acquire(
-        lambda: _TaggerHolder(PhiTagger.from_config(config)), tag=repr(config)
-    )
+    holder = handle.acquire(lambda: _load(config), tag=repr(config))
     return holder.tagger
 
 
