@@ -549,3 +549,20 @@ def test_when_a_header_name_has_no_letters_then_the_message_is_still_written():
     result = deidentify_message(message, tagger, Rewriter("surrogate", b"k" * 32))
     assert result.ok, [q.error_message for q in result.quarantined]
     assert b"4455667" not in result.data
+
+
+def test_when_blanked_characters_precede_a_leak_then_its_field_is_still_named():
+    # The masked copy blanks replaced characters with NULs, which used to be
+    # counted as field separators: this leak was reported in field 6.
+    from deid_pipeline.hl7.message import parse_message
+    from deid_pipeline.hl7.writeback import WritebackError, _leak_guard
+    from deid_pipeline.model import DictionaryEntry, PatientDictionary
+
+    masked = parse_message("MSH|^~\\&|A|H|||20240101||ORU^R01|Z3|P|2.5\r"
+                           "PID|1||42^^^H^MR\rOBR|1\r"
+                           "ZNT|1|\x00\x00\x00 seen|Mirabel Quentin\r")
+    dictionary = PatientDictionary((DictionaryEntry("Mirabel Quentin", "PATIENT",
+                                                    "PID.5"),))
+    with pytest.raises(WritebackError) as caught:
+        _leak_guard(masked, dictionary, "safe-harbor")
+    assert str(caught.value) == "header identifier left in segment 4 (ZNT) field 3"

@@ -461,6 +461,25 @@ def _found(haystack: str, value: str) -> int:
     return -1
 
 
+def _first_field(seg: Segment) -> int:
+    """The number of a segment's first field after its name (MSH-1/2 are delimiters)."""
+    return 3 if seg.name == "MSH" else 1
+
+
+def _unescaped_fields(seg: Segment, own: dict[int, str] | None,
+                      d: Delimiters) -> list[str]:
+    """A segment's fields from :func:`_first_field` on, unescaped (``own``: decoded)."""
+    first = _first_field(seg)
+    fields = [unescape(f, d) if d.escape in f else f for f in seg.fields[first:]]
+    for n, value in (own or {}).items():
+        fields[n - first] = value
+    return fields
+
+
+def _normalised(fields: list[str]) -> list[str]:
+    return [" ".join(f.lower().split()) for f in fields]
+
+
 def _haystacks(message: Hl7Message, decoded: dict[int, dict[int, str]]) -> list[str]:
     """Each segment's unescaped, lower-cased, space-normalised fields joined by NUL.
 
@@ -475,18 +494,15 @@ def _haystacks(message: Hl7Message, decoded: dict[int, dict[int, str]]) -> list[
     esc = d.escape
     out = []
     for i, seg in enumerate(message.segments):
-        first = 3 if seg.name == "MSH" else 1
-        fields = seg.fields[first:]
+        fields = seg.fields[_first_field(seg):]
         text = "\x00".join(fields)
         own = decoded.get(i)
         if own or esc in text:
-            fields = [unescape(f, d) if esc in f else f for f in fields]
-            for n, value in (own or {}).items():
-                fields[n - first] = value
+            fields = _unescaped_fields(seg, own, d)
             text = "\x00".join(fields)
         text = text.lower()
         if not _single_spaced(text):
-            text = "\x00".join(" ".join(f.lower().split()) for f in fields)
+            text = "\x00".join(_normalised(fields))
         out.append(text)
     return out
 
@@ -522,13 +538,17 @@ def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
     for index, (seg, haystack) in enumerate(zip(message.segments, haystacks,
                                                  strict=True), 1):
         for value in values:
-            at = _found(haystack, value)
-            if at >= 0:
-                first = 3 if seg.name == "MSH" else 1
-                number = first + haystack.count("\x00", 0, at)
+            if _found(haystack, value) >= 0:
+                # Which field: searched one by one (blanked characters are NULs
+                # too, so counting the haystack's NULs would miscount).
+                fields = _normalised(_unescaped_fields(
+                    seg, (decoded or {}).get(index - 1), message.delimiters))
+                where = next((f" field {_first_field(seg) + k}"
+                              for k, field in enumerate(fields)
+                              if _found(field, value) >= 0), "")
                 raise WritebackError(
-                    f"header identifier left in segment {index} ({seg.name}) field "
-                    f"{number}", "leak_guard")
+                    f"header identifier left in segment {index} ({seg.name}){where}",
+                    "leak_guard")
 
 
 # ---------------------------------------------------------------- message
