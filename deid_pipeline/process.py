@@ -14,8 +14,9 @@ gateway.
 from __future__ import annotations
 
 import gc
+import os
 
-__all__ = ["GC_THRESHOLDS", "settle"]
+__all__ = ["GC_THRESHOLDS", "allowed_cpus", "settle"]
 
 # Young generation every 10,000 net allocations; the older ones 50 and 100
 # times less often (the defaults are 700, 10, 10). Cycles are still
@@ -32,3 +33,15 @@ def settle() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+def allowed_cpus() -> list[int]:
+    """The CPUs this process may run on: its affinity mask, not the machine's count.
+
+    A container or a ``taskset`` often allows fewer CPUs than ``os.cpu_count``
+    reports; workers beyond them only take turns.
+    """
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return list(range(os.cpu_count() or 1))

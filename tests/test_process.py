@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
-from deid_pipeline.process import GC_THRESHOLDS
+import pytest
+
+from deid_pipeline.process import GC_THRESHOLDS, allowed_cpus
 
 _REPORT = "import gc\nprint(gc.get_freeze_count(), *gc.get_threshold())\n"
 
@@ -42,3 +45,19 @@ def test_when_a_beam_worker_loads_its_tagger_then_its_process_is_settled():
         "from deid_pipeline.transforms.tag import acquire_tagger\n"
         "acquire_tagger(shared.Shared(), TaggerConfig(('rules', 'dictionary')))\n")
     assert frozen > 10_000 and thresholds == GC_THRESHOLDS
+
+
+def test_the_cpus_a_process_may_use_follow_its_affinity_mask():
+    if not hasattr(os, "sched_getaffinity"):
+        pytest.skip("no affinity masks here")
+    assert allowed_cpus() == sorted(os.sched_getaffinity(0))
+    one = min(os.sched_getaffinity(0))
+    out = subprocess.run(
+        [sys.executable, "-c",
+         f"import os; os.sched_setaffinity(0, {{{one}}})\n"
+         "import argparse\n"
+         "from deid_pipeline.mllp.cli import add_arguments\n"
+         "parser = add_arguments(argparse.ArgumentParser())\n"
+         "print(parser.parse_args(['--output', 'x']).workers)\n"],
+        capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.split() == ["1"]

@@ -10,7 +10,6 @@ directory held by another gateway).
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
@@ -23,6 +22,7 @@ from deid_pipeline.detectors import (
     check_names,
 )
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
+from deid_pipeline.process import allowed_cpus
 
 __all__ = ["add_arguments", "add_subcommand", "main", "parse_address"]
 
@@ -93,11 +93,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="shift of the CRF's O-label score (default: 0)")
     parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
                         help="comma-separated detectors (default: %(default)s)")
-    parser.add_argument("--workers", type=_positive(int), default=os.cpu_count() or 1,
+    parser.add_argument("--workers", type=_positive(int), default=len(allowed_cpus()),
                         metavar="N",
                         help="de-identification processes, each loading the model "
-                        "once (default: one per CPU, %(default)s); 0 = in the "
-                        "connection threads, one core")
+                        "once (default: one per CPU this process may use, "
+                        "%(default)s); 0 = in the connection threads, one core")
     parser.add_argument("--no-pin-workers", dest="pin_workers", action="store_false",
                         help="let the OS move the worker processes between CPUs "
                         "(default: with no more workers than CPUs, each stays on "

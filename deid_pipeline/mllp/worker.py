@@ -32,7 +32,7 @@ from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.hl7.message import Hl7ParseError
 from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
-from deid_pipeline.process import settle
+from deid_pipeline.process import allowed_cpus, settle
 from deid_pipeline.rows import identifier_rows
 from deid_pipeline.tagging import PhiTagger
 
@@ -183,17 +183,9 @@ def _init_worker(config: EngineConfig, slots: Synchronized | None) -> None:
         with slots.get_lock():
             slot = slots.value
             slots.value += 1
-        _pin_to(cpu_of_slot(slot, _allowed_cpus()))
+        _pin_to(cpu_of_slot(slot, allowed_cpus()))
     _ENGINE = Engine(config)
     _ENGINE.warm_up()
-
-
-def _allowed_cpus() -> list[int]:
-    """The CPUs this process may run on (all of them where that is unknown)."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return list(range(os.cpu_count() or 1))
 
 
 def cpu_of_slot(slot: int, cpus: list[int]) -> int:
@@ -231,7 +223,7 @@ class Deidentifier:
         """
         self.config = config
         self.workers = workers
-        self.pin = pin and 0 < workers <= len(_allowed_cpus())
+        self.pin = pin and 0 < workers <= len(allowed_cpus())
         self._engine: Engine | None = None
         self._pool: ProcessPoolExecutor | None = None
         self._replacing = threading.Lock()
