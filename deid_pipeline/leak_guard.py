@@ -11,12 +11,15 @@ Matching is case-insensitive and whitespace-tolerant; values with five or
 more digits (IDs, phones, SSNs) also match with any punctuation or spacing
 between the digits, because ``617-555-0142`` leaks as ``6175550142`` too.
 
-Two deliberate blind spots, both because a surrogate can coincide with some
+Three deliberate blind spots, all because a surrogate can coincide with some
 original by chance: values with fewer than three letters or digits
-(initials) are not searched for, and a match is a leak only if three or more
+(initials) are not searched for; a match is a leak only if three or more
 of its letters or digits lie outside text a surrogate wrote (a doctor's
 surrogate surname may happen to be the patient's real one; what stands there
-is still a surrogate).
+is still a surrogate); and a mostly-digit value (matched digit by digit
+across separators) is a leak only where none of its digits are a
+surrogate's (a nursing shift ``11-7`` before a surrogate date ``12/14``
+spells the date ``11/7/12`` that was replaced).
 """
 
 from __future__ import annotations
@@ -364,19 +367,24 @@ def _find_leaks(
         if needle is None:
             continue
         for start, end in search.find(needle):
-            if _survives(text, start, end, regions):
+            if _survives(text, start, end, regions, whole=bool(needle.digits)):
                 found[label] += 1
                 break
     return found
 
 
-def _survives(text: str, start: int, end: int, regions) -> bool:
+def _survives(text: str, start: int, end: int, regions, whole: bool = False) -> bool:
     """Whether enough of a match lies outside surrogate text to be the original.
 
     A surrogate surname followed by an untouched ``M.D.`` can spell a
     ``Hernandez M.`` found elsewhere; what survived of the original there is
-    one letter, below the length the guard searches for at all.
+    one letter, below the length the guard searches for at all. With
+    ``whole`` (a digit value), no part of the match may be surrogate text:
+    digits are matched across any separators, so untouched digits before a
+    surrogate's can spell a replaced value by chance.
     """
+    if whole:
+        return not any(s < end and start < e for s, e in regions)
     outside = [True] * (end - start)
     for s, e in regions:
         for i in range(max(s, start), min(e, end)):
