@@ -6,6 +6,7 @@ computes person ids and replacements the same way.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -32,12 +33,18 @@ class Rewriter:
     key: bytes
     policy: str = "safe-harbor"
     pipeline_version: str = __version__
+    # Ages over 89 and two-digit years are reckoned from it. None: this year,
+    # fixed when the rewriter is made (a run that crosses midnight on New
+    # Year's Eve stays consistent; workers get the driver's).
+    as_of_year: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode {self.mode!r}: choose from {MODES}")
         if self.policy not in POLICIES:
             raise ValueError(f"policy {self.policy!r}: choose from {POLICIES}")
+        if self.as_of_year is None:
+            object.__setattr__(self, "as_of_year", datetime.date.today().year)
         object.__setattr__(self, "_last_context", ("", None))
 
     @cached_property
@@ -62,6 +69,10 @@ class Rewriter:
         span = PhiSpan(0, len(value), label, "header", 1.0)
         return replacement_of(self._operator, value, span, self._context(pid))
 
+    def _new_context(self, pid: str) -> RewriteContext:
+        return RewriteContext(key=self.key, person_id=pid, policy=self.policy,
+                              as_of_year=self.as_of_year)
+
     def _context(self, pid: str) -> RewriteContext:
         """The person's context, kept while the same person's values come in.
 
@@ -69,8 +80,7 @@ class Rewriter:
         """
         last = self._last_context
         if last[0] != pid:
-            last = (pid, RewriteContext(key=self.key, person_id=pid,
-                                        policy=self.policy))
+            last = (pid, self._new_context(pid))
             # One tuple assigned at once: a thread reading it sees either.
             object.__setattr__(self, "_last_context", last)
         return last[1]
@@ -92,7 +102,7 @@ class Rewriter:
     ) -> DeidentifiedDocument:
         doc = tagged.document
         pid = self.person_id_for(tagged, person_key)
-        ctx = RewriteContext(key=self.key, person_id=pid, policy=self.policy)
+        ctx = self._new_context(pid)
         text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
         metadata = doc.metadata
         if doc.source == "hl7":

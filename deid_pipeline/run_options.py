@@ -8,6 +8,7 @@ to Beam's PipelineOptions untouched (``--runner``, ``--direct_num_workers``,
 from __future__ import annotations
 
 import argparse
+import datetime
 
 from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import MODES, POLICIES
@@ -68,6 +69,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         choices=POLICIES,
         help="what surrogate mode must remove (default: safe-harbor)",
     )
+    add_as_of_year(parser)
     parser.add_argument(
         "--key-file",
         metavar="FILE",
@@ -138,3 +140,17 @@ def build_parser(prog: str = "deid-pipeline run") -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return add_run_arguments(parser)
+
+
+def add_as_of_year(parser: argparse.ArgumentParser) -> None:
+    """``--as-of-year``: shared by ``run`` and ``mllp``."""
+    parser.add_argument(
+        "--as-of-year",
+        type=int,
+        default=datetime.date.today().year,
+        metavar="YEAR",
+        help="the year ages over 89 and two-digit years are reckoned from "
+        "(default: this year, %(default)s). Pin it, e.g. "
+        "to the archive's extraction year, so that re-runs across a new year "
+        "give the same bytes",
+    )

@@ -219,7 +219,8 @@ def run(
         f"+{versions['model']}" if "model" in versions else ""
     )
     rewriter = Rewriter(
-        mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version
+        mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version,
+        as_of_year=args.as_of_year,
     )
 
     total_bytes = input_bytes(args.input)

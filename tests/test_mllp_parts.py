@@ -268,3 +268,15 @@ def test_when_workers_are_pinned_then_each_has_a_cpu_of_its_own(pin):
     else:
         allowed = tuple(sorted(os.sched_getaffinity(0)))
         assert all(cpus == allowed for cpus in cpus_by_pid.values())
+
+
+def test_when_the_gateway_is_given_an_as_of_year_then_its_engines_use_it():
+    import argparse
+
+    from deid_pipeline.mllp.cli import _config, add_arguments
+
+    parser = add_arguments(argparse.ArgumentParser())
+    args = parser.parse_args(["--output", "out", "--ephemeral-key",
+                              "--as-of-year", "2020"])
+    config, _key_info = _config(args)
+    assert config.engine.as_of_year == 2020

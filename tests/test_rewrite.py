@@ -197,3 +197,28 @@ def test_when_random_spans_then_right_to_left_equals_left_to_right(case):
         pos = s.end
     assert out == "".join(expected) + text[pos:]
     assert [r.original for r in audit] == [text[s.start:s.end] for s in sorted(spans)]
+
+
+def test_when_the_as_of_year_is_pinned_then_ages_are_reckoned_from_it():
+    import datetime
+
+    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.run_options import build_parser
+
+    # A bare birth year is an age over 89 from 2026 on, not in 2020.
+    def year_of_birth(as_of_year):
+        rewriter = Rewriter("surrogate", b"k" * 32, as_of_year=as_of_year)
+        return rewriter.replace_value("1934", "DATE", "a1b2c3")
+
+    assert year_of_birth(2020) == "1934"
+    assert year_of_birth(2040) != "1934" and year_of_birth(2040) == year_of_birth(2040)
+    # Unpinned: this year, fixed when made, and carried to workers by pickling.
+    rewriter = Rewriter("surrogate", b"k" * 32)
+    assert rewriter.as_of_year == datetime.date.today().year
+    assert pickle.loads(pickle.dumps(Rewriter("surrogate", b"k" * 32,
+                                              as_of_year=2020))).as_of_year == 2020
+    args = build_parser().parse_args(["--input", "x", "--output", "y",
+                                      "--as-of-year", "2020"])
+    assert args.as_of_year == 2020
+    default = build_parser().parse_args(["--input", "x", "--output", "y"])
+    assert default.as_of_year == datetime.date.today().year

@@ -23,6 +23,7 @@ from deid_pipeline.detectors import (
 )
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 from deid_pipeline.process import allowed_cpus
+from deid_pipeline.run_options import add_as_of_year
 
 __all__ = ["add_arguments", "add_subcommand", "main", "parse_address"]
 
@@ -80,6 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "[**LABEL**] placeholders; tag: inline <LABEL>..</LABEL>")
     parser.add_argument("--policy", default="safe-harbor", choices=POLICIES,
                         help="what surrogate mode must remove (default: safe-harbor)")
+    add_as_of_year(parser)
     parser.add_argument("--key-file", metavar="FILE",
                         help="secret key for person ids and surrogates (default: "
                         "$DEID_KEY_FILE)")
@@ -149,7 +151,7 @@ def _config(args: argparse.Namespace):
     key, how = load_key(args.key_file, args.ephemeral_key)
     engine = EngineConfig(
         tagger=TaggerConfig(detectors=detectors, model_path=args.model, bias=args.bias),
-        mode=args.mode, key=key, policy=args.policy)
+        mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year)
     config = GatewayConfig(
         output_dir=args.output, engine=engine, host=args.listen[0],
         port=args.listen[1], forward=args.forward, workers=args.workers,

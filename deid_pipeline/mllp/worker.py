@@ -77,6 +77,7 @@ class EngineConfig:
     mode: str
     key: bytes = field(repr=False)
     policy: str = "safe-harbor"
+    as_of_year: int | None = None  # None: this year (see Rewriter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +141,8 @@ class Engine:
 
     def __init__(self, config: EngineConfig) -> None:
         self.tagger = PhiTagger.from_config(config.tagger)
-        self.rewriter = Rewriter(config.mode, config.key, config.policy)
+        self.rewriter = Rewriter(config.mode, config.key, config.policy,
+                                 as_of_year=config.as_of_year)
 
     def warm_up(self) -> None:
         """Run one message through, then settle the process (see ``process``)."""
