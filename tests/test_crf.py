@@ -14,6 +14,7 @@ from deid_pipeline.crf import (
     TrainOptions,
     _drop_bias_only_fractions,
     _drop_common_words,
+    _drop_weekdays,
     _propagate,
     _short_date_lookalike,
     _without_facility_noun,
@@ -321,6 +322,29 @@ def test_only_words_the_best_path_calls_phi_are_propagated():
     assert marked == ["Kowalczyk", "Kowalczyk", "neo"]
 
 
+def test_clinical_words_are_not_propagated_but_names_that_are_also_drugs_are():
+    text = "at Calvert requiring dopamine; dopamine off. Allison called, Allison aware"
+    tokens = tuple(tokenize(text))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [None] * len(tokens)
+    viterbi = ["O"] * len(tokens)
+    for word in ("dopamine", "Allison"):  # Allison: a name and a drug word
+        i = words.index(word)
+        kinds[i], viterbi[i] = "HOSPITAL", "B-HOSPITAL"
+    _propagate(tokens, kinds, [0.9] * len(tokens), viterbi)
+    marked = [w for w, k in zip(words, kinds) if k is not None]
+    assert marked == ["dopamine", "Allison", "Allison"]
+
+
+def test_days_of_the_week_are_never_phi():
+    tokens = tuple(tokenize("going home on MON; CABG Friday 10/7 per Wed team; Sat up"))
+    kinds = ["PATIENT" if t.text[0].isupper() or t.text == "Sat" else None
+             for t in tokens]
+    _drop_weekdays(tokens, kinds)
+    marked = [t.text for t, k in zip(tokens, kinds) if k is not None]
+    assert marked == ["CABG", "Sat"]
+
+
 def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
     tokens = tuple(tokenize("Sons David and Theodore will call"))
     kinds = ["RELATIVE", "RELATIVE", "RELATIVE", "RELATIVE", "RELATIVE", None]
@@ -341,6 +365,12 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
     ("Hospital", "HOSPITAL", None),          # the kind of place alone: no PHI
     ("Mercy", "HOSPITAL", "Mercy"),
     ("Center Street", "STREET", "Center Street"),  # only place-name labels
+    ("BALTIMORE VA", "HOSPITAL", "BALTIMORE"),
+    ("kernan ew", "LOCATION", "kernan"),
+    ("CALVERT HOSPIATAL", "HOSPITAL", "CALVERT"),  # misspelt, still the kind
+    ("kessler-adventist rehab facility", "HOSPITAL", "kessler-adventist"),
+    ("OSH", "HOSPITAL", None),               # "outside hospital"
+    ("Osher", "LOCATION", "Osher"),          # whole words only
 ])
 def test_facility_nouns_are_left_out_of_place_spans(value, label, expected):
     span = _without_facility_noun(value, PhiSpan(0, len(value), label, "crf"))

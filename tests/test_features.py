@@ -159,3 +159,11 @@ def test_when_caches_are_small_then_features_are_the_same():
         assert document_features(doc) == expected
     finally:
         features._BASE_CACHE, features._CHUNK_CACHE = saved
+
+
+def test_when_token_is_a_postal_town_then_town_flag():
+    # small towns the city gazetteer lacks; multi-word ones as a phrase
+    assert "lx=town" in _features_of("he lives nearby in rockport now", "rockport")
+    for word in ("bel", "air"):
+        assert "P=town" in _features_of("new job in bel air", word)
+    assert "lx=town" not in _features_of("he lives nearby in rockport now", "lives")

@@ -506,6 +506,22 @@ def test_institution_names(detector, text, expected):
     _check(detector, "institutions", text, expected)
 
 
+UNIVERSITY_ROWS = [
+    ("went to UOf Maryland Hosp and had ant st elev", [("UOf Maryland", "HOSPITAL")]),
+    ("start IV insulin per U Maryland scale", [("U Maryland", "HOSPITAL")]),
+    ("FROM UNIVERSITY OF MD MEDICAL CENTER", [("UNIVERSITY OF MD", "HOSPITAL")]),
+    ("records from Univ. of North Carolina", [("Univ. of North Carolina", "HOSPITAL")]),
+    # a state code needs "of"; places that are no state, and "u" as "you"
+    ("told u or me; u md aware", []),
+    ("u of pt, U of urine, University of Chicago", []),
+]
+
+
+@pytest.mark.parametrize("text,expected", UNIVERSITY_ROWS)
+def test_universities_named_after_a_state(detector, text, expected):
+    _check(detector, "universities", text, expected)
+
+
 @pytest.mark.parametrize("text,expected", CREDENTIAL_ROWS)
 def test_credential_names(detector, text, expected):
     _check(detector, "credentials", text, expected)

@@ -562,3 +562,52 @@ def test_bundled_samples_are_small_and_their_gold_matches():
             er7, validation_level=VALIDATION_LEVEL.TOLERANT, find_groups=False
         )
         assert parsed.children[0].msh_9.to_er7().split("^")[0] in ("ORU", "MDM")
+
+
+def test_places_include_small_towns_beyond_the_city_gazetteer(notes):
+    from deid_pipeline.synthetic.identity import us_cities
+
+    big = {city.lower() for city, _ in us_cities()}
+    cities = {
+        n.document.text[s.start : s.end].lower()
+        for n in notes
+        for s in n.document.gold
+        if s.label == "CITY"
+    }
+    towns = cities - big
+    # half the places are postal towns: a model must learn places from context
+    assert len(towns) >= len(cities) // 4
+
+
+def test_towns_come_with_their_own_zip_code():
+    from deid_pipeline.synthetic.identity import us_towns
+
+    towns = us_towns()
+    assert len(towns) > 10_000
+    assert all(len(zip_) == 5 and zip_.isdigit() for _, _, zip_ in towns[:500])
+    assert towns == tuple(sorted(towns))
+
+
+def test_nursing_notes_name_hospitals_by_their_short_form(notes):
+    from faker import Faker
+
+    from deid_pipeline.synthetic.identity import IdentityFactory
+
+    fake = Faker("en_US")
+    fake.seed_instance(3)
+    ids = IdentityFactory(fake, n_doctors=1, n_hospitals=40, n_facilities=10)
+    for fac in ids.hospitals + ids.facilities:
+        # the short form is part of the name, never a generic word alone
+        assert fac.short and fac.short.split()[0] in fac.name
+        assert fac.short.lower() not in {"hospital", "medical center", "rehab"}
+    assert any(fac.short != fac.name for fac in ids.hospitals)
+    hospitals = {
+        n.document.text[s.start : s.end]
+        for n in notes
+        if dict(n.document.metadata)["kind"] == "nursing"
+        for s in n.document.gold
+        if s.label == "HOSPITAL"
+    }
+    generic = ("hospital", "medical center", "clinic", "nursing", "hospice")
+    short = [h for h in hospitals if not any(g in h.lower() for g in generic)]
+    assert len(short) >= 5

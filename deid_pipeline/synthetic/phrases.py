@@ -222,6 +222,13 @@ NURSING_SYSTEMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "[lives at|from] {hosp:facility}[ in {city}|]",
             "pt lives at {street}[ in {city}|][, 2nd floor walkup| with stairs|]",
             "{rel:rel} {rel:name} [called from|lives in] {city}[, {state}|]",
+            "[surgeon|cardiologist|fellow|team] from {hosp:other} [in|came in|here] "
+            "to [see pt|talk with pt|discuss options]",
+            "[pt|{he}] [wants to|would like to|hopes to] [go|return|go back] to "
+            "{hosp:facility}[ after d/c|]",
+            "{rel:rel} [lives|is staying] [nearby in|in|out in] {city}[ and will be in "
+            "later|, will visit tomorrow|]",
+            "{rel:rel} [works for|just started a new job at|works at] {employer}",
         ),
     ),
     "plan": (
