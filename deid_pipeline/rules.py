@@ -1161,7 +1161,7 @@ class InstitutionRecognizer(PatternRecognizer):
 
 
 _UNIVERSITY = re.compile(
-    r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)[ \t]*(?P<of>of[ \t]+)?"
+    r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)(?:[ \t]*(?P<of>of)[ \t]+|[ \t]+)"
     r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
 
 
