@@ -280,3 +280,16 @@ def test_when_the_gateway_is_given_an_as_of_year_then_its_engines_use_it():
                               "--as-of-year", "2020"])
     config, _key_info = _config(args)
     assert config.engine.as_of_year == 2020
+
+
+def test_the_gateway_tags_at_the_default_bias_and_its_help_says_which():
+    import argparse
+
+    from deid_pipeline.detectors import DEFAULT_BIAS
+    from deid_pipeline.mllp.cli import _config, add_arguments
+
+    parser = add_arguments(argparse.ArgumentParser())
+    config, _key_info = _config(parser.parse_args(["--output", "out",
+                                                   "--ephemeral-key"]))
+    assert config.engine.tagger.bias == DEFAULT_BIAS
+    assert f"(default: {DEFAULT_BIAS})" in " ".join(parser.format_help().split())

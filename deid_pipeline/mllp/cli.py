@@ -92,7 +92,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="CRF model file (default: the model shipped in the "
                         "package)")
     parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
-                        help="shift of the CRF's O-label score (default: 0)")
+                        help="shift of the CRF's O-label score; negative finds "
+                        "more PHI (default: %(default)s)")
     parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
                         help="comma-separated detectors (default: %(default)s)")
     parser.add_argument("--workers", type=_positive(int), default=len(allowed_cpus()),
