@@ -460,6 +460,38 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
             kinds[t] = None
 
 
+# Flags of a multi-word place name (Bel Air, Glen Burnie, New Hampshire).
+_PLACE_PHRASE_KINDS = (("state", "STATE"), ("country", "COUNTRY"), ("town", "CITY"),
+                       ("uscity", "CITY"), ("city", "CITY"))
+
+
+def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
+                     confidences: list[float]) -> None:
+    """Mark all of a multi-word place name of which any word is marked.
+
+    The model often finds one word of "Bel Air" (and may call it a name):
+    half a place name left in clear still names the place. The whole name
+    takes the place kind and the surest confidence of its marked words.
+    """
+    from deid_pipeline import lexicons
+
+    marked = [t for t, kind in enumerate(kinds) if kind is not None]
+    if not marked:
+        return
+    lowers = [tok.text.lower() for tok in tokens]
+    for i, k, flags in lexicons.phrase_matches(lowers, lexicons.load()):
+        hits = [t for t in range(i, i + k) if kinds[t] is not None]
+        kind = next((kind for flag, kind in _PLACE_PHRASE_KINDS if flag in flags),
+                    None)
+        if not hits or kind is None or len(hits) == k and all(
+                kinds[t] == kind for t in hits):
+            continue
+        confidence = max(confidences[t] for t in hits)
+        for t in range(i, i + k):
+            kinds[t] = kind
+            confidences[t] = max(confidences[t], confidence)
+
+
 # Days of the week are in no HIPAA category, yet stand where names and dates
 # do ("going home on MON", "?CABG FRIDAY 10/7"). "Sat" and "Sun" are left to
 # the model: they are also a verb and a surname.
@@ -658,6 +690,7 @@ class CrfDetector(Detector):
         _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
         if self.propagate:
             _propagate(tokens, kinds, confidences, posterior.viterbi)
+        _widen_to_places(tokens, kinds, confidences)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):

@@ -29,7 +29,7 @@ from __future__ import annotations
 import gzip
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
@@ -92,14 +92,14 @@ def load(data_dir: str = DATA_DIR) -> Lexicons:
     return _CACHE[data_dir]
 
 
-def phrase_flags(lowers: Sequence[str], lexicons: Lexicons) -> dict[int, set[str]]:
-    """Flags for token positions covered by a multi-token lexicon entry.
+def phrase_matches(lowers: Sequence[str], lexicons: Lexicons
+                   ) -> Iterator[tuple[int, int, tuple[str, ...]]]:
+    """``(first, count, flags)`` of each multi-token lexicon entry in ``lowers``.
 
-    ``lowers`` are the lower-cased token texts of a document; the result maps a
-    token index to the flags of every phrase covering it. Only tokens that can
-    start a phrase cost more than one dict lookup.
+    ``lowers`` are the lower-cased token texts of a document. At each start
+    the longest entry wins; matches may overlap. Only tokens that can start a
+    phrase cost more than one dict lookup.
     """
-    covered: dict[int, set[str]] = {}
     phrases = lexicons.phrases
     n = len(lowers)
     for i, lower in enumerate(lowers):
@@ -109,7 +109,17 @@ def phrase_flags(lowers: Sequence[str], lexicons: Lexicons) -> dict[int, set[str
         for parts, flags in entries:
             k = len(parts)
             if i + k <= n and tuple(lowers[i:i + k]) == parts:
-                for j in range(i, i + k):
-                    covered.setdefault(j, set()).update(flags)
+                yield i, k, flags
                 break
+
+
+def phrase_flags(lowers: Sequence[str], lexicons: Lexicons) -> dict[int, set[str]]:
+    """Flags for token positions covered by a multi-token lexicon entry.
+
+    Maps a token index to the flags of every phrase covering it.
+    """
+    covered: dict[int, set[str]] = {}
+    for i, k, flags in phrase_matches(lowers, lexicons):
+        for j in range(i, i + k):
+            covered.setdefault(j, set()).update(flags)
     return covered

@@ -1,6 +1,6 @@
 """High-precision rule recognizers for formulaic PHI: contacts, IDs, dates, ages.
 
-(And three formulaic name shapes, checked against the lexicons: see
+(And the formulaic shapes of names, checked against the lexicons: see
 :class:`NameRecognizer`.)
 
 Shaped like Presidio's ``PatternRecognizer``: one small object per PHI kind
@@ -63,7 +63,7 @@ __all__ = [
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "4"
+CODE_VERSION = "5"
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -987,8 +987,10 @@ class NameRecognizer(PatternRecognizer):
 
     ``N. GRANDONE aware`` (an initial and a surname: staff), ``HO Falco``
     (a staff title and a name), ``MRS BRUCER`` (a title and a surname: the
-    patient) and ``son bill`` (a relation and a first name: a relative).
-    The shape alone is not enough (``E. coli``, ``MS changes``, ``son
+    patient) and ``son bill`` (a relation and a first name: a relative);
+    ``mr K`` and ``Dr. K`` (a title and a capital alone); ``BEA TURA aware``
+    and ``per DOUGLASS`` (listed names before or after a reporting cue,
+    staff). The shape alone is not enough (``E. coli``, ``MS changes``, ``son
     called``), so the word must look like a name to the
     lexicons: a surname or first name not more common as an English word,
     and never a drug or a diagnosis after an initial. The CRF learns these
@@ -1000,10 +1002,24 @@ class NameRecognizer(PatternRecognizer):
         titles = _trie(config.get("titles", ("mr", "mrs", "ms", "miss")))
         staff = _trie(config.get("staff_titles", ("dr", "doctor")))
         relations = _trie(config.get("relations", ("son", "daughter", "wife")))
+        doctors = _trie(config.get("doctor_titles", ("dr", "doctor")))
+        before = _trie(config.get("cues_before_name", ("per",)))
+        after = _trie(config.get("cues_after_name", ("aware",)))
+        self._doctor = re.compile(rf"(?:{doctors})\.?[ \t]*$", _FLAGS)
         # Every shape starts at a letter that is not inside shorthand: one
-        # guard for all four (a tenth of the time, the same matches).
+        # guard for all of them (a tenth of the time, the same matches).
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
+        # A capital alone after a title, not the A of "MS A&O" (mental status).
+        initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
         super().__init__("names", "DOCTOR", [
+            Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
+                    rf"{initial}", **word_start),
+            Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
+                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
+            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
+                    rf"(?P<phi>{_NAME})", **word_start),
+            Pattern("cue_after", rf"{_NOT_SHORTHAND}(?P<phi>{_NAME}(?:[ \t]+{_NAME})?)"
+                    rf"(?=[ \t]+(?:{after})(?![a-z]))", **word_start),
             Pattern("initial",
                     rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
                     **word_start),
@@ -1031,7 +1047,14 @@ class NameRecognizer(PatternRecognizer):
         from deid_pipeline import lexicons
 
         lex = lexicons.load()
+        name = hit.pattern.name
+        if name in ("title_initial", "doctor_initial"):
+            return True
+        if name == "cue_after":
+            return self._names_before_cue(hit, text, lex)
         word = text[hit.start:hit.end]
+        if name == "cue_before":
+            return len(word) >= 4 and _reads_as_listed_name(word, lex)
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
         word = _name_key(word)
@@ -1050,6 +1073,11 @@ class NameRecognizer(PatternRecognizer):
             # not read like shorthand (CXR), a verb or a plural (paged, sats).
             if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
                 return True
+            # "dr small", "Dr. Brown": after a doctor's title a common
+            # surname is still one.
+            if band == 5 and {"fn1", "ln1"} & set(flags) and self._doctor.search(
+                    text, hit.whole[0], hit.start):
+                return True
             return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (
                 not word.endswith(("ed", "ing", "ly", "s")))
         if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
@@ -1062,10 +1090,26 @@ class NameRecognizer(PatternRecognizer):
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
 
+    @staticmethod
+    def _names_before_cue(hit: Hit, text: str, lex: Any) -> bool:
+        """Keep the one or two listed names before ``aware``: ``BEA TURA aware``.
+
+        Of two words where only the second reads as a name (``BIGEMINY
+        Tura``), the hit narrows to the second.
+        """
+        words = list(re.finditer(r"\S+", text[hit.start:hit.end]))
+        names = [_reads_as_listed_name(w.group(), lex) for w in words]
+        if all(names):
+            return True
+        if len(words) == 2 and names[1]:
+            hit.start += words[1].start()
+            return True
+        return False
+
     def label_for(self, hit: Hit, text: str) -> str:
-        """DOCTOR after an initial, PATIENT after a title, RELATIVE after a relation."""
-        return {"initial": "DOCTOR", "staff": "DOCTOR", "title": "PATIENT"}.get(
-            hit.pattern.name, "RELATIVE")
+        """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
+        return {"title": "PATIENT", "title_initial": "PATIENT",
+                "relation": "RELATIVE"}.get(hit.pattern.name, "DOCTOR")
 
 
 class CredentialNameRecognizer(PatternRecognizer):
@@ -1117,6 +1161,19 @@ _ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
 _NAME_BEFORE_CREDENTIAL = re.compile(
     rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
     rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
+
+
+def _reads_as_listed_name(word: str, lex: Any) -> bool:
+    """A listed name not common as an English word and never a drug or diagnosis.
+
+    For a name with no title before it (``per DOUGLASS``, ``BEA TURA
+    aware``), where ``neurosurgery aware`` and ``per protocol`` are the
+    usual readings: an unknown word is not enough.
+    """
+    key = _name_key(word)
+    flags = set(lex.flags(key))
+    return (lex.english_band(key) <= 3 and not flags & {"drug", "dx"}
+            and bool(flags & {"fn1", "fn2", "fn3", "ln1", "ln2", "ln3"}))
 
 
 def _reads_as_first_name(word: str, lex: Any) -> bool:

@@ -17,6 +17,7 @@ from deid_pipeline.crf import (
     _drop_weekdays,
     _propagate,
     _short_date_lookalike,
+    _widen_to_places,
     _without_facility_noun,
     bio_to_spans,
     load_model,
@@ -356,6 +357,24 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
     _drop_common_words(tuple(tokenize("Smith and Wesson")), kinds,
                        ["B-ORGANIZATION", "I-ORGANIZATION", "I-ORGANIZATION"])
     assert kinds == ["ORGANIZATION"] * 3  # the best path says so: kept
+
+
+def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
+    tokens = tuple(tokenize("new job in Bel Air; moved from Glen Burnie to york"))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [None] * len(tokens)
+    confidences = [0.1] * len(tokens)
+    for word, kind in (("Bel", "RELATIVE"), ("Burnie", "CITY")):
+        kinds[words.index(word)] = kind
+        confidences[words.index(word)] = 0.8
+    _widen_to_places(tokens, kinds, confidences)
+    marked = [(w, k) for w, k in zip(words, kinds) if k is not None]
+    assert marked == [("Bel", "CITY"), ("Air", "CITY"), ("Glen", "CITY"),
+                      ("Burnie", "CITY")]
+    assert confidences[words.index("Air")] == 0.8
+    kinds = [None] * len(tokens)
+    _widen_to_places(tokens, kinds, confidences)  # nothing marked: nothing widened
+    assert kinds == [None] * len(tokens)
 
 
 @pytest.mark.parametrize("value,label,expected", [

@@ -448,6 +448,19 @@ NAME_ROWS = [
     ("wife Will visit tomorrow", []),  # "will" is too common to be taken
     ("gi: mrs. Park ate small amount of oatmeal", [("Park", "PATIENT")]),
     ("MRS PARK ATE SMALL AMOUNT", []),  # capitals say nothing in an all-caps note
+    # A title and an initial alone.
+    ("micu nursing progress\nmr K remained on same doses of pressors",
+     [("K", "PATIENT")]),
+    ("spoke with Ms J. about her care", [("J", "PATIENT")]),
+    ("spoke with ms j. about her care", []),  # a capital, or it is no initial
+    ("MS A&O X3, MAE; MS: A+O", []),  # mental status, not Ms. A
+    # Listed names before "aware" and after "per", with no title.
+    ("RUN OF VENT BIGEMINY LENA HOLLISTER AWARE. MGSO4 GIVEN",
+     [("LENA HOLLISTER", "DOCTOR")]),
+    ("NSR WITH PVCS, BIGEMINY WHITAKER NOTIFIED", [("WHITAKER", "DOCTOR")]),
+    ("LASIX HELD PER BRENNAN, RECHECK LYTES", [("BRENNAN", "DOCTOR")]),
+    ("neurosurgery aware. intern notified of bs; MDs aware of rash", []),
+    ("heparin per protocol, LVF per TEE, vent per ABG", []),
 ]
 
 
@@ -466,6 +479,13 @@ STAFF_ROWS = [
     ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
     ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),
     ("Dr Okafor Aware of plan", [("Okafor", "DOCTOR")]),
+    # After a doctor's title even a common surname, and an initial.
+    ("spoke at length w/ dr kowalski, dr small today", [("kowalski", "DOCTOR"),
+                                                         ("small", "DOCTOR")]),
+    ("Dr. Brown to see pt; seen by Dr. K this am", [("Brown", "DOCTOR"),
+                                                   ("K", "DOCTOR")]),
+    ("dr will call back; dr aware", []),
+    ("RN small amt of blood", []),  # only a doctor's title vouches for "small"
 ]
 
 
