@@ -1006,20 +1006,14 @@ class NameRecognizer(PatternRecognizer):
         before = _trie(config.get("cues_before_name", ("per",)))
         after = _trie(config.get("cues_after_name", ("aware",)))
         self._doctor = re.compile(rf"(?:{doctors})\.?[ \t]*$", _FLAGS)
+        # Names before a cue are read back from the cue (see analyze).
+        self._cue_after = re.compile(rf"(?<=[ \t])(?:{after})(?![a-z])", _FLAGS)
         # Every shape starts at a letter that is not inside shorthand: one
         # guard for all of them (a tenth of the time, the same matches).
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
         # A capital alone after a title, not the A of "MS A&O" (mental status).
         initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
         super().__init__("names", "DOCTOR", [
-            Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
-                    rf"{initial}", **word_start),
-            Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
-                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
-            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
-                    rf"(?P<phi>{_NAME})", **word_start),
-            Pattern("cue_after", rf"{_NOT_SHORTHAND}(?P<phi>{_NAME}(?:[ \t]+{_NAME})?)"
-                    rf"(?=[ \t]+(?:{after})(?![a-z]))", **word_start),
             Pattern("initial",
                     rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
                     **word_start),
@@ -1030,6 +1024,12 @@ class NameRecognizer(PatternRecognizer):
             Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
                     rf"(?:[ \t]*[,:(][ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
                     **word_start),
+            Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
+                    rf"{initial}", **word_start),
+            Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
+                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
+            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
+                    rf"(?P<phi>{_NAME})", **word_start),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property
@@ -1050,8 +1050,6 @@ class NameRecognizer(PatternRecognizer):
         name = hit.pattern.name
         if name in ("title_initial", "doctor_initial"):
             return True
-        if name == "cue_after":
-            return self._names_before_cue(hit, text, lex)
         word = text[hit.start:hit.end]
         if name == "cue_before":
             return len(word) >= 4 and _reads_as_listed_name(word, lex)
@@ -1090,21 +1088,37 @@ class NameRecognizer(PatternRecognizer):
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
 
-    @staticmethod
-    def _names_before_cue(hit: Hit, text: str, lex: Any) -> bool:
-        """Keep the one or two listed names before ``aware``: ``BEA TURA aware``.
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """The shapes after a cue, then the one or two names before ``aware``.
 
-        Of two words where only the second reads as a name (``BIGEMINY
-        Tura``), the hit narrows to the second.
+        ``BEA TURA aware``: found from the cue backwards, which costs a search
+        per cue rather than a try at every word. Both words must read as
+        listed names (:func:`_reads_as_listed_name`); of two where only the
+        second does (``BIGEMINY Tura``), only the second is taken.
         """
-        words = list(re.finditer(r"\S+", text[hit.start:hit.end]))
-        names = [_reads_as_listed_name(w.group(), lex) for w in words]
-        if all(names):
-            return True
-        if len(words) == 2 and names[1]:
-            hit.start += words[1].start()
-            return True
-        return False
+        spans = super().analyze(text)
+        if not self.applies(text):
+            return spans
+        from deid_pipeline import lexicons
+
+        lex = None
+        for cue in self._cue_after.finditer(text):
+            lo = max(text.rfind("\n", 0, cue.start()) + 1, cue.start() - 64)
+            names = _NAMES_BEFORE_CUE.search(text, lo, cue.start())
+            if names is None or any(s.end > names.start() and s.start < names.end()
+                                    for s in spans):
+                continue  # no name, or a shape above found it already
+            lex = lex or lexicons.load()
+            if not _reads_as_listed_name(names.group("last"), lex):
+                continue
+            start = names.start("last")
+            first = names.group("first")
+            if first is not None and _reads_as_listed_name(first, lex):
+                start = names.start("first")
+            spans.append(PhiSpan(start, names.end("last"), self.label, self.source,
+                                 self.patterns[0].confidence))
+        spans.sort()
+        return spans
 
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
@@ -1157,6 +1171,9 @@ class CredentialNameRecognizer(PatternRecognizer):
         return ("DOCTOR", "CITY")
 
 
+_NAMES_BEFORE_CUE = re.compile(
+    rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
+    rf"(?P<last>{_NAME})[ \t]+$")
 _ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
 _NAME_BEFORE_CREDENTIAL = re.compile(
     rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
