@@ -8,13 +8,13 @@ training/evaluation commands both use these functions.
 
 from __future__ import annotations
 
-import codecs
 import json
 import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 
+from deid_pipeline.byte_order import decode_wide, wide_encoding
 from deid_pipeline.labels import PHYSIONET_TAGS
 from deid_pipeline.model import ClinicalDocument, PhiSpan, QuarantineRecord
 
@@ -62,6 +62,15 @@ def _quarantine(
     )
 
 
+def _narrow_head(head: bytes) -> bytes:
+    """The first bytes of a file, a UTF-16/32 file's as UTF-8 (for sniffing)."""
+    wide = wide_encoding(head)
+    if wide is None:
+        return head
+    # The head may end inside a character: sniff what decodes.
+    return head[len(wide.bom):].decode(wide.codec, "ignore").encode("utf-8")
+
+
 def sniff_format(path: str, head: bytes) -> str:
     """Guess an input format from the file name, then from its first bytes."""
     name = os.path.basename(path).lower()
@@ -72,7 +81,7 @@ def sniff_format(path: str, head: bytes) -> str:
         return "jsonl"
     if ext == ".parquet":
         return "parquet"
-    stripped = head.lstrip(b"\xef\xbb\xbf\x0b \r\n\t")
+    stripped = _narrow_head(head).lstrip(b"\xef\xbb\xbf\x0b \r\n\t")
     if stripped.startswith(b"START_OF_RECORD="):
         return "physionet"
     if stripped.startswith((b"MSH", b"FHS", b"BHS")):
@@ -82,24 +91,6 @@ def sniff_format(path: str, head: bytes) -> str:
     if stripped.startswith(b"{"):
         return "jsonl"
     return "text"
-
-
-# Byte order marks of the wide Unicode encodings Windows tools export text in
-# (UTF-32 first: its little-endian mark begins with UTF-16's).
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def _decode_wide(data: bytes) -> str | None:
-    """The text of a file with a UTF-16/32 byte order mark; None without one.
-
-    Raises UnicodeDecodeError when the mark is there but the rest is not
-    that encoding.
-    """
-    for bom, codec in _WIDE_BOMS:
-        if data.startswith(bom):
-            return data.decode(codec)  # the codec reads and drops the mark
-    return None
 
 
 def read_text(path: str, data: bytes) -> Iterator[Record]:
@@ -112,7 +103,7 @@ def read_text(path: str, data: bytes) -> Iterator[Record]:
     """
     stem = os.path.splitext(os.path.basename(path))[0]
     try:
-        text = _decode_wide(data)
+        text = decode_wide(data)
     except UnicodeDecodeError:
         yield _quarantine(stem, "file starts with a UTF-16/32 byte order mark but "
                           "is not valid UTF-16/32", data, path, "text")

@@ -132,6 +132,10 @@ def test_when_format_auto_then_sniffed_by_extension_then_content():
     assert sniff_format("id.text", b"START_OF_RECORD=1||||1||||") == "physionet"
     assert sniff_format("a.dat", b'{"id": 1}') == "jsonl"
     assert sniff_format("a.txt", b"Patient seen") == "text"
+    # A UTF-16 HL7 export, its 64-byte head cut inside a character.
+    head = "\ufeffMSH|^~\\&|LAB|MERCY|||202401020304||ORU^R01|77|P|2.5".encode(
+        "utf-16-le")[:63]
+    assert sniff_format("export.dat", head) == "hl7"
 
 
 NOTE = "Seen by Dr. Ana Peña on 03/04/2021, call 617-555-0142.\r\nStable."

@@ -159,3 +159,15 @@ def test_when_reports_extracted_then_groups_cover_obr_to_next_obr():
     names = [s.name for s in message.segments]
     assert [names[i] for i in first.group] == ["OBR", "NTE", "OBX", "OBX"]
     assert [names[i] for i in second.group] == ["OBR", "OBX", "NTE"]
+
+
+def test_when_file_is_utf16_with_a_mark_then_read_as_its_utf8_twin():
+    path = os.path.join(FIXTURES, "oru_repetitions.hl7")
+    with open(path, "rb") as fh:
+        data = fh.read()
+    wide = b"\xfe\xff" + data.decode("utf-8").encode("utf-16-be")
+    narrow_records = list(read_hl7(path, data))
+    wide_records = list(read_hl7(path, wide))
+    assert [r.doc_id for r in wide_records] == [r.doc_id for r in narrow_records]
+    assert [r.text for r in wide_records] == [r.text for r in narrow_records]
+    assert all(isinstance(r, ClinicalDocument) for r in wide_records)

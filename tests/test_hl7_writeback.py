@@ -566,3 +566,27 @@ def test_when_blanked_characters_precede_a_leak_then_its_field_is_still_named():
     with pytest.raises(WritebackError) as caught:
         _leak_guard(masked, dictionary, "safe-harbor")
     assert str(caught.value) == "header identifier left in segment 4 (ZNT) field 3"
+
+
+@pytest.mark.parametrize("codec,bom", [("utf-16-le", b"\xff\xfe"),
+                                       ("utf-16-be", b"\xfe\xff"),
+                                       ("utf-32-le", b"\xff\xfe\x00\x00")])
+def test_when_file_is_utf16_with_a_mark_then_same_result_and_same_encoding_out(
+        codec, bom):
+    data, narrow_result = _run("batch.hl7")
+    wide = bom + data.decode("utf-8").encode(codec)
+    result = deidentify_hl7_file("batch.hl7", wide, TAGGER, REWRITER)
+    assert result.messages_out == narrow_result.messages_out > 0
+    assert result.output.startswith(bom)
+    assert result.output[len(bom):].decode(codec).encode("utf-8") == (
+        narrow_result.output)
+    assert [d.text for d in result.documents] == [
+        d.text for d in narrow_result.documents]
+
+
+def test_when_utf16_file_is_broken_then_every_part_quarantined_nothing_out():
+    data, _ = _run("oru_escapes.hl7")
+    wide = b"\xff\xfe" + data.decode("utf-8").encode("utf-16-le")[:-1]  # odd length
+    result = deidentify_hl7_file("broken.hl7", wide, TAGGER, REWRITER)
+    assert result.messages_out == 0 and result.output == b""
+    assert result.messages_in == len(result.quarantined) >= 1

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
+from deid_pipeline.byte_order import narrow
 from deid_pipeline.hl7.dates import parse_written_date, shift_ts
 from deid_pipeline.hl7.escapes import unescape
 from deid_pipeline.hl7.fields import NARRATIVE_OBX_TYPES, repetitions
@@ -291,6 +292,7 @@ def read_hl7(path: str, data: bytes) -> Iterator[ClinicalDocument | QuarantineRe
     ``read``, one that cannot be parsed at ``parse``, and the rest of the file
     goes on.
     """
+    data, _ = narrow(data)  # UTF-16/32 with a mark: read as UTF-8
     try:
         frames = list(frame_file(data).frames())
     except Exception as exc:  # noqa: BLE001 - framing bugs must not lose the file

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from deid_pipeline.byte_order import narrow
 from deid_pipeline.hl7.dates import shift_ts
 from deid_pipeline.hl7.documents import (
     SOURCE,
@@ -708,6 +709,7 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
     Never raises on input: unframeable content and failed messages are
     quarantined and left out of ``output``.
     """
+    data, wide = narrow(data)  # UTF-16/32 with a mark: worked on as UTF-8
     framed = frame_file(data)
     results: dict[int, MessageResult] = {}
     quarantined: list[QuarantineRecord] = []
@@ -733,6 +735,8 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
         return result.data
 
     output, count = render(framed.parts, render_message, render_envelope)
+    if wide is not None and count:
+        output = wide.widen(output)  # written back as it came
     return Hl7FileResult(output=output, documents=tuple(documents),
                          quarantined=tuple(quarantined), messages_in=len(frames),
                          messages_out=count)
