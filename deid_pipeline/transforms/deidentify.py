@@ -27,6 +27,7 @@ from deid_pipeline.transforms.chunks import (
 )
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
+from deid_pipeline.transforms.read import BrokenLinksFn
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag
 
@@ -153,8 +154,14 @@ class DeidentifyFiles(beam.PTransform):
                 WriteChunkFn.QUARANTINE, main="written"
             )
         )
+        broken = (
+            pbegin
+            | "LinkPatterns" >> beam.Create(self._patterns)
+            | "BrokenLinks" >> beam.ParDo(BrokenLinksFn(self._format))
+        )
         quarantine = (
             unreadable,
+            broken,
             tag_failed,
             rewrite_failed,
         ) | "AllQuarantine" >> beam.Flatten()

@@ -1,14 +1,15 @@
-"""Read: file globs -> ClinicalDocuments (main) and unreadable records (quarantine)."""
+"""Read: one file -> ClinicalDocuments and unreadable records; broken links counted."""
 
 from __future__ import annotations
 
 import bz2
+import glob
 import gzip
 import os
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from deid_pipeline.corpora import read_records
@@ -64,6 +65,35 @@ class ReadFileFn(beam.DoFn):
             )
 
 
+class BrokenLinksFn(beam.DoFn):
+    """One pattern -> a quarantine record per broken symbolic link it matches.
+
+    Beam's local file system lists only paths whose size it can read, so a
+    dangling link or a link loop that matches ``--input`` would vanish from
+    the run with no count. Local patterns are globbed again here (``**``
+    recursive, as in Beam) and each such link becomes a ``read`` quarantine
+    record with no content, counted as a file and a record read.
+    """
+
+    def __init__(self, input_format: str) -> None:
+        self._format = input_format
+        self._files = Metrics.counter("deid", "files_read")
+        self._records = Metrics.counter("deid", "records_read")
+
+    def process(self, pattern: str):
+        if FileSystems.get_scheme(pattern) not in (None, "file"):
+            return
+        local = pattern[len("file://"):] if pattern.startswith("file://") else pattern
+        for path in sorted(glob.glob(local, recursive=True)):
+            if os.path.islink(path) and not os.path.exists(path):
+                self._files.inc()
+                self._records.inc()
+                yield QuarantineRecord(
+                    doc_id=path, stage="read", error_type="BrokenLink",
+                    error_message="symbolic link to a missing target, or a loop",
+                    raw=b"", origin=path, source=self._format)
+
+
 def is_special_local_file(path: str) -> bool:
     """A local path that exists but is not a regular file."""
     return os.path.exists(path) and not os.path.isfile(path)
@@ -81,32 +111,3 @@ def decompress(path: str, data: bytes) -> bytes:
     if lower.endswith(".bz2"):
         return bz2.decompress(data)
     return data
-
-
-class ReadRecords(beam.PTransform):
-    """Match the patterns, read every file, and spread documents over workers.
-
-    The Reshuffle matters: one big corpus file is one element until it is
-    read, and without a fusion break all of its documents would be tagged by
-    the worker that read it.
-    """
-
-    def __init__(self, patterns: list[str], input_format: str = "auto") -> None:
-        super().__init__()
-        self._patterns = list(patterns)
-        self._format = input_format
-
-    def expand(self, pbegin):
-        files = (
-            pbegin
-            | "Patterns" >> beam.Create(self._patterns)
-            | "Match" >> fileio.MatchAll()
-            | "Open" >> fileio.ReadMatches()
-        )
-        documents, unreadable = files | "Read" >> beam.ParDo(
-            ReadFileFn(self._format)
-        ).with_outputs(ReadFileFn.QUARANTINE, main="documents")
-        return (
-            documents | "Spread" >> beam.Reshuffle(),
-            unreadable,
-        )
