@@ -561,10 +561,12 @@ def plausible(value: str, label: str) -> bool:
     """
     if label == "DATE" and _RATE.fullmatch(value):
         return value.rsplit("/", 1)[1].strip()[:3].lower() in _MONTH_ABBREVIATIONS
+    if label in ("PHONE", "FAX"):
+        # Letters or not ("150-180's", "800-1000 ccs"): no phone has fewer.
+        return sum(len(n) for n in _NUMBER.findall(value)) >= 7
     if not _NUMERIC.fullmatch(value):
         return True
     numbers = [int(n) for n in _NUMBER.findall(value)]
-    digits = sum(len(n) for n in _NUMBER.findall(value))
     if label == "DATE":
         if ("/" in value or "-" in value) and len(numbers) >= 2:
             parts = _NUMBER.findall(value)
@@ -578,9 +580,6 @@ def plausible(value: str, label: str) -> bool:
                 return True
             return (1 <= first <= 12 and 1 <= second <= 31) or (
                 1 <= second <= 12 and 1 <= first <= 31)
-        return True
-    if label in ("PHONE", "FAX"):
-        return digits >= 7
     return True
 
 

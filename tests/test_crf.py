@@ -281,6 +281,10 @@ def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
     ("86-105", "PHONE", False),    # a range
     ("555-0142", "PHONE", True),
     ("(617) 555-0142", "PHONE", True),
+    ("150-180's", "PHONE", False),  # letters do not make a range a phone
+    ("2-4 hrs", "PHONE", False),
+    ("cell 410-555-0199", "PHONE", True),
+    ("x4417", "FAX", False),
     ("123", "IDNUM", True),
     ("8/4/460", "DATE", False),    # no date has a 3-digit part
     ("6670/1182", "DATE", False),  # nor a 4-digit part that is no year
