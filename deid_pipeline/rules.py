@@ -1008,6 +1008,8 @@ class NameRecognizer(PatternRecognizer):
         self._doctor = re.compile(rf"(?:{doctors})\.?[ \t]*$", _FLAGS)
         # Names before a cue are read back from the cue (see analyze).
         self._cue_after = re.compile(rf"(?<=[ \t])(?:{after})(?![a-z])", _FLAGS)
+        # Listed as names by some list, yet a test, a unit or a service there.
+        self._not_names = frozenset(_normal_words(config.get("not_names", ())))
         # Every shape starts at a letter that is not inside shorthand: one
         # guard for all of them (a tenth of the time, the same matches).
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
@@ -1052,7 +1054,7 @@ class NameRecognizer(PatternRecognizer):
             return True
         word = text[hit.start:hit.end]
         if name == "cue_before":
-            return len(word) >= 4 and _reads_as_listed_name(word, lex)
+            return len(word) >= 4 and self._cue_name(word, lex)
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
         word = _name_key(word)
@@ -1109,16 +1111,21 @@ class NameRecognizer(PatternRecognizer):
                                     for s in spans):
                 continue  # no name, or a shape above found it already
             lex = lex or lexicons.load()
-            if not _reads_as_listed_name(names.group("last"), lex):
+            if not self._cue_name(names.group("last"), lex):
                 continue
             start = names.start("last")
             first = names.group("first")
-            if first is not None and _reads_as_listed_name(first, lex):
+            if first is not None and self._cue_name(first, lex):
                 start = names.start("first")
             spans.append(PhiSpan(start, names.end("last"), self.label, self.source,
                                  self.patterns[0].confidence))
         spans.sort()
         return spans
+
+    def _cue_name(self, word: str, lex: Any) -> bool:
+        """A listed name (:func:`_reads_as_listed_name`), not a ``not_names`` word."""
+        return (_name_key(word) not in self._not_names
+                and _reads_as_listed_name(word, lex))
 
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""

@@ -461,6 +461,8 @@ NAME_ROWS = [
     ("LASIX HELD PER BRENNAN, RECHECK LYTES", [("BRENNAN", "DOCTOR")]),
     ("neurosurgery aware. intern notified of bs; MDs aware of rash", []),
     ("heparin per protocol, LVF per TEE, vent per ABG", []),
+    # Listed as surnames somewhere, yet a test or a unit here (rules.json not_names).
+    ("PULSES PER DOPPLER. MICU AWARE, EEG AWARE", []),
 ]
 
 
