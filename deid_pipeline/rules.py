@@ -1075,7 +1075,8 @@ class NameRecognizer(PatternRecognizer):
                 return True
             # "dr small", "Dr. Brown": after a doctor's title a common
             # surname is still one.
-            if band == 5 and {"fn1", "ln1"} & set(flags) and self._doctor.search(
+            if band == 5 and {"fn1", "ln1"} & set(flags) and (
+                    word not in self._not_names) and self._doctor.search(
                     text, hit.whole[0], hit.start):
                 return True
             return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (

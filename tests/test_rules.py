@@ -486,7 +486,7 @@ STAFF_ROWS = [
                                                          ("small", "DOCTOR")]),
     ("Dr. Brown to see pt; seen by Dr. K this am", [("Brown", "DOCTOR"),
                                                    ("K", "DOCTOR")]),
-    ("dr will call back; dr aware", []),
+    ("dr will call back; dr aware; dr may come by; the doctor must see", []),
     ("RN small amt of blood", []),  # only a doctor's title vouches for "small"
 ]
 
