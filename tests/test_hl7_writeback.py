@@ -590,3 +590,17 @@ def test_when_utf16_file_is_broken_then_every_part_quarantined_nothing_out():
     result = deidentify_hl7_file("broken.hl7", wide, TAGGER, REWRITER)
     assert result.messages_out == 0 and result.output == b""
     assert result.messages_in == len(result.quarantined) >= 1
+
+
+def test_when_insurance_segment_then_payer_ids_kept_and_member_ids_replaced():
+    # IN1-2 and IN1-3 carry the payer's code (the same code, as many senders
+    # write it): not the patient's; IN1-36 is the member's policy number.
+    raw = ("MSH|^~\\&|ADT|H|||20240101||ADT^A08|C7|P|2.3\r"
+           "PID|1||88120^^^H^MR||QUINLAN^MAEVE||19790304|F\r"
+           "IN1|1|30417^UNITED PLAN|30417^UNITED PLAN|UNITED PLAN|PO BOX 1^^HARTFORD^CT"
+           "|||||||||||QUINLAN^MAEVE|SEL|19790304||||||||||||||||||W7731902\r")
+    result = deidentify_message(raw.encode("ascii"), TAGGER, REWRITER, "adt.hl7")
+    assert result.ok, result.quarantined
+    in1 = next(s for s in result.er7.split("\r") if s.startswith("IN1"))
+    assert in1.split("|")[2:4] == ["30417^UNITED PLAN", "30417^UNITED PLAN"]
+    assert "W7731902" not in in1 and "QUINLAN" not in in1

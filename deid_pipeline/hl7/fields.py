@@ -183,7 +183,9 @@ FIELDS: tuple[HeaderField, ...] = (
     _f("MRG.3", "CX", "ACCOUNT"), _f("MRG.5", "CX", "IDNUM"),
     _f("MRG.6", "CX", "IDNUM"),
     _f("MRG.7", "XPN", "PATIENT"),
-    _f("IN1.3", "CX", "IDNUM"), _f("IN1.4", "XON", "ORGANIZATION"),
+    # IN1-2/3 (plan and insurance company ids) name the payer, shared by all
+    # of its members; the member's own numbers are IN1-36 and IN1-49.
+    _f("IN1.4", "XON", "ORGANIZATION"),
     _f("IN1.5", "XAD", "LOCATION"), _f("IN1.6", "XPN", "RELATIVE"),
     _f("IN1.7", "XTN", "PHONE"), _f("IN1.8", "ST", "HEALTHPLAN"),
     _f("IN1.16", "XPN", "RELATIVE"), _ts("IN1.18"), _f("IN1.19", "XAD", "LOCATION"),
