@@ -604,3 +604,33 @@ def test_when_insurance_segment_then_payer_ids_kept_and_member_ids_replaced():
     in1 = next(s for s in result.er7.split("\r") if s.startswith("IN1"))
     assert in1.split("|")[2:4] == ["30417^UNITED PLAN", "30417^UNITED PLAN"]
     assert "W7731902" not in in1 and "QUINLAN" not in in1
+
+
+def test_when_guarantor_contact_and_insured_numbers_then_replaced():
+    gt1 = ["GT1", "1", "", "QUINLAN^MAEVE", "", "12 ELM ST^^HARTFORD^CT^06105"]
+    gt1 += [""] * 10 + ["ACME TOOLING"] + [""] * 27  # GT1-16 employer name
+    gt1 += ["", "DOYLE^FIONA", "(860)555-0148"]      # GT1-45/46 contact person
+    raw = ("MSH|^~\\&|ADT|H|||20240101||ADT^A08|C8|P|2.5\r"
+           "PID|1||88120^^^H^MR||QUINLAN^MAEVE||19790304|F\r"
+           + "|".join(gt1) + "\r"
+           "IN2|EMP99812|219-09-9999||||||MC4471023\r")  # IN2-1, -2, -8
+    result = deidentify_message(raw.encode("ascii"), TAGGER, REWRITER, "adt.hl7")
+    assert result.ok, result.quarantined
+    out = result.er7
+    for value in ("DOYLE", "FIONA", "555-0148", "ACME TOOLING", "EMP99812",
+                  "219-09-9999", "MC4471023"):
+        assert value not in out, value
+
+
+def test_when_vaccination_message_then_administration_date_and_giver_replaced():
+    raw = ("MSH|^~\\&|IIS|H|||20240101||VXU^V04|C9|P|2.5.1\r"
+           "PID|1||88120^^^H^MR||QUINLAN^MAEVE||19790304|F\r"
+           "ORC|RE||IZ-783274\r"
+           "RXA|0|1|20230917094500|20230917094500|08^HEPB-ADOLESCENT^CVX|999||||"
+           "4471^OSTROWSKI^BEATA^^^^^^NIST-PI-1|||||LOT5521\r")
+    result = deidentify_message(raw.encode("ascii"), TAGGER, REWRITER, "vxu.hl7")
+    assert result.ok, result.quarantined
+    rxa = next(s for s in result.er7.split("\r") if s.startswith("RXA"))
+    for value in ("20230917", "OSTROWSKI", "BEATA"):
+        assert value not in rxa, value
+    assert "HEPB-ADOLESCENT" in rxa and "LOT5521" in rxa  # the vaccine itself stays

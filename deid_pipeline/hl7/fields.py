@@ -153,7 +153,12 @@ FIELDS: tuple[HeaderField, ...] = (
     _f("PV1.39", "HD", "HOSPITAL"), _f("PV1.42", "PL", "LOCATION"),
     _f("PV1.43", "PL", "LOCATION"), _ts("PV1.44", seed=True), _ts("PV1.45", seed=True),
     _f("PV1.50", "CX", "IDNUM"), _f("PV1.52", "XCN", "DOCTOR"),
-    _ts("PV2.8"), _ts("PV2.9"),
+    _f("PV1.5", "CX", "IDNUM"),  # preadmit number
+    _ts("PV2.8"), _ts("PV2.9"), _f("PV2.13", "XCN", "DOCTOR"),  # referral source
+    # Immunizations (VXU), charges (DFT) and appointments (SIU): when and by whom.
+    _ts("RXA.3"), _ts("RXA.4"), _f("RXA.10", "XCN", "DOCTOR"), _ts("RXA.22"),
+    _f("FT1.20", "XCN", "DOCTOR"), _f("FT1.21", "XCN", "DOCTOR"),
+    _f("AIP.3", "XCN", "DOCTOR"),
     _f("ORC.2", "EI"), _f("ORC.3", "EI"), _f("ORC.4", "EI"),
     _f("ORC.7", "TQ", "DATE", seed=False),
     _ts("ORC.9"),
@@ -193,6 +198,15 @@ FIELDS: tuple[HeaderField, ...] = (
     _f("GT1.2", "CX", "IDNUM"), _f("GT1.3", "XPN", "RELATIVE"),
     _f("GT1.5", "XAD", "LOCATION"), _f("GT1.6", "XTN", "PHONE"),
     _f("GT1.7", "XTN", "PHONE"), _ts("GT1.8"), _f("GT1.12", "ST", "SSN"),
+    # The guarantor's employer and contact person. Employer names are replaced
+    # but not seeded: "SELF", "RETIRED" or "NONE" would match ordinary text.
+    _f("GT1.16", "XPN", "ORGANIZATION", seed=False), _f("GT1.17", "XAD", "LOCATION"),
+    _f("GT1.18", "XTN", "PHONE"), _f("GT1.19", "CX", "IDNUM"),
+    _f("GT1.44", "XPN", "RELATIVE"), _f("GT1.45", "XPN", "RELATIVE"),
+    _f("GT1.46", "XTN", "PHONE"), _f("GT1.51", "XON", "ORGANIZATION", seed=False),
+    _f("IN2.1", "CX", "IDNUM"), _f("IN2.2", "ST", "SSN"),
+    _f("IN2.3", "XCN", "ORGANIZATION", seed=False), _f("IN2.6", "ST", "HEALTHPLAN"),
+    _f("IN2.7", "XPN", "RELATIVE"), _f("IN2.8", "ST", "HEALTHPLAN"),
     _ts("DG1.5"), _f("DG1.16", "XCN", "DOCTOR"),
     _ts("PR1.5"), _f("PR1.11", "XCN", "DOCTOR"), _f("PR1.12", "XCN", "DOCTOR"),
     _f("ROL.4", "XCN", "DOCTOR"), _ts("ROL.5"), _ts("ROL.6"),
