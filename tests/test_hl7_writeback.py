@@ -634,3 +634,17 @@ def test_when_vaccination_message_then_administration_date_and_giver_replaced():
     for value in ("20230917", "OSTROWSKI", "BEATA"):
         assert value not in rxa, value
     assert "HEPB-ADOLESCENT" in rxa and "LOT5521" in rxa  # the vaccine itself stays
+
+
+def test_when_a_person_or_phone_stands_in_a_field_no_list_names_then_replaced():
+    # SCH-12/13/14 (the placer's contact person, phone, address) are in no
+    # hand list; their HL7 data types (XCN, XTN, XAD) make them PHI.
+    sch = ["SCH", "A100", "F200"] + [""] * 9
+    sch += ["9981^BRANAGH^ORLA", "(860)555-0177", "7 WHARF RD^^MYSTIC^CT^06355"]
+    raw = ("MSH|^~\\&|SCHED|H|||20240101||SIU^S12|C10|P|2.5\r"
+           + "|".join(sch) + "\r"
+           "PID|1||88120^^^H^MR||QUINLAN^MAEVE||19790304|F\r")
+    result = deidentify_message(raw.encode("ascii"), TAGGER, REWRITER, "siu.hl7")
+    assert result.ok, result.quarantined
+    for value in ("BRANAGH", "ORLA", "555-0177", "WHARF", "MYSTIC"):
+        assert value not in result.er7, value

@@ -214,6 +214,31 @@ FIELDS: tuple[HeaderField, ...] = (
     _f("SPM.2", "EIP"), _f("SPM.3", "EIP"), _ts("SPM.18"),
 )
 
+# Every other field of HL7 2.5 whose data type holds a person, an address, a
+# phone or an organisation, read from hl7apy's tables: senders fill fields no
+# hand list foresees (a guarantor's contact person, an appointment's contact
+# phone), and a value of these types is PHI wherever it stands. Organisation
+# names are replaced but not seeded ("SELF", "NONE" would match prose).
+_TYPE_LABELS = {"XPN": "RELATIVE", "XCN": "DOCTOR", "XAD": "LOCATION",
+                "XTN": "PHONE", "XON": "ORGANIZATION"}
+
+
+def _typed_fields(listed: set[str]) -> tuple[HeaderField, ...]:
+    import hl7apy
+
+    extra = []
+    for name, spec in hl7apy.load_library("2.5").FIELDS.items():
+        segment, _, number = name.partition("_")
+        kind = spec[2]
+        key = f"{segment}.{number}"
+        if len(segment) == 3 and number.isdigit() and kind in _TYPE_LABELS and (
+                key not in listed):
+            extra.append(_f(key, kind, _TYPE_LABELS[kind], seed=kind != "XON"))
+    return tuple(sorted(extra, key=lambda f: (f.segment, f.number)))
+
+
+FIELDS = FIELDS + _typed_fields({f.key for f in FIELDS})
+
 _BY_SEGMENT: dict[str, tuple[HeaderField, ...]] = {}
 for _field in FIELDS:
     _BY_SEGMENT[_field.segment] = (*_BY_SEGMENT.get(_field.segment, ()), _field)
