@@ -648,3 +648,16 @@ def test_when_a_person_or_phone_stands_in_a_field_no_list_names_then_replaced():
     assert result.ok, result.quarantined
     for value in ("BRANAGH", "ORLA", "555-0177", "WHARF", "MYSTIC"):
         assert value not in result.er7, value
+
+
+def test_when_a_date_stands_in_a_field_no_list_names_then_shifted():
+    # IN1-12 (plan effective date) and OBX-12 are dates by their HL7 type.
+    in1 = ["IN1", "1", "30417", "30417"] + [""] * 8 + ["20210317"]
+    raw = ("MSH|^~\\&|ADT|H|||20240101||ADT^A08|C11|P|2.5\r"
+           "PID|1||88120^^^H^MR||QUINLAN^MAEVE||19790304|F\r"
+           + "|".join(in1) + "\r")
+    result = deidentify_message(raw.encode("ascii"), TAGGER, REWRITER, "adt.hl7")
+    assert result.ok, result.quarantined
+    out_in1 = next(s for s in result.er7.split("\r") if s.startswith("IN1"))
+    assert "20210317" not in out_in1
+    assert re.fullmatch(r"\d{8}", out_in1.split("|")[12])  # shifted, still a date

@@ -215,12 +215,14 @@ FIELDS: tuple[HeaderField, ...] = (
 )
 
 # Every other field of HL7 2.5 whose data type holds a person, an address, a
-# phone or an organisation, read from hl7apy's tables: senders fill fields no
-# hand list foresees (a guarantor's contact person, an appointment's contact
-# phone), and a value of these types is PHI wherever it stands. Organisation
-# names are replaced but not seeded ("SELF", "NONE" would match prose).
+# phone, an organisation or a date, read from hl7apy's tables: senders fill
+# fields no hand list foresees (a guarantor's contact person, an appointment's
+# contact phone, a plan's effective date), and a value of these types is PHI
+# wherever it stands. Organisation names are replaced but not seeded ("SELF",
+# "NONE" would match prose); dates are shifted like every header date.
 _TYPE_LABELS = {"XPN": "RELATIVE", "XCN": "DOCTOR", "XAD": "LOCATION",
-                "XTN": "PHONE", "XON": "ORGANIZATION"}
+                "XTN": "PHONE", "XON": "ORGANIZATION", "TS": "DATE", "DTM": "DATE",
+                "DT": "DATE"}
 
 
 def _typed_fields(listed: set[str]) -> tuple[HeaderField, ...]:
@@ -233,7 +235,8 @@ def _typed_fields(listed: set[str]) -> tuple[HeaderField, ...]:
         key = f"{segment}.{number}"
         if len(segment) == 3 and number.isdigit() and kind in _TYPE_LABELS and (
                 key not in listed):
-            extra.append(_f(key, kind, _TYPE_LABELS[kind], seed=kind != "XON"))
+            extra.append(_ts(key) if _TYPE_LABELS[kind] == "DATE" else
+                         _f(key, kind, _TYPE_LABELS[kind], seed=kind != "XON"))
     return tuple(sorted(extra, key=lambda f: (f.segment, f.number)))
 
 
