@@ -21,7 +21,7 @@ from collections import Counter
 import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from deid_pipeline import __version__
 from deid_pipeline.deidentify import Rewriter
@@ -201,6 +201,35 @@ def output_shards(total_bytes: int, requested: int | None) -> int:
     return max(1, min(MAX_SHARDS, -(-total_bytes // BYTES_PER_SHARD)))
 
 
+
+# Runner names that mean Beam's DirectRunner (the default when none is given).
+_DIRECT_RUNNERS = frozenset({"DirectRunner", "SwitchingDirectRunner"})
+
+
+def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
+    """A pipeline for ``options``; on the DirectRunner, one that never tries Prism.
+
+    Since Beam 2.6x the DirectRunner first tries each pipeline on Prism, a Go
+    binary it downloads from GitHub at run time, and falls back to its own
+    runners when that fails. A de-identification job runs next to PHI: it must
+    not fetch and execute a binary from the internet, pick its runner by
+    whether the download worked, or leave the attempt's temporary directories
+    behind on every run (three per run, never removed). ``is_interactive`` is
+    the runner's public switch that makes it skip Prism (Prism has no
+    interactive mode), leaving Beam's own choice between the FnApiRunner
+    (batch; ``--direct_running_mode``, ``--direct_num_workers``) and the
+    bundle-based runner. Any other ``--runner`` (Flink, Prism asked for by
+    name) is used as given.
+    """
+    runner = options.view_as(StandardOptions).runner
+    if runner is not None and runner not in _DIRECT_RUNNERS:
+        return beam.Pipeline(options=options)
+    from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
+
+    direct = SwitchingDirectRunner()
+    direct.is_interactive()
+    return beam.Pipeline(runner=direct, options=options)
+
 def run(
     argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
 ) -> dict:
@@ -243,7 +272,7 @@ def run(
     )
 
     started = time.time()
-    pipeline = test_pipeline or beam.Pipeline(options=PipelineOptions(beam_args))
+    pipeline = test_pipeline or local_pipeline(PipelineOptions(beam_args))
     # Spilled documents hold PHI: inside the staging directory, deleted
     # before anything is published (and with staging when the run fails).
     spill = os.path.join(staging, "_spill")

@@ -23,3 +23,17 @@ def physionet_docs(corpus_dir):
     from deid_pipeline.corpora import load_physionet_corpus
 
     return load_physionet_corpus(corpus_dir)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_prism():
+    """Test pipelines skip Prism as ``run`` does (see ``local_pipeline``).
+
+    Beam's DirectRunner would otherwise try to download Prism for every
+    TestPipeline and leave three temporary directories per attempt.
+    """
+    from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
+
+    SwitchingDirectRunner._is_interactive = True
+    yield
+    SwitchingDirectRunner._is_interactive = False

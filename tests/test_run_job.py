@@ -275,3 +275,28 @@ def test_when_cli_help_then_beam_passthrough_explained():
     )
     assert "--direct_num_workers" in proc.stdout
     assert "PROTECTED" in proc.stdout
+
+
+def test_when_run_on_default_runner_then_prism_never_tried(tmp_path, key_file,
+                                                           monkeypatch):
+    # Beam's DirectRunner would first download and start Prism (a Go binary
+    # from GitHub) and fall back when that fails, so a call is all we can see.
+    from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
+    from apache_beam.runners.portability import prism_runner
+
+    # conftest switches Prism off for TestPipelines; run must do it by itself.
+    monkeypatch.setattr(SwitchingDirectRunner, "_is_interactive", False)
+    tried = []
+
+    def refuse(self, pipeline, options):
+        tried.append(type(self).__name__)
+        raise RuntimeError("no Prism here")
+
+    monkeypatch.setattr(prism_runner.PrismRunner, "run_pipeline", refuse)
+    notes = tmp_path / "in"
+    notes.mkdir()
+    (notes / "a.txt").write_text("Seen by Dr. Quentin Mirabel on 3/14/2011.\n")
+    summary = run(["--input", str(notes / "*.txt"), "--output", str(tmp_path / "o"),
+                   "--key-file", key_file, "--detectors", "rules"])
+    assert summary["records_written"] == 1
+    assert tried == []
