@@ -63,7 +63,7 @@ __all__ = [
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "5"
+CODE_VERSION = "6"
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -990,10 +990,11 @@ class NameRecognizer(PatternRecognizer):
     patient) and ``son bill`` (a relation and a first name: a relative);
     ``mr K`` and ``Dr. K`` (a title and a capital alone); ``BEA TURA aware``
     and ``per DOUGLASS`` (listed names before or after a reporting cue,
-    staff). The shape alone is not enough (``E. coli``, ``MS changes``, ``son
-    called``), so the word must look like a name to the
-    lexicons: a surname or first name not more common as an English word,
-    and never a drug or a diagnosis after an initial. The CRF learns these
+    staff); ``AGNES MUNROE`` (a first name and a surname, no cue). The
+    shape alone is not enough (``E. coli``, ``MS changes``, ``son
+    called``), so the word must look like a name to the lexicons: a
+    surname or first name not more common as an English word, and never a
+    drug or a diagnosis after an initial. The CRF learns these
     too, but misses them where the corpus has few; these shapes do not vary
     between hospitals.
     """
@@ -1120,7 +1121,28 @@ class NameRecognizer(PatternRecognizer):
                 start = names.start("first")
             spans.append(PhiSpan(start, names.end("last"), self.label, self.source,
                                  self.patterns[0].confidence))
+        spans.extend(self._full_names(text, spans))
         spans.sort()
+        return spans
+
+    def _full_names(self, text: str, found: list[PhiSpan]) -> list[PhiSpan]:
+        """``AGNES MUNROE``: a first name and a surname with no cue at all.
+
+        Only where both words are listed names rare as English words
+        (:func:`_reads_as_full_name`); what a shape above found is left to it.
+        """
+        from deid_pipeline import lexicons
+
+        lex = None
+        spans = []
+        for pair in _FULL_NAME.finditer(text):
+            start, end = pair.span()
+            if any(s.end > start and s.start < end for s in found):
+                continue
+            lex = lex or lexicons.load()
+            if _reads_as_full_name(pair.group("first"), pair.group("last"), lex):
+                spans.append(PhiSpan(start, end, self.label, self.source,
+                                     self.patterns[0].confidence))
         return spans
 
     def _cue_name(self, word: str, lex: Any) -> bool:
@@ -1179,6 +1201,12 @@ class CredentialNameRecognizer(PatternRecognizer):
         return ("DOCTOR", "CITY")
 
 
+# Two capitalised words of four letters or more (``AGNES MUNROE``, ``Agnes
+# Munroe``): checked as a listed first name then a listed surname.
+_FULL_NAME = re.compile(
+    r"(?<![\w'&/.-])(?P<first>[A-Z][a-z]{3,}|[A-Z]{4,})[ \t]+"
+    r"(?P<last>[A-Z][a-z]{3,}|[A-Z]{4,})(?![\w'&/-])")
+_PLACE_FLAGS = frozenset({"city", "uscity", "state", "stab", "country"})
 _NAMES_BEFORE_CUE = re.compile(
     rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
     rf"(?P<last>{_NAME})[ \t]+$")
@@ -1199,6 +1227,22 @@ def _reads_as_listed_name(word: str, lex: Any) -> bool:
     flags = set(lex.flags(key))
     return (lex.english_band(key) <= 3 and not flags & {"drug", "dx"}
             and bool(flags & {"fn1", "fn2", "fn3", "ln1", "ln2", "ln3"}))
+
+
+def _reads_as_full_name(first: str, last: str, lex: Any) -> bool:
+    """A common first name then a listed surname, both listed names (above).
+
+    The first name must be among the more common ones (the lists also hold
+    ``Swallow`` and ``Rabbi``: ``SWALLOW EVAL``, ``RABBI KLEIN``) and the
+    surname not a place (``Ellicott City``); in ALL-CAPS notes four letters
+    keep out the shorthand pairs the lists hold (``MED PRN``, ``FEM ALINE``).
+    """
+    if not (_reads_as_listed_name(first, lex) and _reads_as_listed_name(last, lex)):
+        return False
+    last_flags = lex.flags(last.lower())
+    return (bool({"fn1", "fn2"} & set(lex.flags(first.lower())))
+            and any(f.startswith("ln") for f in last_flags)
+            and not _PLACE_FLAGS & set(last_flags))
 
 
 def _reads_as_first_name(word: str, lex: Any) -> bool:

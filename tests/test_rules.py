@@ -463,6 +463,12 @@ NAME_ROWS = [
     ("heparin per protocol, LVF per TEE, vent per ABG", []),
     # Listed as surnames somewhere, yet a test or a unit here (rules.json not_names).
     ("PULSES PER DOPPLER. MICU AWARE, EEG AWARE", []),
+    # A common first name and a listed surname, with no cue at all.
+    ("HCP IS DOLORES FENWICK OF SOCIAL WORK", [("DOLORES FENWICK", "DOCTOR")]),
+    ("family meeting set; Ingrid Okafor to call back", [("Ingrid Okafor", "DOCTOR")]),
+    # Listed names both, yet shorthand, a rare first name or a place.
+    ("MED PRN PAIN; FEM ALINE OUT; SWALLOW EVAL DONE", []),
+    ("BEAR HUGGER ON; GRACE PERIOD; SON FROM HELEN BALTIMORE", []),
 ]
 
 
