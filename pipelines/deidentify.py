@@ -33,7 +33,6 @@ from deid_pipeline.schemas import TABLES
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
-from deid_pipeline.transforms.hl7_output import WriteHl7Files
 from deid_pipeline.transforms.write import WriteSortedParquet, write_empty_table
 
 log = logging.getLogger(__name__)
@@ -284,18 +283,9 @@ def run(
         staging,
         spill_directory=spill,
         chunk_size=args.chunk_size,
+        hl7_directory=os.path.join(staging, "hl7") if args.hl7_output else None,
     )
     if args.hl7_output:
-        hl7_failed = pipeline | "Hl7Output" >> WriteHl7Files(
-            args.input,
-            args.input_format,
-            os.path.join(staging, "hl7"),
-            tagger_config,
-            rewriter,
-        )
-        outputs = outputs._replace(
-            quarantine=(outputs.quarantine, hl7_failed) | "WithHl7" >> beam.Flatten()
-        )
         os.makedirs(os.path.join(staging, "hl7"))
     # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
     _ = outputs.persons | "WritePersons" >> WriteSortedParquet(
@@ -349,6 +339,7 @@ def run(
             "directory": os.path.abspath(args.hl7_output),
             "messages_in": _counter(result, "hl7_messages_in"),
             "messages_out": _counter(result, "hl7_messages_out"),
+            "reports_tagged_again": _counter(result, "hl7_reports_tagged_again"),
         }
     # Without run.json a directory is not a finished run: it goes first and
     # comes back last, so no reader ever pairs new tables with an old summary.

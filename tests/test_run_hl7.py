@@ -87,8 +87,46 @@ def test_when_hl7_run_with_hl7_output_then_messages_parse_and_no_header_value_le
         meta = dict(doc["metadata"])
         assert meta["hl7_message_type"] in ("ORU^R01", "MDM^T02")
     # The narrative in the HL7 output is the research text of the same report,
-    # character for character (the two branches tag and rewrite independently).
+    # character for character (the HL7 branch rewrites the document path's tags).
     research = {doc["doc_id"]: doc["text"] for doc in documents}
     reread = {d.doc_id: d.text for n in inputs
               for d in read_hl7(str(hl7_out / n), (hl7_out / n).read_bytes())}
     assert reread == research
+
+
+def test_when_hl7_output_then_each_report_tagged_once(tmp_path, monkeypatch):
+    from deid_pipeline.tagging import PhiTagger
+
+    calls = []
+    original = PhiTagger.tag
+
+    def counting(self, doc):
+        calls.append(doc.doc_id)
+        return original(self, doc)
+
+    monkeypatch.setattr(PhiTagger, "tag", counting)
+    summary = run(["--input", f"{SAMPLES}/*.hl7", "--output", str(tmp_path / "o"),
+                   "--hl7-output", str(tmp_path / "hl7"), "--ephemeral-key",
+                   "--detectors", "rules,dictionary"])
+    assert summary["records_written"] == len(_gold())
+    assert summary["hl7_output"]["messages_out"] == 5
+    assert sorted(calls) == sorted(g["id"] for g in _gold())
+    assert summary["hl7_output"]["reports_tagged_again"] == 0
+
+
+def test_when_hl7_file_has_a_message_twice_then_both_written_from_one_tagging(
+        tmp_path):
+    # Same control id, same reports: the research table gets both rows; the
+    # HL7 output both messages, rewritten from the first one's tags.
+    one = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".hl7"))[0]
+    data = open(os.path.join(SAMPLES, one), "rb").read()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "twice.hl7").write_bytes(data + b"\r\n" + data)
+    summary = run(["--input", str(tmp_path / "in" / "*.hl7"), "--output",
+                   str(tmp_path / "o"), "--hl7-output", str(tmp_path / "hl7"),
+                   "--ephemeral-key", "--detectors", "rules,dictionary"])
+    assert summary["hl7_output"] == {**summary["hl7_output"], "messages_in": 2,
+                                     "messages_out": 2, "reports_tagged_again": 0}
+    out = (tmp_path / "hl7" / "twice.hl7").read_bytes()
+    first, second = [f.data for f in frame_file(out).frames()]
+    assert first == second

@@ -25,6 +25,7 @@ from deid_pipeline.transforms.chunks import (
     TagChunkFn,
     WriteChunkFn,
 )
+from deid_pipeline.transforms.hl7_output import WriteHl7Files
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.read import BrokenLinksFn
@@ -100,7 +101,9 @@ class DeidentifyFiles(beam.PTransform):
     files under ``spill_directory`` (default ``directory/_spill``; the caller
     deletes it) in chunks of ``chunk_size`` documents of one input file, and
     each chunk's rows are written to ``directory/documents`` and
-    ``directory/identifiers`` as ``part-FFFFF-CCCCC.parquet``.
+    ``directory/identifiers`` as ``part-FFFFF-CCCCC.parquet``. With
+    ``hl7_directory``, each HL7 input file is also written there de-identified
+    (``transforms/hl7_output.py``), from the same tagged chunks.
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class DeidentifyFiles(beam.PTransform):
         directory: str,
         spill_directory: str | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
+        hl7_directory: str | None = None,
     ) -> None:
         super().__init__()
         if chunk_size < 1:
@@ -123,12 +127,13 @@ class DeidentifyFiles(beam.PTransform):
         self._directory = directory
         self._spill = spill_directory or FileSystems.join(directory, "_spill")
         self._chunk_size = chunk_size
+        self._hl7_directory = hl7_directory
         self._shared = shared.Shared()
 
     def expand(self, pbegin) -> FileOutputs:
+        files = pbegin | "Files" >> MatchIndexedFiles(self._patterns)
         chunks, unreadable = (
-            pbegin
-            | "Files" >> MatchIndexedFiles(self._patterns)
+            files
             | "Read"
             >> beam.ParDo(
                 SpillFileFn(self._spill, self._format, self._chunk_size)
@@ -159,10 +164,14 @@ class DeidentifyFiles(beam.PTransform):
             | "LinkPatterns" >> beam.Create(self._patterns)
             | "BrokenLinks" >> beam.ParDo(BrokenLinksFn(self._format))
         )
-        quarantine = (
-            unreadable,
-            broken,
-            tag_failed,
-            rewrite_failed,
-        ) | "AllQuarantine" >> beam.Flatten()
+        failed = [unreadable, broken, tag_failed, rewrite_failed]
+        if self._hl7_directory is not None:
+            failed.append(
+                {"file": files, "tagged": tagged}
+                | "Hl7Output"
+                >> WriteHl7Files(
+                    self._format, self._hl7_directory, self._tagger, self._rewriter
+                )
+            )
+        quarantine = failed | "AllQuarantine" >> beam.Flatten()
         return FileOutputs(written, persons, quarantine)

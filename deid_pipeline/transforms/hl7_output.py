@@ -2,10 +2,15 @@
 
 A caTIES-style stage hands HL7 to the next system, so each input HL7 file is
 rewritten as a whole (framing, batch envelopes, separators kept) by the
-Beam-free ``deidentify_hl7_file`` with the same tagger and rewriter as the
-document path; both are deterministic, so the narrative in the HL7 output
-and the text in the research table agree. Messages that fail are left out of
-the file and recorded in the quarantine with stage ``hl7_output:<stage>``.
+Beam-free ``deidentify_hl7_file`` with the same rewriter as the document
+path. Its reports are not tagged a second time: the file is joined (by input
+file index, a shuffle of chunk references only) with the tagged chunks the
+document path spilled for it, and each report takes the tagged document of
+the same id and content from there, so the narrative in the HL7 output and
+the text in the research table come from the same spans. Only a report the
+document path could not tag (it was quarantined there) is tagged again.
+Messages that fail are left out of the file and recorded in the quarantine
+with stage ``hl7_output:<stage>``.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import os
 
 import apache_beam as beam
-from apache_beam.io import fileio
+from apache_beam.io.fileio import ReadableFile
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
@@ -21,14 +26,37 @@ from apache_beam.utils import shared
 from deid_pipeline.corpora import sniff_format
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
-from deid_pipeline.model import QuarantineRecord
+from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
+from deid_pipeline.transforms.chunks import ChunkRef, read_spill
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"
 
 
+class TaggedBefore:
+    """A tagger that answers with the tags already made for the same document.
+
+    ``known`` maps doc id to a tagged document; it is used only when its
+    document equals the one asked for (same text, dictionary and metadata),
+    since two messages of a file may share a control id. Anything else goes
+    to ``fallback`` and is counted in ``tagged_again``.
+    """
+
+    def __init__(self, known: dict[str, TaggedDocument], fallback) -> None:
+        self._known = known
+        self._fallback = fallback
+        self.tagged_again = 0
+
+    def tag(self, doc: ClinicalDocument) -> TaggedDocument:
+        tagged = self._known.get(doc.doc_id)
+        if tagged is not None and tagged.document == doc:
+            return tagged
+        self.tagged_again += 1
+        return self._fallback.tag(doc)
+
+
 class Hl7FileFn(beam.DoFn):
-    """One HL7 input file -> its de-identified twin in ``directory``."""
+    """(file index, {file, tagged chunk refs}) -> the de-identified file."""
 
     def __init__(
         self,
@@ -45,21 +73,36 @@ class Hl7FileFn(beam.DoFn):
         self._shared = shared_handle
         self._in = Metrics.counter("deid", "hl7_messages_in")
         self._out = Metrics.counter("deid", "hl7_messages_out")
+        self._again = Metrics.counter("deid", "hl7_reports_tagged_again")
 
     def setup(self) -> None:
         self._tagger = acquire_tagger(self._shared, self._config)
 
-    def process(self, readable_file):
+    def process(self, element):
+        _file_index, joined = element
+        for metadata in joined["file"]:
+            yield from self._rewrite(metadata, list(joined["tagged"]))
+
+    def _rewrite(self, metadata, refs: list[ChunkRef]):
         from deid_pipeline.hl7.writeback import deidentify_hl7_file
 
-        path = readable_file.metadata.path
-        data = readable_file.read()
-        fmt = sniff_format(path, data[:64]) if self._format == "auto" else self._format
-        if fmt != "hl7":
+        path = metadata.path
+        if self._format == "auto":
+            with ReadableFile(metadata).open() as head:
+                if sniff_format(path, head.read(64)) != "hl7":
+                    return
+        elif self._format != "hl7":
             return
-        result = deidentify_hl7_file(path, data, self._tagger, self._rewriter)
+        data = ReadableFile(metadata).read()
+        known: dict[str, TaggedDocument] = {}
+        for ref in sorted(refs, key=lambda r: r.chunk_index):
+            for tagged in read_spill(ref.path):
+                known.setdefault(tagged.document.doc_id, tagged)
+        tagger = TaggedBefore(known, self._tagger)
+        result = deidentify_hl7_file(path, data, tagger, self._rewriter)
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
+        self._again.inc(tagger.tagged_again)
         target = FileSystems.join(self._directory, os.path.basename(path))
         with FileSystems.create(target) as channel:
             channel.write(result.output)
@@ -76,31 +119,33 @@ class Hl7FileFn(beam.DoFn):
 
 
 class WriteHl7Files(beam.PTransform):
-    """Input globs -> de-identified HL7 files; returns their quarantine records."""
+    """Indexed input files + their tagged chunk refs -> de-identified HL7 files.
+
+    Applied to ``{"file": (file index, FileMetadata), "tagged": ChunkRef}``;
+    returns the quarantine records of the messages left out.
+    """
 
     def __init__(
         self,
-        patterns: list[str],
         input_format: str,
         directory: str,
         config: TaggerConfig,
         rewriter: Rewriter,
     ) -> None:
         super().__init__()
-        self._patterns = list(patterns)
         self._format = input_format
         self._directory = directory
         self._config = config
         self._rewriter = rewriter
         self._shared = shared.Shared()
 
-    def expand(self, pbegin):
+    def expand(self, inputs):
+        refs = inputs["tagged"] | "RefsByFile" >> beam.Map(
+            lambda ref: (ref.file_index, ref)
+        )
         return (
-            pbegin
-            | "Hl7Patterns" >> beam.Create(self._patterns)
-            | "Hl7Match" >> fileio.MatchAll()
-            | "Hl7Open" >> fileio.ReadMatches()
-            | "Hl7Spread" >> beam.Reshuffle()
+            {"file": inputs["file"], "tagged": refs}
+            | "JoinTagged" >> beam.CoGroupByKey()
             | "Hl7Rewrite"
             >> beam.ParDo(
                 Hl7FileFn(
