@@ -145,6 +145,9 @@ _LAYOUTS: tuple[tuple[str, str, bool], ...] = (
     ("mon_d_y", rf"{_WD_PREFIX}{_MON}(?P<s>\s*[-/.]\s*|\s+)(?:the\s+)?"
                 rf"(?P<d>\d{{1,2}}){_ORD}?(?:(?:,\s*|\s+|(?P=s)){_YEAR})?{_TIME}",
      False),
+    # "Apr-00", "DEC 99": a month and two digits that cannot be its day (the
+    # day reading above comes first: "Apr-12" is April 12).
+    ("mon_yy", rf"{_MON}(?:[-/]\s*|\s+)(?P<yy>\d{{2}})", False),
     ("d_ord", rf"{_WD_PREFIX}(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}", False),
     ("yy_apos", r"'(?P<yy>\d{2})", False),
     ("d", r"(?P<d>\d{1,2})", False),
