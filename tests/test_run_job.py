@@ -300,3 +300,19 @@ def test_when_run_on_default_runner_then_prism_never_tried(tmp_path, key_file,
                    "--key-file", key_file, "--detectors", "rules"])
     assert summary["records_written"] == 1
     assert tried == []
+
+
+def test_when_patterns_overlap_then_each_file_read_once(tmp_path, key_file):
+    notes = tmp_path / "in"
+    notes.mkdir()
+    (notes / "a.txt").write_text("Seen by Dr. Quentin Mirabel on 3/14/2011.\n")
+    (notes / "b.txt").write_text("Discharged home with daughter Ines Vasquez.\n")
+    (notes / "c.txt").symlink_to(notes / "gone.txt")  # dangling
+    summary = run(["--input", str(notes / "*"), "--input", str(notes / "*.txt"),
+                   "--input", str(notes / "a.txt"), "--output", str(tmp_path / "o"),
+                   "--key-file", key_file, "--detectors", "rules"])
+    assert (summary["records_read"], summary["records_written"],
+            summary["records_quarantined"]) == (3, 2, 1)
+    assert summary["files_read"] == 3 and summary["accounted"]
+    rows = _table(tmp_path / "o" / "documents")
+    assert sorted(r["doc_id"] for r in rows) == ["a", "b"]

@@ -140,10 +140,9 @@ def _index_files(_key, metadata_list) -> Iterable[tuple[int, object]]:
     one worker every ``.hl7`` file and the other every ``.jsonl`` file of a
     directory of pairs.
     """
-    files = sorted(
-        (m for m in metadata_list if not m.path.endswith(("/", "\\"))),
-        key=lambda m: m.path,
-    )
+    # A file two patterns match (`dir/*` and `dir/*.hl7`) is read once.
+    unique = {m.path: m for m in metadata_list if not m.path.endswith(("/", "\\"))}
+    files = sorted(unique.values(), key=lambda m: m.path)
     indexed = list(enumerate(files))
     indexed.sort(key=lambda im: zlib.crc32(im[1].path.encode("utf-8")))
     yield from indexed

@@ -161,7 +161,7 @@ class DeidentifyFiles(beam.PTransform):
         )
         broken = (
             pbegin
-            | "LinkPatterns" >> beam.Create(self._patterns)
+            | "LinkPatterns" >> beam.Create([tuple(self._patterns)])
             | "BrokenLinks" >> beam.ParDo(BrokenLinksFn(self._format))
         )
         failed = [unreadable, broken, tag_failed, rewrite_failed]

@@ -66,7 +66,7 @@ class ReadFileFn(beam.DoFn):
 
 
 class BrokenLinksFn(beam.DoFn):
-    """One pattern -> a quarantine record per broken symbolic link it matches.
+    """All patterns -> a quarantine record per broken symbolic link they match.
 
     Beam's local file system lists only paths whose size it can read, so a
     dangling link or a link loop that matches ``--input`` would vanish from
@@ -80,11 +80,14 @@ class BrokenLinksFn(beam.DoFn):
         self._files = Metrics.counter("deid", "files_read")
         self._records = Metrics.counter("deid", "records_read")
 
-    def process(self, pattern: str):
-        if FileSystems.get_scheme(pattern) not in (None, "file"):
-            return
-        local = pattern[len("file://"):] if pattern.startswith("file://") else pattern
-        for path in sorted(glob.glob(local, recursive=True)):
+    def process(self, patterns: tuple[str, ...]):
+        paths = set()
+        for pattern in patterns:
+            if FileSystems.get_scheme(pattern) not in (None, "file"):
+                continue
+            local = pattern.removeprefix("file://")
+            paths.update(glob.glob(local, recursive=True))
+        for path in sorted(paths):  # once, however many patterns match it
             if os.path.islink(path) and not os.path.exists(path):
                 self._files.inc()
                 self._records.inc()
