@@ -17,6 +17,10 @@ from deid_pipeline.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 # Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
 # imports Beam: kept here so that --help stays instant).
 DEFAULT_CHUNK_SIZE = 256
+# Largest input file read, after decompression (--max-file-bytes). A file is
+# read whole, so this bounds a worker's memory; a gzip bomb stops here.
+DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 EPILOG = """\
 Any option not listed here is passed to Apache Beam, for example:
@@ -26,6 +30,22 @@ Any option not listed here is passed to Apache Beam, for example:
 Outputs under DIR: documents/ (research extract), identifiers/ and quarantine/
 (PROTECTED: contain PHI), run.json (counts, timings, options; no PHI).
 """
+
+
+def _byte_size(value: str) -> int:
+    """``1048576``, ``512M``, ``2G`` (binary units) -> bytes, at least 1."""
+    text = value.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1:] if text[-1:] in _SIZE_UNITS else ""
+    try:
+        number = float(text[: len(text) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a size (bytes, or a number with K, M, G or T)"
+        ) from None
+    size = int(number * _SIZE_UNITS[unit])
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, not {value!r}")
+    return size
 
 
 def _positive_int(value: str) -> int:
@@ -127,6 +147,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="documents of one input file per unit of work and per "
         "documents/identifiers Parquet file (default: %(default)s); bounds "
         "what a worker holds at a time",
+    )
+    parser.add_argument(
+        "--max-file-bytes",
+        type=_byte_size,
+        default=DEFAULT_MAX_FILE_BYTES,
+        metavar="SIZE",
+        help="largest input file, after decompression, e.g. 512M or 4G "
+        "(default: 2G); a larger one (or a gzip bomb) is quarantined whole at "
+        "stage read, since each file is read into memory",
     )
     return parser
 

@@ -284,6 +284,7 @@ def run(
         spill_directory=spill,
         chunk_size=args.chunk_size,
         hl7_directory=os.path.join(staging, "hl7") if args.hl7_output else None,
+        max_file_bytes=args.max_file_bytes,
     )
     if args.hl7_output:
         os.makedirs(os.path.join(staging, "hl7"))

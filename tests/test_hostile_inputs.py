@@ -8,6 +8,7 @@ at test time. Where code outside this test's reach fails, the test is a
 strict xfail whose reason names the file and line to fix.
 """
 
+import bz2
 import gzip
 import importlib.util
 import json
@@ -37,7 +38,7 @@ from deid_pipeline.model import (
 )
 from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.tagging import PhiTagger
-from deid_pipeline.transforms.read import ReadFileFn
+from deid_pipeline.transforms.read import FileTooLargeError, ReadFileFn, decompress
 
 # One place to switch on the CRF once its model ships.
 DETECTORS = "rules,dictionary"
@@ -458,10 +459,10 @@ def test_when_glob_matches_unreadable_paths_then_each_is_reported(glob_run):
     assert {"dangling.txt", "loop_a.txt", "loop_b.txt"} <= origins
 
 
-def _read_file(path: str, size: int | None = None) -> list:
+def _read_file(path: str, size: int | None = None, **limits) -> list:
     if size is None:
         size = os.path.getsize(path)
-    fn = ReadFileFn("auto")
+    fn = ReadFileFn("auto", **limits)
     return [
         getattr(out, "value", out)
         for out in fn.process(ReadableFile(FileMetadata(path, size)))
@@ -505,6 +506,58 @@ def test_when_gzip_cut_short_then_file_quarantined_not_written_truncated(tmp_pat
     assert records and all(isinstance(r, QuarantineRecord) for r in records), [
         (type(r).__name__, len(getattr(r, "text", ""))) for r in records
     ]
+
+
+def test_when_gzip_bomb_then_quarantined_before_it_fills_memory(tmp_path):
+    path = tmp_path / "bomb.txt.gz"
+    path.write_bytes(gzip.compress(b"call me " * (1 << 20), mtime=0))  # 8 MiB
+    assert os.path.getsize(path) < 64 * 1024
+    (record,) = _read_file(str(path), max_bytes=1 << 20)
+    assert isinstance(record, QuarantineRecord) and record.stage == "read"
+    assert "inflates past the 1048576-byte limit" in record.error_message
+    (doc,) = _read_file(str(path))  # the default limit (2 GiB) lets it through
+    assert isinstance(doc, ClinicalDocument) and len(doc.text) == 8 << 20
+
+
+def test_when_file_over_limit_then_quarantined_unread(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_text(f"Seen on {hostile.DOB}. " * 100, encoding="utf-8")
+    (record,) = _read_file(str(path), max_bytes=1000)
+    assert "FileTooLargeError" in record.error_message and record.raw == b""
+    assert f"is {os.path.getsize(path)} bytes" in record.error_message
+
+
+def test_when_run_with_max_file_bytes_then_big_files_quarantined_and_no_hl7_out(
+        tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "small.txt").write_text(f"Seen on {hostile.DOB}.", encoding="utf-8")
+    (src / "big.txt").write_text(f"Seen on {hostile.DOB}. " * 200, encoding="utf-8")
+    sample = sorted(os.listdir(os.path.join(ROOT, "samples", "hl7")))[0]
+    with open(os.path.join(ROOT, "samples", "hl7", sample), "rb") as fh:
+        (src / "big.hl7").write_bytes(fh.read())
+    summary = run(["--input", str(src / "*"), "--output", str(tmp_path / "o"),
+                   "--hl7-output", str(tmp_path / "hl7"), "--max-file-bytes", "1K",
+                   "--key-file", _key_file(tmp_path), "--detectors", DETECTORS])
+    assert (summary["records_read"], summary["records_written"],
+            summary["records_quarantined"]) == (3, 1, 2)
+    assert summary["quarantined_by_stage"] == {"read": 2}
+    assert summary["hl7_output"]["messages_in"] == 0
+    assert not (tmp_path / "hl7").exists() or os.listdir(tmp_path / "hl7") == []
+
+
+@pytest.mark.parametrize("suffix, compress", [(".gz", gzip.compress),
+                                              (".bz2", bz2.compress)])
+def test_when_compressed_then_members_joined_cuts_refused_limit_exact(suffix,
+                                                                    compress):
+    a, b = b"first member\n" * 50, b"second member\n" * 50
+    data = compress(a) + compress(b)
+    assert decompress("x" + suffix, data) == a + b
+    assert decompress("x" + suffix, data, len(a + b)) == a + b
+    with pytest.raises(FileTooLargeError):
+        decompress("x" + suffix, data, len(a + b) - 1)
+    with pytest.raises(EOFError):
+        decompress("x" + suffix, data[:-6])
 
 
 def test_when_two_files_share_a_stem_then_they_stay_two_persons(tmp_path):

@@ -51,7 +51,7 @@ from deid_pipeline.progress import process_progress
 from deid_pipeline.rows import document_row, identifier_rows
 from deid_pipeline.transforms.persons import persons_row
 from deid_pipeline.transforms.quarantine import to_quarantine
-from deid_pipeline.transforms.read import ReadFileFn
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
 from deid_pipeline.transforms.tag import acquire_tagger
 from deid_pipeline.transforms.write import (
     SCHEMAS,
@@ -175,12 +175,13 @@ class SpillFileFn(beam.DoFn):
     QUARANTINE = "quarantine"
 
     def __init__(
-        self, spill_directory: str, input_format: str, chunk_size: int
+        self, spill_directory: str, input_format: str, chunk_size: int,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
         self._directory = spill_directory
-        self._read = ReadFileFn(input_format)
+        self._read = ReadFileFn(input_format, max_file_bytes)
         self._chunk_size = chunk_size
 
     def process(self, element):

@@ -28,7 +28,7 @@ from deid_pipeline.transforms.chunks import (
 from deid_pipeline.transforms.hl7_output import WriteHl7Files
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
-from deid_pipeline.transforms.read import BrokenLinksFn
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag
 
@@ -116,6 +116,7 @@ class DeidentifyFiles(beam.PTransform):
         spill_directory: str | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         hl7_directory: str | None = None,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         super().__init__()
         if chunk_size < 1:
@@ -128,6 +129,7 @@ class DeidentifyFiles(beam.PTransform):
         self._spill = spill_directory or FileSystems.join(directory, "_spill")
         self._chunk_size = chunk_size
         self._hl7_directory = hl7_directory
+        self._max_file_bytes = max_file_bytes
         self._shared = shared.Shared()
 
     def expand(self, pbegin) -> FileOutputs:
@@ -136,7 +138,9 @@ class DeidentifyFiles(beam.PTransform):
             files
             | "Read"
             >> beam.ParDo(
-                SpillFileFn(self._spill, self._format, self._chunk_size)
+                SpillFileFn(
+                    self._spill, self._format, self._chunk_size, self._max_file_bytes
+                )
             ).with_outputs(SpillFileFn.QUARANTINE, main="chunks")
         )
         tagged, links, tag_failed = (
@@ -170,7 +174,11 @@ class DeidentifyFiles(beam.PTransform):
                 {"file": files, "tagged": tagged}
                 | "Hl7Output"
                 >> WriteHl7Files(
-                    self._format, self._hl7_directory, self._tagger, self._rewriter
+                    self._format,
+                    self._hl7_directory,
+                    self._tagger,
+                    self._rewriter,
+                    self._max_file_bytes,
                 )
             )
         quarantine = failed | "AllQuarantine" >> beam.Flatten()

@@ -28,6 +28,7 @@ from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
 from deid_pipeline.transforms.chunks import ChunkRef, read_spill
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"
@@ -65,8 +66,10 @@ class Hl7FileFn(beam.DoFn):
         config: TaggerConfig,
         rewriter: Rewriter,
         shared_handle: shared.Shared,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         self._directory = directory
+        self._max_bytes = max_file_bytes
         self._format = input_format
         self._config = config
         self._rewriter = rewriter
@@ -87,6 +90,8 @@ class Hl7FileFn(beam.DoFn):
         from deid_pipeline.hl7.writeback import deidentify_hl7_file
 
         path = metadata.path
+        if metadata.size_in_bytes > self._max_bytes:
+            return  # quarantined whole by the document path (FileTooLargeError)
         if self._format == "auto":
             with ReadableFile(metadata).open() as head:
                 if sniff_format(path, head.read(64)) != "hl7":
@@ -131,8 +136,10 @@ class WriteHl7Files(beam.PTransform):
         directory: str,
         config: TaggerConfig,
         rewriter: Rewriter,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         super().__init__()
+        self._max_file_bytes = max_file_bytes
         self._format = input_format
         self._directory = directory
         self._config = config
@@ -154,6 +161,7 @@ class WriteHl7Files(beam.PTransform):
                     self._config,
                     self._rewriter,
                     self._shared,
+                    self._max_file_bytes,
                 )
             )
         )

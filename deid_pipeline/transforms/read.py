@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import bz2
 import glob
-import gzip
 import os
+import zlib
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -15,6 +15,11 @@ from apache_beam.metrics import Metrics
 from deid_pipeline.corpora import read_records
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.progress import process_progress
+from deid_pipeline.run_options import DEFAULT_MAX_FILE_BYTES
+
+
+class FileTooLargeError(ValueError):
+    """An input file (decompressed) over the size limit; its path says which."""
 
 
 class ReadFileFn(beam.DoFn):
@@ -22,8 +27,10 @@ class ReadFileFn(beam.DoFn):
 
     QUARANTINE = "quarantine"
 
-    def __init__(self, input_format: str) -> None:
+    def __init__(self, input_format: str,
+                 max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         self._format = input_format
+        self._max_bytes = max_bytes
         self._files = Metrics.counter("deid", "files_read")
         self._records = Metrics.counter("deid", "records_read")
 
@@ -36,11 +43,15 @@ class ReadFileFn(beam.DoFn):
             if is_special_local_file(path):
                 # A FIFO or device matched by a glob would block or never end.
                 raise ValueError("not a regular file (FIFO, socket or device)")
+            size = readable_file.metadata.size_in_bytes
+            if size is not None and size > self._max_bytes:
+                raise FileTooLargeError(
+                    too_large(f"is {size} bytes, over", self._max_bytes))
             with readable_file.open(
                 compression_type=CompressionTypes.UNCOMPRESSED
             ) as fh:
                 data = fh.read()
-            data = decompress(path, data)
+            data = decompress(path, data, self._max_bytes)
             for record in read_records(path, data, self._format):
                 self._records.inc()
                 if isinstance(record, ClinicalDocument):
@@ -102,15 +113,52 @@ def is_special_local_file(path: str) -> bool:
     return os.path.exists(path) and not os.path.isfile(path)
 
 
-def decompress(path: str, data: bytes) -> bytes:
+def too_large(what: str, limit: int) -> str:
+    """The PHI-free reason a file is refused: ``file <what> the <limit>-byte limit``."""
+    return f"file {what} the {limit}-byte limit (--max-file-bytes)"
+
+
+def decompress(path: str, data: bytes, limit: int | None = None) -> bytes:
     """Decompress by extension with the stdlib, which rejects a truncated stream.
 
     Beam's own decompression returns whatever it could read of a cut gzip file
     without an error, which would write a shortened note as if it were whole.
+    Output is produced at most ``limit`` bytes at a time, so a small file that
+    inflates to gigabytes (a gzip bomb) raises :class:`FileTooLargeError`
+    before it is held in memory. Concatenated members are read like ``gzip``.
     """
     lower = path.lower()
     if lower.endswith(".gz"):
-        return gzip.decompress(data)
+        return _inflate(data, lambda: zlib.decompressobj(wbits=31), limit)
     if lower.endswith(".bz2"):
-        return bz2.decompress(data)
+        return _inflate(data, bz2.BZ2Decompressor, limit)
+    if limit is not None and len(data) > limit:
+        raise FileTooLargeError(too_large(f"is {len(data)} bytes, over", limit))
     return data
+
+
+def _inflate(data: bytes, decompressor, limit: int | None) -> bytes:
+    """Every member of a gzip or bzip2 stream, never more than ``limit`` bytes."""
+    out = bytearray()
+    rest = data
+    while rest:
+        d = decompressor()
+        pending = rest
+        while not d.eof:
+            room = -1 if limit is None else limit + 1 - len(out)
+            if isinstance(d, bz2.BZ2Decompressor):
+                if d.needs_input and not pending:
+                    break
+                out += d.decompress(pending, room)
+                pending = b""
+            else:
+                if not pending:
+                    break
+                out += d.decompress(pending, max(room, 0))
+                pending = d.unconsumed_tail
+            if limit is not None and len(out) > limit:
+                raise FileTooLargeError(too_large("inflates past", limit))
+        if not d.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker")
+        rest = d.unused_data
+    return bytes(out)
