@@ -38,6 +38,7 @@ from deid_pipeline.detectors import (
 from deid_pipeline.merge import reconcile
 from deid_pipeline.metrics import OUTSIDE, Evaluation, Scores, evaluate
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagging import document_parts, shifted
 
 # ---------------------------------------------------------------------------
 # Folds.
@@ -107,12 +108,16 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     others = [d for d in created if d.name != "crf"]
     out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}
     for doc in docs:
-        fixed = [s for d in others for s in d.analyze(doc).spans]
-        posteriors = [(c, c.posterior(doc, low)) for c in crf]
+        parts = document_parts(doc)
+        fixed = [shifted(s, offset) for offset, part in parts
+                 for d in others for s in d.analyze(part).spans]
+        posteriors = [(offset, part, c, c.posterior(part, low))
+                      for offset, part in parts for c in crf]
         for bias in biases:
             spans = list(fixed)
-            for c, post in posteriors:
-                spans.extend(c.decode(doc, post, bias).spans)
+            for offset, part, c, post in posteriors:
+                spans.extend(shifted(s, offset)
+                             for s in c.decode(part, post, bias).spans)
             out[bias].append(reconcile(doc.text, spans, doc.dictionary))
     return out
 

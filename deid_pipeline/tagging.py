@@ -49,6 +49,52 @@ def visible_view(text: str) -> tuple[str, list[int] | None]:
     return visible, positions
 
 
+# Texts longer than this are tagged in parts of at most this many characters,
+# cut at a line end (else a blank, else any non-alphanumeric character): the
+# CRF holds the features of every token of what it tags at once (about 600 MB
+# per MB of text) and the rules rescan it, so a 50 MB "note" would exhaust a
+# worker. Spans from all parts are reconciled once over the whole text, so a
+# value found in one part is still marked in every other.
+PART_CHARS = 100_000
+_LINE_END = re.compile(r"\n")
+_BLANK = re.compile(r"\s")
+_NOT_ALNUM = re.compile(r"[^\w]")
+
+
+def part_bounds(text: str, limit: int = PART_CHARS) -> list[tuple[int, int]]:
+    """``(start, end)`` of the parts ``text`` is tagged in (one part if short)."""
+    bounds = []
+    start = 0
+    while len(text) - start > limit:
+        end = start + limit
+        for boundary in (_LINE_END, _BLANK, _NOT_ALNUM):
+            cut = None
+            for m in boundary.finditer(text, start + limit // 2, end):
+                cut = m.end()
+            if cut is not None:
+                end = cut
+                break
+        bounds.append((start, end))
+        start = end
+    bounds.append((start, len(text)))
+    return bounds
+
+
+def document_parts(doc: ClinicalDocument) -> list[tuple[int, ClinicalDocument]]:
+    """``(offset, part)`` pairs to run detectors on: the document itself if short."""
+    bounds = part_bounds(doc.text)
+    if len(bounds) == 1:
+        return [(0, doc)]
+    return [(a, dataclasses.replace(doc, text=doc.text[a:b])) for a, b in bounds]
+
+
+def shifted(span: PhiSpan, offset: int) -> PhiSpan:
+    """``span`` of a part, in the offsets of the whole text."""
+    if not offset:
+        return span
+    return dataclasses.replace(span, start=span.start + offset, end=span.end + offset)
+
+
 def _map_back(span: PhiSpan, positions: list[int]) -> PhiSpan:
     return dataclasses.replace(
         span, start=positions[span.start], end=positions[span.end - 1] + 1
@@ -70,11 +116,12 @@ class PhiTagger:
         view = doc if positions is None else dataclasses.replace(doc, text=visible)
         spans = []
         confidences = []
-        for detector in self.detectors:
-            found = detector.analyze(view)
-            spans.extend(found.spans)
-            if found.confidence is not None:
-                confidences.append(found.confidence)
+        for offset, part in document_parts(view):
+            for detector in self.detectors:
+                found = detector.analyze(part)
+                spans.extend(shifted(s, offset) for s in found.spans)
+                if found.confidence is not None:
+                    confidences.append(found.confidence)
         spans = reconcile(view.text, spans, doc.dictionary)
         if positions is not None:
             spans = tuple(_map_back(s, positions) for s in spans)

@@ -1,0 +1,61 @@
+"""Very long documents are tagged in parts, with the whole text reconciled once."""
+
+import re
+
+import pytest
+
+from deid_pipeline.crf import CrfDetector
+from deid_pipeline.detectors import TaggerConfig
+from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.tagging import PART_CHARS, PhiTagger, part_bounds
+
+
+def _note(i: int) -> str:
+    return (f"Nursing note {i}: pt resting comfortably, vitals stable, "
+            f"tolerating diet. Family updated by phone.\n")
+
+
+@pytest.mark.parametrize("text", [
+    "".join(f"line {i} of a long shift note\n" for i in range(20_000)),
+    "A" * 250_000 + " call 410-555-0199",  # one huge token: cut inside it
+    "word " * 60_000,  # no line ends: cut at blanks
+    "short note\n",
+])
+def test_when_text_cut_then_parts_cover_it_exactly_within_the_limit(text):
+    bounds = part_bounds(text)
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(text)
+    assert all(a < b for a, b in bounds)
+    assert all(b == c for (_, b), (c, _) in zip(bounds, bounds[1:]))
+    assert all(b - a <= PART_CHARS for a, b in bounds)
+    if "\n" in text[: PART_CHARS]:
+        assert all(text[b - 1] == "\n" for _, b in bounds[:-1])
+    elif " " in text[PART_CHARS // 2: PART_CHARS]:
+        assert all(text[b - 1] == " " for _, b in bounds[:-1])
+
+
+def test_when_document_long_then_crf_sees_parts_and_values_found_across_them(
+        monkeypatch):
+    family = "Quilleran"
+    first = f"Seen by Dr. Ottavia {family} on 3/14/2011 for chest pain.\n"
+    filler = "".join(_note(i) for i in range(4_000))
+    last = f"Discussed plan with {family} at bedside.\n"
+    text = first + filler + last
+    assert len(text) > 3 * PART_CHARS
+    seen = []
+    original = CrfDetector.posterior
+
+    def recording(self, doc, min_bias=None):
+        seen.append(len(doc.text))
+        return original(self, doc, min_bias)
+
+    monkeypatch.setattr(CrfDetector, "posterior", recording)
+    tagged = PhiTagger.from_config(TaggerConfig()).tag(
+        ClinicalDocument("long", text, "text"))
+    assert len(seen) == len(part_bounds(text)) > 3
+    assert max(seen) <= PART_CHARS and sum(seen) == len(text)
+    found = {(text[s.start:s.end], s.start) for s in tagged.spans}
+    last_at = text.rindex(family)
+    # Found after "Dr." in the first part, marked again in the last one.
+    assert any(value.endswith(family) and start < 100 for value, start in found)
+    assert (family, last_at) in found
+    assert any(re.fullmatch(r"3/14/2011", value) for value, _ in found)
