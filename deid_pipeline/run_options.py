@@ -13,6 +13,7 @@ import datetime
 from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import MODES, POLICIES
 from deid_pipeline.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
+from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 
 # Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
 # imports Beam: kept here so that --help stays instant).
@@ -123,6 +124,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="DIR",
         help="also write de-identified HL7: one file per HL7 input file, same "
         "name and framing",
+    )
+    parser.add_argument(
+        "--hl7-z-segments",
+        choices=Z_SEGMENT_MODES,
+        default="empty",
+        help="with --hl7-output: Z-segments (site-defined, so no field list "
+        "says which fields hold PHI) are written as their bare segment id "
+        "(empty, the default) or as received (keep; the leak guard then "
+        "refuses a message only if a header value is left in one)",
     )
     parser.add_argument(
         "--max-quarantine-ratio",

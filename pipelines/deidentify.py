@@ -33,6 +33,7 @@ from deid_pipeline.schemas import TABLES
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
+from deid_pipeline.transforms.hl7_output import Hl7Output
 from deid_pipeline.transforms.write import WriteSortedParquet, write_empty_table
 
 log = logging.getLogger(__name__)
@@ -283,7 +284,9 @@ def run(
         staging,
         spill_directory=spill,
         chunk_size=args.chunk_size,
-        hl7_directory=os.path.join(staging, "hl7") if args.hl7_output else None,
+        hl7_output=Hl7Output(os.path.join(staging, "hl7"), args.hl7_z_segments)
+        if args.hl7_output
+        else None,
         max_file_bytes=args.max_file_bytes,
     )
     if args.hl7_output:

@@ -156,10 +156,27 @@ def test_when_lf_file_then_separators_kept_and_terminators_cr():
     assert result.output.count(b"\n") == 1 and b"F\r\nMSH|" in result.output
 
 
-def test_when_z_segments_then_written_untouched():
+def test_when_z_segments_then_emptied_by_default_and_kept_on_request():
     data, result = _run("oru_zsegments.hl7")
-    assert b"ZPD|1|VIP^N|Unit tracking code 4471-A|\r" in result.output
-    assert b"ZDS|1.2.840.113619.2.55.3^PATHSYS^Application^DICOM\r" in result.output
+    assert b"\rZPD\r" in result.output and b"\rZDS\r" in result.output
+    assert b"4471-A" not in result.output and b"DICOM" not in result.output
+    kept = deidentify_hl7_file("oru_zsegments.hl7", data, TAGGER, REWRITER, "keep")
+    assert b"ZPD|1|VIP^N|Unit tracking code 4471-A|\r" in kept.output
+    assert b"ZDS|1.2.840.113619.2.55.3^PATHSYS^Application^DICOM\r" in kept.output
+    # Everything else is the same message.
+    def others(output):
+        return [line for line in output.split(b"\r") if not line.startswith(b"Z")]
+
+    assert others(result.output) == others(kept.output)
+
+
+def test_when_z_segment_holds_unseeded_name_then_emptied_not_written():
+    text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|Z0|P|2.5\r"
+            "PID|1||42^^^H^MR||QUENTIN^MIRABEL\rOBR|1\r"
+            "ZNK|1|Sister: Ottavia Brannagh 555-0142\r")
+    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7")
+    assert result.ok and result.er7.endswith("\rZNK\r")
+    assert "Brannagh" not in result.er7 and "Quentin" not in result.er7.title()
 
 
 def test_when_latin1_in_then_latin1_out():
@@ -205,7 +222,7 @@ def test_when_z_segment_holds_patient_name_then_leak_guard_quarantines():
     text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|Z1|P|2.5\r"
             "PID|1||42^^^H^MR||QUENTIN^MIRABEL\rOBR|1\r"
             "ZNT|1|Called Mirabel Quentin at home\r")
-    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7")
+    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7", z_segments="keep")
     assert not result.ok and result.er7 is None
     (record,) = result.quarantined
     assert record.stage == "leak_guard"
@@ -228,7 +245,7 @@ def test_when_header_name_left_in_several_places_then_first_place_reported(
         z_segments, where):
     text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|Z2|P|2.5\r"
             "PID|1||42^^^H^MR||QUENTIN^MIRABEL\rOBR|1\r" + z_segments)
-    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7")
+    result = deidentify_message(text, TAGGER, REWRITER, "z.hl7", z_segments="keep")
     (record,) = result.quarantined
     assert record.stage == "leak_guard"
     assert record.error_message == f"header identifier left in {where}"

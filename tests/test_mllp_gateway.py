@@ -271,7 +271,7 @@ def test_when_frames_are_malformed_then_ar_or_ae_and_connection_stays_usable(
     msh = good[0].er7.split("\r", 1)[0].replace(good[0].message_id, "BROKEN-1")
     broken_body = msh + "\rPID|1||123^^^H^MR||DOE^JANE\rnot a segment at all\r"
     mrn = next(v for f, v, _label in good[1].header_identifiers if f == "PID.3.1")
-    leaky = good[1].er7 + f"ZPI|1|{mrn}\r"  # a Z-segment the field table misses
+    leaky = good[1].er7 + f"AL1|1||{mrn}\r"  # a field the field table misses
     output = tmp_path / "gw"
     with MllpGateway(_config(key_file, output), status_stream=io.StringIO()) as gw:
         # python-hl7's client: garbage, then a good message on the same connection.

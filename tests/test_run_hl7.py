@@ -4,6 +4,7 @@ import json
 import os
 
 import pyarrow.parquet as pq
+import pytest
 from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message
 
@@ -130,3 +131,19 @@ def test_when_hl7_file_has_a_message_twice_then_both_written_from_one_tagging(
     out = (tmp_path / "hl7" / "twice.hl7").read_bytes()
     first, second = [f.data for f in frame_file(out).frames()]
     assert first == second
+
+
+@pytest.mark.parametrize("mode", ["empty", "keep"])
+def test_when_run_with_z_segment_then_option_decides_what_is_written(tmp_path, mode):
+    one = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".hl7"))[0]
+    data = open(os.path.join(SAMPLES, one), "rb").read().rstrip(b"\r\n")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "z.hl7").write_bytes(data + b"\rZTR|1|tracking 88-1|\r")
+    argv = ["--input", str(tmp_path / "in" / "*.hl7"), "--output", str(tmp_path / "o"),
+            "--hl7-output", str(tmp_path / "hl7"), "--ephemeral-key",
+            "--detectors", "rules,dictionary"]
+    summary = run(argv if mode == "empty" else [*argv, "--hl7-z-segments", mode])
+    assert summary["hl7_output"]["messages_out"] == 1
+    out = (tmp_path / "hl7" / "z.hl7").read_bytes()
+    expected = b"\rZTR\r" if mode == "empty" else b"\rZTR|1|tracking 88-1|\r"
+    assert out.endswith(expected)

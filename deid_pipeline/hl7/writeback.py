@@ -7,11 +7,12 @@ the narrative agree (``SMITH`` in PID-5 and "Mr. Smith" in the report become
 the same surrogate). A message that fails any step is quarantined with its
 stage and a PHI-free reason and is not written; the rest of the file is.
 
-Before a message is written, a leak guard looks for the header's strong
-identifiers (names, ids, phones, birth date...) anywhere in the output
-message, Z-segments included: anything the field table does not cover (a
-vendor Z-segment with the patient's name, a free-text field) sends the
-message to quarantine instead of the output.
+Z-segments (site-defined) are written as their bare segment id unless the
+caller keeps them. Before a message is written, a leak guard looks for the
+header's strong identifiers (names, ids, phones, birth date...) anywhere in
+the output message, kept Z-segments included: anything the field table does
+not cover (a vendor Z-segment with the patient's name, a free-text field)
+sends the message to quarantine instead of the output.
 
 Nothing here logs or prints: callers count results.
 """
@@ -71,6 +72,7 @@ from deid_pipeline.model import (
 )
 
 __all__ = [
+    "Z_SEGMENT_MODES",
     "Hl7FileResult",
     "MessageResult",
     "WritebackError",
@@ -555,13 +557,28 @@ def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
 # ---------------------------------------------------------------- message
 
 
+# What happens to Z-segments (site-defined, so no field table can say which of
+# their fields hold PHI): "empty" writes each as its bare segment id, "keep"
+# writes it as received and relies on the leak guard, which only knows the
+# header's values.
+Z_SEGMENT_MODES = ("empty", "keep")
+
+
+def _empty_z_segments(*messages: Hl7Message) -> None:
+    for message in messages:
+        for seg in message.segments:
+            if seg.name.startswith("Z"):
+                del seg.fields[1:]
+
+
 def _fallback_key(origin: str, message: Hl7Message) -> str:
     """Key a message without an MRN as its own person (all its reports agree)."""
     return f"hl7-message:{os.path.basename(origin)}:{message.control_id}"
 
 
 def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
-                origin: str, state: list[str]) -> tuple[str, tuple]:
+                origin: str, state: list[str], z_segments: str = "empty",
+                ) -> tuple[str, tuple]:
     state[0] = "parse"
     message, reports = parse_hl7_message(text)
     segment_names = [s.name for s in message.segments]
@@ -588,6 +605,8 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         _write_narrative(message, report, _piece_texts(report, deid))
     decoded = _masked_fields(masked, reports, deids)
     _replace_header(message, _HeaderRewriter(rewriter, pid), masked)
+    if z_segments == "empty":
+        _empty_z_segments(message, masked)
     state[0] = "leak_guard"
     _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"),
                 decoded)
@@ -601,8 +620,11 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
 
 
 def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
-                       origin: str = "", ordinal: int = 1) -> MessageResult:
+                       origin: str = "", ordinal: int = 1,
+                       z_segments: str = "empty") -> MessageResult:
     """De-identify one message (what an MLLP gateway calls per frame).
+
+    ``z_segments`` is one of :data:`Z_SEGMENT_MODES`.
 
     ``message`` as bytes is decoded like a file's message (MSH-18, else UTF-8,
     else cp1252/Latin-1) and ``data`` comes back in the same encoding; as
@@ -618,7 +640,8 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
             text = message
             raw = message.encode("utf-8", "replace")
             codec = declared_charset(raw) or "utf-8"
-        er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state)
+        er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state,
+                                     z_segments)
         return MessageResult(er7, encode_message(er7, codec), documents)
     except Hl7ParseError as exc:
         record = quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
@@ -703,7 +726,8 @@ def _envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
 
 
 def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
-                        rewriter: Rewriter) -> Hl7FileResult:
+                        rewriter: Rewriter, z_segments: str = "empty",
+                        ) -> Hl7FileResult:
     """De-identify every message of one file; the output keeps the input's framing.
 
     Never raises on input: unframeable content and failed messages are
@@ -721,7 +745,8 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                                                  "FramingError", frame.error,
                                                  frame.data))
             continue
-        result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal)
+        result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal,
+                                    z_segments)
         results[frame.ordinal] = result
         quarantined.extend(result.quarantined)
         documents.extend(result.documents)

@@ -21,6 +21,7 @@ from deid_pipeline.detectors import (
     TaggerConfig,
     check_names,
 )
+from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 from deid_pipeline.process import allowed_cpus
 from deid_pipeline.run_options import add_as_of_year
@@ -96,6 +97,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "more PHI (default: %(default)s)")
     parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
                         help="comma-separated detectors (default: %(default)s)")
+    parser.add_argument("--hl7-z-segments", choices=Z_SEGMENT_MODES, default="empty",
+                        help="Z-segments written as their bare segment id (empty, "
+                        "the default) or as received (keep)")
     parser.add_argument("--workers", type=_positive(int), default=len(allowed_cpus()),
                         metavar="N",
                         help="de-identification processes, each loading the model "
@@ -152,7 +156,8 @@ def _config(args: argparse.Namespace):
     key, how = load_key(args.key_file, args.ephemeral_key)
     engine = EngineConfig(
         tagger=TaggerConfig(detectors=detectors, model_path=args.model, bias=args.bias),
-        mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year)
+        mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year,
+        z_segments=args.hl7_z_segments)
     config = GatewayConfig(
         output_dir=args.output, engine=engine, host=args.listen[0],
         port=args.listen[1], forward=args.forward, workers=args.workers,

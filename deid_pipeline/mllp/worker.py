@@ -78,6 +78,7 @@ class EngineConfig:
     key: bytes = field(repr=False)
     policy: str = "safe-harbor"
     as_of_year: int | None = None  # None: this year (see Rewriter)
+    z_segments: str = "empty"  # hl7.writeback.Z_SEGMENT_MODES
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,7 @@ class Engine:
         self.tagger = PhiTagger.from_config(config.tagger)
         self.rewriter = Rewriter(config.mode, config.key, config.policy,
                                  as_of_year=config.as_of_year)
+        self.z_segments = config.z_segments
 
     def warm_up(self) -> None:
         """Run one message through, then settle the process (see ``process``)."""
@@ -152,7 +154,8 @@ class Engine:
     def process(self, raw: bytes, ordinal: int, received_at: str,
                 control_id: str = "") -> Outcome:
         """De-identify one frame's content; never raises on input."""
-        result = deidentify_message(raw, self.tagger, self.rewriter, ORIGIN, ordinal)
+        result = deidentify_message(raw, self.tagger, self.rewriter, ORIGIN, ordinal,
+                                    self.z_segments)
         if result.ok:
             spans = sum(len(d.replacements) for d in result.documents)
             return Outcome(result.data, control_id,

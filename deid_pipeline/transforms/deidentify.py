@@ -25,7 +25,7 @@ from deid_pipeline.transforms.chunks import (
     TagChunkFn,
     WriteChunkFn,
 )
-from deid_pipeline.transforms.hl7_output import WriteHl7Files
+from deid_pipeline.transforms.hl7_output import Hl7Output, WriteHl7Files
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
@@ -102,8 +102,8 @@ class DeidentifyFiles(beam.PTransform):
     deletes it) in chunks of ``chunk_size`` documents of one input file, and
     each chunk's rows are written to ``directory/documents`` and
     ``directory/identifiers`` as ``part-FFFFF-CCCCC.parquet``. With
-    ``hl7_directory``, each HL7 input file is also written there de-identified
-    (``transforms/hl7_output.py``), from the same tagged chunks.
+    ``hl7_output``, each HL7 input file is also written de-identified to its
+    directory (``transforms/hl7_output.py``), from the same tagged chunks.
     """
 
     def __init__(
@@ -115,7 +115,7 @@ class DeidentifyFiles(beam.PTransform):
         directory: str,
         spill_directory: str | None = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
-        hl7_directory: str | None = None,
+        hl7_output: Hl7Output | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         super().__init__()
@@ -128,7 +128,7 @@ class DeidentifyFiles(beam.PTransform):
         self._directory = directory
         self._spill = spill_directory or FileSystems.join(directory, "_spill")
         self._chunk_size = chunk_size
-        self._hl7_directory = hl7_directory
+        self._hl7_output = hl7_output
         self._max_file_bytes = max_file_bytes
         self._shared = shared.Shared()
 
@@ -169,13 +169,13 @@ class DeidentifyFiles(beam.PTransform):
             | "BrokenLinks" >> beam.ParDo(BrokenLinksFn(self._format))
         )
         failed = [unreadable, broken, tag_failed, rewrite_failed]
-        if self._hl7_directory is not None:
+        if self._hl7_output is not None:
             failed.append(
                 {"file": files, "tagged": tagged}
                 | "Hl7Output"
                 >> WriteHl7Files(
                     self._format,
-                    self._hl7_directory,
+                    self._hl7_output,
                     self._tagger,
                     self._rewriter,
                     self._max_file_bytes,

@@ -16,6 +16,7 @@ with stage ``hl7_output:<stage>``.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.io.fileio import ReadableFile
@@ -32,6 +33,17 @@ from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"
+
+
+@dataclass(frozen=True)
+class Hl7Output:
+    """Where the de-identified HL7 files go, and what becomes of Z-segments.
+
+    ``z_segments`` is one of ``hl7.writeback.Z_SEGMENT_MODES``.
+    """
+
+    directory: str
+    z_segments: str = "empty"
 
 
 class TaggedBefore:
@@ -61,14 +73,14 @@ class Hl7FileFn(beam.DoFn):
 
     def __init__(
         self,
-        directory: str,
+        output: Hl7Output,
         input_format: str,
         config: TaggerConfig,
         rewriter: Rewriter,
         shared_handle: shared.Shared,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     ) -> None:
-        self._directory = directory
+        self._output = output
         self._max_bytes = max_file_bytes
         self._format = input_format
         self._config = config
@@ -104,11 +116,12 @@ class Hl7FileFn(beam.DoFn):
             for tagged in read_spill(ref.path):
                 known.setdefault(tagged.document.doc_id, tagged)
         tagger = TaggedBefore(known, self._tagger)
-        result = deidentify_hl7_file(path, data, tagger, self._rewriter)
+        result = deidentify_hl7_file(path, data, tagger, self._rewriter,
+                                     self._output.z_segments)
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
         self._again.inc(tagger.tagged_again)
-        target = FileSystems.join(self._directory, os.path.basename(path))
+        target = FileSystems.join(self._output.directory, os.path.basename(path))
         with FileSystems.create(target) as channel:
             channel.write(result.output)
         for record in result.quarantined:
@@ -133,7 +146,7 @@ class WriteHl7Files(beam.PTransform):
     def __init__(
         self,
         input_format: str,
-        directory: str,
+        output: Hl7Output,
         config: TaggerConfig,
         rewriter: Rewriter,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
@@ -141,7 +154,7 @@ class WriteHl7Files(beam.PTransform):
         super().__init__()
         self._max_file_bytes = max_file_bytes
         self._format = input_format
-        self._directory = directory
+        self._output = output
         self._config = config
         self._rewriter = rewriter
         self._shared = shared.Shared()
@@ -156,7 +169,7 @@ class WriteHl7Files(beam.PTransform):
             | "Hl7Rewrite"
             >> beam.ParDo(
                 Hl7FileFn(
-                    self._directory,
+                    self._output,
                     self._format,
                     self._config,
                     self._rewriter,
