@@ -147,3 +147,22 @@ def test_when_run_with_z_segment_then_option_decides_what_is_written(tmp_path, m
     out = (tmp_path / "hl7" / "z.hl7").read_bytes()
     expected = b"\rZTR\r" if mode == "empty" else b"\rZTR|1|tracking 88-1|\r"
     assert out.endswith(expected)
+
+
+def test_when_hl7_input_gzipped_then_output_written_plain_under_its_inner_name(
+        tmp_path):
+    import gzip
+
+    one = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".hl7"))[0]
+    data = open(os.path.join(SAMPLES, one), "rb").read()
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "feed.hl7.gz").write_bytes(gzip.compress(data, mtime=0))
+    (tmp_path / "in" / "notes.txt.gz").write_bytes(gzip.compress(b"Seen today."))
+    summary = run(["--input", str(tmp_path / "in" / "*"), "--output",
+                   str(tmp_path / "o"), "--hl7-output", str(tmp_path / "hl7"),
+                   "--ephemeral-key", "--detectors", "rules,dictionary"])
+    assert summary["records_written"] == 2
+    assert summary["hl7_output"]["messages_out"] == 1
+    assert sorted(os.listdir(tmp_path / "hl7")) == ["feed.hl7"]
+    (frame,) = frame_file((tmp_path / "hl7" / "feed.hl7").read_bytes()).frames()
+    assert frame.data.startswith(b"MSH|")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.io.fileio import ReadableFile
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
@@ -29,7 +30,7 @@ from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
 from deid_pipeline.transforms.chunks import ChunkRef, read_spill
-from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"
@@ -98,19 +99,43 @@ class Hl7FileFn(beam.DoFn):
         for metadata in joined["file"]:
             yield from self._rewrite(metadata, list(joined["tagged"]))
 
+    def _read(self, metadata) -> bytes | None:
+        """The file's bytes, decompressed, if it is HL7; None otherwise.
+
+        Read and decompressed as the document path reads it (bounded, cut
+        streams refused); a file it refuses is in its quarantine already.
+        """
+        path = metadata.path
+        if metadata.size_in_bytes > self._max_bytes or self._format not in (
+                "auto", "hl7"):
+            return None
+        inner = _uncompressed_name(path)
+        if self._format == "auto" and inner == path:
+            with ReadableFile(metadata).open(
+                    compression_type=CompressionTypes.UNCOMPRESSED) as head:
+                if sniff_format(path, head.read(64)) != "hl7":
+                    return None
+        elif self._format == "auto" and sniff_format(inner, b"") in (
+                "jsonl", "parquet"):
+            return None  # decided by its name: not worth inflating
+        with ReadableFile(metadata).open(
+                compression_type=CompressionTypes.UNCOMPRESSED) as fh:
+            raw = fh.read()
+        try:
+            data = decompress(path, raw, self._max_bytes)
+        except Exception:  # noqa: BLE001 - quarantined at read by the document path
+            return None
+        if self._format == "auto" and sniff_format(inner, data[:64]) != "hl7":
+            return None
+        return data
+
     def _rewrite(self, metadata, refs: list[ChunkRef]):
         from deid_pipeline.hl7.writeback import deidentify_hl7_file
 
         path = metadata.path
-        if metadata.size_in_bytes > self._max_bytes:
-            return  # quarantined whole by the document path (FileTooLargeError)
-        if self._format == "auto":
-            with ReadableFile(metadata).open() as head:
-                if sniff_format(path, head.read(64)) != "hl7":
-                    return
-        elif self._format != "hl7":
+        data = self._read(metadata)
+        if data is None:
             return
-        data = ReadableFile(metadata).read()
         known: dict[str, TaggedDocument] = {}
         for ref in sorted(refs, key=lambda r: r.chunk_index):
             for tagged in read_spill(ref.path):
@@ -121,7 +146,9 @@ class Hl7FileFn(beam.DoFn):
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
         self._again.inc(tagger.tagged_again)
-        target = FileSystems.join(self._output.directory, os.path.basename(path))
+        # Written uncompressed, so under its name without .gz/.bz2.
+        target = FileSystems.join(self._output.directory,
+                                  os.path.basename(_uncompressed_name(path)))
         with FileSystems.create(target) as channel:
             channel.write(result.output)
         for record in result.quarantined:
@@ -134,6 +161,14 @@ class Hl7FileFn(beam.DoFn):
                 origin=record.origin,
                 source=record.source,
             )
+
+
+def _uncompressed_name(path: str) -> str:
+    """``x.hl7.gz`` -> ``x.hl7``; other paths unchanged."""
+    for suffix in (".gz", ".bz2"):
+        if path.lower().endswith(suffix):
+            return path[: -len(suffix)]
+    return path
 
 
 class WriteHl7Files(beam.PTransform):
