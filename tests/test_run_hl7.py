@@ -166,3 +166,25 @@ def test_when_hl7_input_gzipped_then_output_written_plain_under_its_inner_name(
     assert sorted(os.listdir(tmp_path / "hl7")) == ["feed.hl7"]
     (frame,) = frame_file((tmp_path / "hl7" / "feed.hl7").read_bytes()).frames()
     assert frame.data.startswith(b"MSH|")
+
+
+def test_when_message_has_no_mrn_then_both_outputs_use_the_same_person(tmp_path):
+    # Without an MRN each report is its own person in the document path (or
+    # whom linking joins it to); the HL7 branch used a per-message key, so the
+    # HL7 narrative and the research text got different surrogates.
+    one = sorted(f for f in os.listdir(SAMPLES) if f.endswith(".hl7"))[0]
+    text = open(os.path.join(SAMPLES, one), "rb").read().decode("utf-8")
+    pid = next(line for line in text.split("\r") if line.startswith("PID|"))
+    fields = pid.split("|")
+    fields[3] = ""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "nomrn.hl7").write_text(text.replace(pid, "|".join(fields)),
+                                               encoding="utf-8")
+    run(["--input", str(tmp_path / "in" / "*.hl7"), "--output", str(tmp_path / "o"),
+         "--hl7-output", str(tmp_path / "hl7"), "--ephemeral-key",
+         "--detectors", "rules,dictionary"])
+    research = {d["doc_id"]: d["text"]
+                for d in pq.read_table(tmp_path / "o" / "documents").to_pylist()}
+    out = tmp_path / "hl7" / "nomrn.hl7"
+    reread = {d.doc_id: d.text for d in read_hl7(str(out), out.read_bytes())}
+    assert reread and reread == research

@@ -85,6 +85,17 @@ class Tagger(Protocol):
     def tag(self, doc: ClinicalDocument) -> TaggedDocument: ...
 
 
+class PersonKeys(Protocol):
+    """Where the document path put a tagged report: ``(known, person key)``.
+
+    ``person key`` None means the report's own key (as ``Rewriter.rewrite``
+    reads None); ``known`` False, that the caller has no answer, and the
+    message's own key is used.
+    """
+
+    def __call__(self, tagged: TaggedDocument) -> tuple[bool, str | None]: ...
+
+
 class Rewriter(Protocol):
     def rewrite(self, tagged: TaggedDocument,
                 person_key: str | None = None) -> DeidentifiedDocument: ...
@@ -578,7 +589,7 @@ def _fallback_key(origin: str, message: Hl7Message) -> str:
 
 def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
                 origin: str, state: list[str], z_segments: str = "empty",
-                ) -> tuple[str, tuple]:
+                person_keys: PersonKeys | None = None) -> tuple[str, tuple]:
     state[0] = "parse"
     message, reports = parse_hl7_message(text)
     segment_names = [s.name for s in message.segments]
@@ -589,13 +600,21 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     state[0] = "tag"
     tagged = [tagger.tag(doc) for doc in docs]
     state[0] = "surrogate"
-    deids = [rewriter.rewrite(t, person_key=key) for t in tagged]
+    # A message without an MRN: its reports are each the person the document
+    # path (and its linking) made them, so both outputs use the same surrogates.
+    keys = [key] * len(tagged)
+    if person_keys is not None:
+        for i, t in enumerate(tagged):
+            known, linked = person_keys(t)
+            if known:
+                keys[i] = linked
+    deids = [rewriter.rewrite(t, person_key=k) for t, k in zip(tagged, keys)]
     # The same document-level guard as the Parquet path: a report whose text
     # still holds a removed value fails the whole message (fail closed).
     state[0] = "leak_guard"
     for t, deid in zip(tagged, deids, strict=True):
         rewriter.guard(t, deid)
-    pid = rewriter.person_id_for(tagged[0], key)
+    pid = rewriter.person_id_for(tagged[0], keys[0])
     state[0] = "write"
     # What the leak guard reads: the input with the header's PHI leaves blanked
     # (by the header walk below) and the masked narrative fields (decoded).
@@ -621,10 +640,13 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
 
 def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
                        origin: str = "", ordinal: int = 1,
-                       z_segments: str = "empty") -> MessageResult:
+                       z_segments: str = "empty",
+                       person_keys: PersonKeys | None = None) -> MessageResult:
     """De-identify one message (what an MLLP gateway calls per frame).
 
-    ``z_segments`` is one of :data:`Z_SEGMENT_MODES`.
+    ``z_segments`` is one of :data:`Z_SEGMENT_MODES`; ``person_keys`` gives
+    the person of a report that the batch job linked (default: every report
+    is the person of the message's MRN, else of the message).
 
     ``message`` as bytes is decoded like a file's message (MSH-18, else UTF-8,
     else cp1252/Latin-1) and ``data`` comes back in the same encoding; as
@@ -641,7 +663,7 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
             raw = message.encode("utf-8", "replace")
             codec = declared_charset(raw) or "utf-8"
         er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state,
-                                     z_segments)
+                                     z_segments, person_keys)
         return MessageResult(er7, encode_message(er7, codec), documents)
     except Hl7ParseError as exc:
         record = quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
@@ -727,7 +749,7 @@ def _envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
 
 def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                         rewriter: Rewriter, z_segments: str = "empty",
-                        ) -> Hl7FileResult:
+                        person_keys: PersonKeys | None = None) -> Hl7FileResult:
     """De-identify every message of one file; the output keeps the input's framing.
 
     Never raises on input: unframeable content and failed messages are
@@ -746,7 +768,7 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                                                  frame.data))
             continue
         result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal,
-                                    z_segments)
+                                    z_segments, person_keys)
         results[frame.ordinal] = result
         quarantined.extend(result.quarantined)
         documents.extend(result.documents)

@@ -113,7 +113,7 @@ def delete_spill(directory: str) -> None:
         FileSystems.delete([directory])
 
 
-def _pack(values) -> bytes:
+def pack(values) -> bytes:
     """Values as one opaque bytes element.
 
     What crosses a shuffle in bytes stays bytes in the runner: the
@@ -123,7 +123,7 @@ def _pack(values) -> bytes:
     return pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _unpack(blob: bytes):
+def unpack(blob: bytes):
     return pickle.loads(blob)
 
 
@@ -326,7 +326,7 @@ class TagChunkFn(beam.DoFn):
                 self._directory, "tagged", ref.file_index, ref.chunk_index
             )
             write_spill(path, tagged_chunk)
-            yield beam.pvalue.TaggedOutput(self.LINKS, _pack(items))
+            yield beam.pvalue.TaggedOutput(self.LINKS, pack(items))
             yield ChunkRef(path, ref.file_index, ref.chunk_index, len(tagged_chunk))
 
 
@@ -338,10 +338,10 @@ class _SolveFn(beam.DoFn):
 
     def process(self, element):
         _none, packed = element
-        items = (item for blob in packed for item in _unpack(blob))
+        items = (item for blob in packed for item in unpack(blob))
         by_chunk, rows = solve_links(items, self._key)
         for chunk_id in sorted(by_chunk):
-            yield chunk_id, _pack(by_chunk[chunk_id])
+            yield chunk_id, pack(by_chunk[chunk_id])
         for row in rows:
             yield beam.pvalue.TaggedOutput(self.PERSONS, row)
 
@@ -393,7 +393,7 @@ class WriteChunkFn(beam.DoFn):
     def process(self, element):
         _chunk_id, joined = element
         refs = list(joined["chunk"])
-        keys = [_unpack(blob) for blob in joined["keys"]]
+        keys = [unpack(blob) for blob in joined["keys"]]
         for ref in refs:
             yield from self._write(ref, keys[0] if len(keys) == 1 else ())
 

@@ -171,7 +171,7 @@ class DeidentifyFiles(beam.PTransform):
         failed = [unreadable, broken, tag_failed, rewrite_failed]
         if self._hl7_output is not None:
             failed.append(
-                {"file": files, "tagged": tagged}
+                {"file": files, "tagged": tagged, "keys": person_keys}
                 | "Hl7Output"
                 >> WriteHl7Files(
                     self._format,

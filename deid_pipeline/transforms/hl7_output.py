@@ -29,7 +29,7 @@ from deid_pipeline.corpora import sniff_format
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
-from deid_pipeline.transforms.chunks import ChunkRef, read_spill
+from deid_pipeline.transforms.chunks import ChunkRef, read_spill, unpack
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
 from deid_pipeline.transforms.tag import acquire_tagger
 
@@ -50,23 +50,30 @@ class Hl7Output:
 class TaggedBefore:
     """A tagger that answers with the tags already made for the same document.
 
-    ``known`` maps doc id to a tagged document; it is used only when its
-    document equals the one asked for (same text, dictionary and metadata),
-    since two messages of a file may share a control id. Anything else goes
-    to ``fallback`` and is counted in ``tagged_again``.
+    ``known`` maps doc id to a tagged document and the person key linking
+    gave it; it is used only when its document equals the one asked for
+    (same text, dictionary and metadata), since two messages of a file may
+    share a control id. Anything else goes to ``fallback`` and is counted in
+    ``tagged_again``. Called with a tagged document, it is the write-back's
+    ``PersonKeys``.
     """
 
-    def __init__(self, known: dict[str, TaggedDocument], fallback) -> None:
+    def __init__(self, known: dict[str, tuple[TaggedDocument, str | None]],
+                 fallback) -> None:
         self._known = known
         self._fallback = fallback
         self.tagged_again = 0
 
     def tag(self, doc: ClinicalDocument) -> TaggedDocument:
-        tagged = self._known.get(doc.doc_id)
+        tagged, _key = self._known.get(doc.doc_id, (None, None))
         if tagged is not None and tagged.document == doc:
             return tagged
         self.tagged_again += 1
         return self._fallback.tag(doc)
+
+    def __call__(self, tagged: TaggedDocument) -> tuple[bool, str | None]:
+        before, key = self._known.get(tagged.document.doc_id, (None, None))
+        return before is tagged, key
 
 
 class Hl7FileFn(beam.DoFn):
@@ -96,8 +103,9 @@ class Hl7FileFn(beam.DoFn):
 
     def process(self, element):
         _file_index, joined = element
+        keys = {chunk: unpack(blob) for chunk, blob in joined["keys"]}
         for metadata in joined["file"]:
-            yield from self._rewrite(metadata, list(joined["tagged"]))
+            yield from self._rewrite(metadata, list(joined["tagged"]), keys)
 
     def _read(self, metadata) -> bytes | None:
         """The file's bytes, decompressed, if it is HL7; None otherwise.
@@ -129,20 +137,23 @@ class Hl7FileFn(beam.DoFn):
             return None
         return data
 
-    def _rewrite(self, metadata, refs: list[ChunkRef]):
+    def _rewrite(self, metadata, refs: list[ChunkRef],
+                 keys: dict[int, tuple[str | None, ...]]):
         from deid_pipeline.hl7.writeback import deidentify_hl7_file
 
         path = metadata.path
         data = self._read(metadata)
         if data is None:
             return
-        known: dict[str, TaggedDocument] = {}
+        known: dict[str, tuple[TaggedDocument, str | None]] = {}
         for ref in sorted(refs, key=lambda r: r.chunk_index):
-            for tagged in read_spill(ref.path):
-                known.setdefault(tagged.document.doc_id, tagged)
+            linked = keys.get(ref.chunk_index, ())
+            for position, tagged in enumerate(read_spill(ref.path)):
+                key = linked[position] if position < len(linked) else None
+                known.setdefault(tagged.document.doc_id, (tagged, key))
         tagger = TaggedBefore(known, self._tagger)
         result = deidentify_hl7_file(path, data, tagger, self._rewriter,
-                                     self._output.z_segments)
+                                     self._output.z_segments, person_keys=tagger)
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
         self._again.inc(tagger.tagged_again)
@@ -174,8 +185,10 @@ def _uncompressed_name(path: str) -> str:
 class WriteHl7Files(beam.PTransform):
     """Indexed input files + their tagged chunk refs -> de-identified HL7 files.
 
-    Applied to ``{"file": (file index, FileMetadata), "tagged": ChunkRef}``;
-    returns the quarantine records of the messages left out.
+    Applied to ``{"file": (file index, FileMetadata), "tagged": ChunkRef,
+    "keys": ((file index, chunk index), packed person keys)}`` (the last as
+    ``SolveLinks`` gives them); returns the quarantine records of the
+    messages left out.
     """
 
     def __init__(
@@ -198,8 +211,11 @@ class WriteHl7Files(beam.PTransform):
         refs = inputs["tagged"] | "RefsByFile" >> beam.Map(
             lambda ref: (ref.file_index, ref)
         )
+        keys = inputs["keys"] | "KeysByFile" >> beam.MapTuple(
+            lambda chunk_id, blob: (chunk_id[0], (chunk_id[1], blob))
+        )
         return (
-            {"file": inputs["file"], "tagged": refs}
+            {"file": inputs["file"], "tagged": refs, "keys": keys}
             | "JoinTagged" >> beam.CoGroupByKey()
             | "Hl7Rewrite"
             >> beam.ParDo(
