@@ -123,7 +123,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--hl7-output",
         metavar="DIR",
         help="also write de-identified HL7: one file per HL7 input file, same "
-        "name and framing",
+        "name (less a .gz/.bz2 suffix: written uncompressed) and framing",
     )
     parser.add_argument(
         "--hl7-z-segments",
