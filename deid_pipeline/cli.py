@@ -17,10 +17,10 @@ from deid_pipeline.run_options import EPILOG, add_run_arguments
 
 # Modules that contribute a subcommand, in --help order.
 _SUBCOMMAND_MODULES = (
-    "deid_pipeline.training",
-    "deid_pipeline.evaluation",
+    "deid_pipeline.tagger.training",
+    "deid_pipeline.evaluation.cross_validation",
     "deid_pipeline.synthetic.cli",
-    "deid_pipeline.report",
+    "deid_pipeline.outputs.report",
     "deid_pipeline.mllp.cli",
 )
 

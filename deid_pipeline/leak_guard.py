@@ -145,7 +145,7 @@ def value_pattern(value: str) -> re.Pattern | None:
     whitespace where they have a blank, as whole words. This regex is the
     definition of a match; :class:`SearchText` finds exactly its matches
     faster, and is what :func:`find_leaks` and
-    :func:`deid_pipeline.merge.reconcile` use, so what the tagger marks and
+    :func:`deid_pipeline.tagger.merge.reconcile` use, so what the tagger marks and
     what the guard searches for are the same matches.
     """
     needle = _needle(value)

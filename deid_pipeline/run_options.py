@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 import datetime
 
-from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import MODES, POLICIES
-from deid_pipeline.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
+from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
+from deid_pipeline.tagger.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 
 # Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
 # imports Beam: kept here so that --help stays instant).

@@ -31,8 +31,8 @@ import time
 
 from hl7.client import MLLPClient
 
-from deid_pipeline.detectors import DEFAULT_DETECTORS
 from deid_pipeline.pipelines.bench_hl7 import oru_messages
+from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 
 # The detectors the benchmark runs by default: the gateway's own default (the
 # CRF model ships with the package), so the figures are what a site gets.

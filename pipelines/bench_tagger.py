@@ -19,7 +19,7 @@ import time
 
 
 def _bench(docs, detector, repeat: int) -> dict[str, list[float]]:
-    from deid_pipeline.features import document_features
+    from deid_pipeline.tagger.features import document_features
     from deid_pipeline.tokenizer import tokenize
 
     model = detector.model
@@ -61,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="passes (best is kept)")
     args = parser.parse_args(argv)
 
-    from deid_pipeline import lexicons
-    from deid_pipeline.crf import CrfDetector, load_model
+    from deid_pipeline.tagger import lexicons
+    from deid_pipeline.tagger.crf import CrfDetector, load_model
+    from deid_pipeline.tagger.training import load_corpora
     from deid_pipeline.tokenizer import tokenize
-    from deid_pipeline.training import load_corpora
 
     try:
         import os

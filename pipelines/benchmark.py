@@ -46,7 +46,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from deid_pipeline.detectors import DEFAULT_DETECTORS, TaggerConfig
+from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS, TaggerConfig
 
 # Acceptance of issue 6 (2 cores).
 TARGET_DOCS_PER_S = 250.0  # nursing-note size
@@ -75,7 +75,7 @@ def crf_model_path(model: str | None) -> str:
     if model:
         return os.path.abspath(model)
     try:
-        from deid_pipeline.crf import DEFAULT_MODEL_PATH
+        from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH
     except ImportError:  # the CRF code itself is missing: so is the model
         import deid_pipeline
 
@@ -483,14 +483,14 @@ def time_stages(
     view, merge). One-off loads (rules, lexicons, the model) come before timing.
     Returns (seconds by stage, documents timed).
     """
-    from deid_pipeline.corpora import read_records
     from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.evaluation.corpora import read_records
     from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
     from deid_pipeline.hl7.framing import decode_message, frame_file
     from deid_pipeline.linking.graph import link_record, resolve
     from deid_pipeline.linking.keys import document_key
     from deid_pipeline.model import ClinicalDocument
-    from deid_pipeline.tagging import PhiTagger
+    from deid_pipeline.tagger.tagging import PhiTagger
     from deid_pipeline.transforms.write import (
         SCHEMAS,
         document_row,

@@ -4,7 +4,7 @@ The CRF's dictionary features need first/last names, places, common English
 words and clinical vocabulary. Loading the source packages at tagging time
 would cost seconds and (names-dataset) about 2 GB of RAM per worker, so this
 script distils them once into two small gzip'd TSV files that
-:mod:`deid_pipeline.lexicons` reads in a fraction of a second. Nothing here is
+:mod:`deid_pipeline.tagger.lexicons` reads in a fraction of a second. Nothing here is
 typed by hand and nothing comes from any annotated corpus, so the features
 generalise to other hospitals' notes.
 

@@ -25,11 +25,11 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from deid_pipeline import __version__
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig, check_names
 from deid_pipeline.keys import key_fingerprint, load_key
-from deid_pipeline.rows import quarantine_row
+from deid_pipeline.outputs.rows import quarantine_row
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.schemas import TABLES
+from deid_pipeline.tagger.detectors import TaggerConfig, check_names
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
@@ -157,7 +157,7 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
         "python": platform.python_version(),
     }
     if "crf" in tagger_config.detectors:
-        from deid_pipeline.crf import model_id
+        from deid_pipeline.tagger.crf import model_id
 
         versions["model"] = model_id(tagger_config.model_path)
     return versions

@@ -20,7 +20,7 @@ def corpus_dir() -> str:
 
 @pytest.fixture(scope="session")
 def physionet_docs(corpus_dir):
-    from deid_pipeline.corpora import load_physionet_corpus
+    from deid_pipeline.evaluation.corpora import load_physionet_corpus
 
     return load_physionet_corpus(corpus_dir)
 

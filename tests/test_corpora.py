@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.corpora import (
+from deid_pipeline.evaluation.corpora import (
     decode_text,
     read_physionet_gold,
     read_records,

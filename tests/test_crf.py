@@ -8,7 +8,13 @@ import threading
 
 import pytest
 
-from deid_pipeline.crf import (
+from deid_pipeline.model import (
+    ClinicalDocument,
+    DictionaryEntry,
+    PatientDictionary,
+    PhiSpan,
+)
+from deid_pipeline.tagger.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
     TrainOptions,
@@ -29,14 +35,8 @@ from deid_pipeline.crf import (
     train_model,
     training_sequences,
 )
-from deid_pipeline.detectors import TaggerConfig, create
-from deid_pipeline.model import (
-    ClinicalDocument,
-    DictionaryEntry,
-    PatientDictionary,
-    PhiSpan,
-)
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.detectors import TaggerConfig, create
+from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.tokenizer import tokenize
 
 
@@ -152,7 +152,7 @@ def test_when_no_tokens_then_training_refuses(tmp_path):
 
 def test_when_trained_on_tiny_corpus_then_tags_its_phi(tiny_docs, tiny_model):
     detector = CrfDetector(load_model(tiny_model), bias=0.0)
-    from deid_pipeline.metrics import evaluate
+    from deid_pipeline.evaluation.metrics import evaluate
 
     ev = evaluate((d.text, d.gold, detector.detect(d)) for d in tiny_docs)
     assert ev.all.binary_token.recall > 0.8

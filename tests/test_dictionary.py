@@ -2,8 +2,12 @@
 
 import random
 
-from deid_pipeline.dictionary import DictionaryDetector, find_entries, index_dictionary
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
+from deid_pipeline.tagger.dictionary import (
+    DictionaryDetector,
+    find_entries,
+    index_dictionary,
+)
 from deid_pipeline.tokenizer import tokenize
 
 
@@ -124,7 +128,7 @@ def test_when_indexed_for_a_vocabulary_then_only_forms_made_of_its_tokens():
 
 def _may_occur_one_by_one(entries, vocabulary):
     """The plain definition _possible_entries must agree with."""
-    from deid_pipeline.dictionary import _may_occur
+    from deid_pipeline.tagger.dictionary import _may_occur
 
     return [e for e in entries
             if len(e.value.strip()) >= 2 and _may_occur(e.value, vocabulary)]
@@ -148,7 +152,7 @@ def test_when_entries_filtered_in_bulk_then_same_as_one_by_one():
     # must keep exactly the entries the per-value test keeps, in order, for
     # ASCII and non-ASCII values, a value with a line break of its own (the
     # lines would not line up), and a vocabulary that is not a set.
-    from deid_pipeline.dictionary import _possible_entries
+    from deid_pipeline.tagger.dictionary import _possible_entries
 
     rng = random.Random(11)
     for _ in range(400):

@@ -7,10 +7,8 @@ import json
 
 import pytest
 
-from deid_pipeline import evaluation, training
-from deid_pipeline.crf import TrainOptions, train_model
-from deid_pipeline.detectors import DEFAULT_BIAS, TaggerConfig
-from deid_pipeline.evaluation import (
+from deid_pipeline.evaluation import cross_validation as evaluation
+from deid_pipeline.evaluation.cross_validation import (
     assign_folds,
     format_evaluation,
     format_sweep,
@@ -18,9 +16,12 @@ from deid_pipeline.evaluation import (
     parse_sweep,
     tag_at_biases,
 )
-from deid_pipeline.metrics import evaluate
+from deid_pipeline.evaluation.metrics import evaluate
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger import training
+from deid_pipeline.tagger.crf import TrainOptions, train_model
+from deid_pipeline.tagger.detectors import DEFAULT_BIAS, TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 
 
 def _docs(groups: dict[str, int]) -> list[ClinicalDocument]:

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from deid_pipeline.features import document_features
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
+from deid_pipeline.tagger.features import document_features
 from deid_pipeline.tokenizer import tokenize
 
 
@@ -124,15 +124,17 @@ def test_when_called_twice_then_same_features():
     assert document_features(text) == document_features(text)
 
 
-@pytest.mark.parametrize("module", ["deid_pipeline.features", "deid_pipeline.crf"])
+@pytest.mark.parametrize(
+    "module", ["deid_pipeline.tagger.features", "deid_pipeline.tagger.crf"]
+)
 def test_when_module_imported_then_no_lexicon_is_loaded(module):
-    code = (f"import {module}; import deid_pipeline.lexicons as lx; "
+    code = (f"import {module}; import deid_pipeline.tagger.lexicons as lx; "
             "assert not lx._CACHE, 'lexicons loaded at import'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_when_a_cache_generation_fills_then_entries_in_use_survive_it():
-    from deid_pipeline.features import _Generations
+    from deid_pipeline.tagger.features import _Generations
 
     cache = _Generations(limit=3)
     for key in "abc":
@@ -146,7 +148,7 @@ def test_when_a_cache_generation_fills_then_entries_in_use_survive_it():
 
 
 def test_when_caches_are_small_then_features_are_the_same():
-    import deid_pipeline.features as features
+    import deid_pipeline.tagger.features as features
 
     doc = ClinicalDocument("d", "Pt seen by Dr. Moss 7/22/2006; Moss to call "
                            "617-555-0142. Moss, Moss, Moss.", "text")

@@ -26,8 +26,8 @@ _ID_LABELS = {"MEDICALRECORD", "SSN", "ACCOUNT", "IDNUM", "HEALTHPLAN", "LICENSE
 def run():
     synthetic = pytest.importorskip("deid_pipeline.synthetic.hl7")
     deidentify = pytest.importorskip("deid_pipeline.deidentify")
-    from deid_pipeline.detectors import TaggerConfig
-    from deid_pipeline.tagging import PhiTagger
+    from deid_pipeline.tagger.detectors import TaggerConfig
+    from deid_pipeline.tagger.tagging import PhiTagger
 
     messages = synthetic.generate_messages(COUNT, 4242)
     tagger = PhiTagger.from_config(TaggerConfig(detectors=("rules", "dictionary")))

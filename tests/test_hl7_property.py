@@ -14,13 +14,13 @@ from hl7apy.parser import parse_message as hl7apy_parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deid_pipeline.dictionary import DictionaryDetector
 from deid_pipeline.hl7.documents import read_hl7
 from deid_pipeline.hl7.framing import decode_message, frame_file
 from deid_pipeline.hl7.testing import FakeRewriter
 from deid_pipeline.hl7.writeback import deidentify_hl7_file
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.dictionary import DictionaryDetector
+from deid_pipeline.tagger.tagging import PhiTagger
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hl7")
 SEEDS = [open(os.path.join(FIXTURES, name), "rb").read()

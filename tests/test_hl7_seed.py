@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from deid_pipeline.dictionary import DictionaryDetector
 from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.seed import (
     date_forms,
@@ -15,6 +14,7 @@ from deid_pipeline.hl7.seed import (
     seed_dictionary,
 )
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.tagger.dictionary import DictionaryDetector
 
 
 def _seg(name: str, fields: dict[int, str]) -> str:

@@ -11,14 +11,14 @@ import pytest
 from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message as hl7apy_parse
 
-from deid_pipeline.dictionary import DictionaryDetector
 from deid_pipeline.hl7.escapes import unescape
 from deid_pipeline.hl7.fields import KINDS, leaf_values, repetitions, segment_fields
 from deid_pipeline.hl7.framing import decode_message, frame_file
 from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.testing import FakeRewriter
 from deid_pipeline.hl7.writeback import deidentify_hl7_file, deidentify_message
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.dictionary import DictionaryDetector
+from deid_pipeline.tagger.tagging import PhiTagger
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hl7")
 TAGGER = PhiTagger([DictionaryDetector()])
@@ -554,9 +554,9 @@ def test_when_a_header_name_has_no_letters_then_the_message_is_still_written():
     # "*** ***" in PID-5 (a placeholder some systems send) has nothing to leak;
     # it used to end in an unexpected ValueError in the leak guard.
     from deid_pipeline.deidentify import Rewriter
-    from deid_pipeline.detectors import TaggerConfig
     from deid_pipeline.hl7.writeback import deidentify_message
-    from deid_pipeline.tagging import PhiTagger
+    from deid_pipeline.tagger.detectors import TaggerConfig
+    from deid_pipeline.tagger.tagging import PhiTagger
 
     message = ("MSH|^~\\&|LAB|HOSP|DEID|DEID|20240105120000||ORU^R01|M-77|P|2.5\r"
                "PID|1||4455667^^^HOSP^MR||*** ***^*** ***||19600101|F\r"

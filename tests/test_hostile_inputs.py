@@ -26,9 +26,8 @@ import pytest
 from apache_beam.io.fileio import ReadableFile
 from apache_beam.io.filesystem import FileMetadata
 
-from deid_pipeline.corpora import FORMATS
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
+from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.linking.graph import link_record
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -37,7 +36,8 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.pipelines.deidentify import run
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.read import FileTooLargeError, ReadFileFn, decompress
 
 # One place to switch on the CRF once its model ships.

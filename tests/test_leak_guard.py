@@ -10,7 +10,6 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to, is_empty
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.leak_guard import (
     _ASCII_TWINS,
     LeakDetectedError,
@@ -31,6 +30,7 @@ from deid_pipeline.model import (
     Replacement,
     TaggedDocument,
 )
+from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.deidentify import DeidentifyClinicalDocuments
 
 KEY = b"leak-guard-test-key-0123456789ab"

@@ -1,7 +1,7 @@
 """The one merge policy: overlaps widen, labels follow the most specific detector."""
 
-from deid_pipeline.merge import merge_spans
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.merge import merge_spans
 
 
 def test_when_spans_overlap_then_union_keeps_both_extents():
@@ -41,8 +41,8 @@ def test_when_identical_spans_then_deduplicated():
 # --------------------------------------------------------------- reconcile
 
 from deid_pipeline.leak_guard import Suspect, find_leaks  # noqa: E402
-from deid_pipeline.merge import PROPAGATED, reconcile  # noqa: E402
 from deid_pipeline.model import DictionaryEntry, PatientDictionary  # noqa: E402
+from deid_pipeline.tagger.merge import PROPAGATED, reconcile  # noqa: E402
 
 NOTE = (
     "Pt seen with son David Moss at bedside. Moss called at 1400 re: plan.\n"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from deid_pipeline.metrics import evaluate, is_bare_year
+from deid_pipeline.evaluation.metrics import evaluate, is_bare_year
 from deid_pipeline.model import PhiSpan
 
 

@@ -27,16 +27,16 @@ from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message as hl7apy_parse
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.hl7.framing import frame_file
 from deid_pipeline.hl7.writeback import deidentify_hl7_file
 from deid_pipeline.keys import load_key
 from deid_pipeline.mllp import EngineConfig, GatewayConfig, MllpGateway
 from deid_pipeline.synthetic import generate_messages
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 
 # The detectors every gateway test and the benchmark use. The CRF model is not
-# shipped yet; switch to deid_pipeline.detectors.DEFAULT_DETECTORS when it is.
+# shipped yet; switch to deid_pipeline.tagger.detectors.DEFAULT_DETECTORS when it is.
 DETECTORS = ("rules", "dictionary")
 
 SB, EB, CR = b"\x0b", b"\x1c", b"\r"

@@ -250,8 +250,8 @@ def _pid_and_cpus() -> tuple[int, tuple[int, ...]]:
                     or len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
 @pytest.mark.parametrize("pin", [True, False])
 def test_when_workers_are_pinned_then_each_has_a_cpu_of_its_own(pin):
-    from deid_pipeline.detectors import TaggerConfig
     from deid_pipeline.mllp.worker import Deidentifier, EngineConfig
+    from deid_pipeline.tagger.detectors import TaggerConfig
 
     config = EngineConfig(TaggerConfig(("rules",)), "surrogate", b"k" * 32)
     deidentifier = Deidentifier(config, workers=2, pin=pin)
@@ -285,8 +285,8 @@ def test_when_the_gateway_is_given_an_as_of_year_then_its_engines_use_it():
 def test_the_gateway_tags_at_the_default_bias_and_its_help_says_which():
     import argparse
 
-    from deid_pipeline.detectors import DEFAULT_BIAS
     from deid_pipeline.mllp.cli import _config, add_arguments
+    from deid_pipeline.tagger.detectors import DEFAULT_BIAS
 
     parser = add_arguments(argparse.ArgumentParser())
     config, _key_info = _config(parser.parse_args(["--output", "out",

@@ -19,10 +19,10 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.detectors import Detector, register
 from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.synthetic import generate_messages, generate_notes
 from deid_pipeline.synthetic.hl7 import escape
+from deid_pipeline.tagger.detectors import Detector, register
 
 # One place to switch on the CRF once its model ships.
 DETECTORS = "rules,dictionary"

@@ -6,8 +6,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to, is_empty
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import Detector, TaggerConfig, register
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
+from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
 from deid_pipeline.transforms.deidentify import DeidentifyClinicalDocuments
 
 KEY = b"k" * 32

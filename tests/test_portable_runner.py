@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from deid_pipeline.detectors import DEFAULT_DETECTORS
 from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.synthetic import generate_messages, generate_notes
+from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 
 pytestmark = pytest.mark.portable
 

@@ -31,7 +31,7 @@ def test_a_fresh_interpreter_is_not_settled():
 
 def test_when_a_gateway_engine_warms_up_then_its_process_is_settled():
     frozen, thresholds = _settled_after(
-        "from deid_pipeline.detectors import TaggerConfig\n"
+        "from deid_pipeline.tagger.detectors import TaggerConfig\n"
         "from deid_pipeline.mllp.worker import Engine, EngineConfig\n"
         "Engine(EngineConfig(TaggerConfig(('rules', 'dictionary')), 'surrogate',\n"
         "                    b'k' * 32)).warm_up()\n")
@@ -41,7 +41,7 @@ def test_when_a_gateway_engine_warms_up_then_its_process_is_settled():
 def test_when_a_beam_worker_loads_its_tagger_then_its_process_is_settled():
     frozen, thresholds = _settled_after(
         "from apache_beam.utils import shared\n"
-        "from deid_pipeline.detectors import TaggerConfig\n"
+        "from deid_pipeline.tagger.detectors import TaggerConfig\n"
         "from deid_pipeline.transforms.tag import acquire_tagger\n"
         "acquire_tagger(shared.Shared(), TaggerConfig(('rules', 'dictionary')))\n")
     assert frozen > 10_000 and thresholds == GC_THRESHOLDS

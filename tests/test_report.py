@@ -5,7 +5,7 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deid_pipeline.report import build_report, k_anonymity
+from deid_pipeline.outputs.report import build_report, k_anonymity
 from deid_pipeline.schemas import PERSONS
 
 

@@ -13,9 +13,7 @@ import zlib
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.detectors import Detection, Detector, register
-from deid_pipeline.pipelines.deidentify import run
-from deid_pipeline.review import (
+from deid_pipeline.outputs.review import (
     PlacedSpan,
     ReviewDocument,
     confidence_histogram,
@@ -23,7 +21,9 @@ from deid_pipeline.review import (
     render_html,
     write_html,
 )
+from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.synthetic import generate_notes
+from deid_pipeline.tagger.detectors import Detection, Detector, register
 
 # One place to switch on the CRF once its model ships.
 DETECTORS = "rules,dictionary"

@@ -13,9 +13,9 @@ import re
 
 import pytest
 
-from deid_pipeline.detectors import TaggerConfig, create
 from deid_pipeline.model import ClinicalDocument
-from deid_pipeline.rules import (
+from deid_pipeline.tagger.detectors import TaggerConfig, create
+from deid_pipeline.tagger.rules import (
     Pattern,
     PatternRecognizer,
     RuleDetector,

@@ -96,7 +96,7 @@ def test_when_hl7_run_with_hl7_output_then_messages_parse_and_no_header_value_le
 
 
 def test_when_hl7_output_then_each_report_tagged_once(tmp_path, monkeypatch):
-    from deid_pipeline.tagging import PhiTagger
+    from deid_pipeline.tagger.tagging import PhiTagger
 
     calls = []
     original = PhiTagger.tag

@@ -9,7 +9,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.metrics import evaluate
+from deid_pipeline.evaluation.metrics import evaluate
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.pipelines.deidentify import RunError, run
 

@@ -9,8 +9,8 @@ from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.synthetic import generate_notes
+from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.deidentify import (
     DeidentifyClinicalDocuments,
     DeidentifyRecords,

@@ -15,7 +15,7 @@ import pytest
 from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message
 
-from deid_pipeline.corpora import load_jsonl_corpus, read_jsonl
+from deid_pipeline.evaluation.corpora import load_jsonl_corpus, read_jsonl
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.synthetic import generate_messages, generate_notes

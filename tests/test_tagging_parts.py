@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from deid_pipeline.crf import CrfDetector
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument
-from deid_pipeline.tagging import PART_CHARS, PhiTagger, part_bounds
+from deid_pipeline.tagger.crf import CrfDetector
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PART_CHARS, PhiTagger, part_bounds
 
 
 def _note(i: int) -> str:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from deid_pipeline.corpora import FORMATS, decode_text, read_records
+from deid_pipeline.evaluation.corpora import FORMATS, decode_text, read_records
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.tokenizer import metric_tokens, token_spans, tokenize
 

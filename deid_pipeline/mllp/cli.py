@@ -15,16 +15,16 @@ import sys
 import time
 
 from deid_pipeline.deidentify import MODES, POLICIES
-from deid_pipeline.detectors import (
+from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
+from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
+from deid_pipeline.process import allowed_cpus
+from deid_pipeline.run_options import add_as_of_year
+from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
     TaggerConfig,
     check_names,
 )
-from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
-from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
-from deid_pipeline.process import allowed_cpus
-from deid_pipeline.run_options import add_as_of_year
 
 __all__ = ["add_arguments", "add_subcommand", "main", "parse_address"]
 

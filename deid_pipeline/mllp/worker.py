@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from multiprocessing.sharedctypes import Synchronized
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.hl7.message import Hl7ParseError
 from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
+from deid_pipeline.outputs.rows import identifier_rows
 from deid_pipeline.process import allowed_cpus, settle
-from deid_pipeline.rows import identifier_rows
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 
 __all__ = [
     "ORIGIN",

@@ -6,7 +6,7 @@ message, or ``--per-file K`` messages per file). Each also writes
 ``gold.jsonl`` beside it, one line per document:
 ``{"id", "text", "person_key", "kind", "spans": [{"start", "end", "label"}],
 "header_identifiers": [[address, value, label], ...]}``, which
-``deid_pipeline.corpora.load_jsonl_corpus`` reads. For HL7, every document
+``deid_pipeline.evaluation.corpora.load_jsonl_corpus`` reads. For HL7, every document
 line carries its message's header identifiers and ``message_id``; a message
 without narrative (ADT) gets one line with empty ``text``.
 

@@ -42,13 +42,13 @@ from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.graph import LinkRecord, link_record, resolve
 from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
+from deid_pipeline.outputs.rows import document_row, identifier_rows
 from deid_pipeline.progress import process_progress
-from deid_pipeline.rows import document_row, identifier_rows
+from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.persons import persons_row
 from deid_pipeline.transforms.quarantine import to_quarantine
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn

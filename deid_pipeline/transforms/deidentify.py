@@ -16,8 +16,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
+from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     MatchIndexedFiles,
     SolveLinks,

@@ -25,10 +25,10 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.corpora import sniff_format
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.detectors import TaggerConfig
+from deid_pipeline.evaluation.corpora import sniff_format
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
+from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import ChunkRef, read_spill, unpack
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
 from deid_pipeline.transforms.tag import acquire_tagger

@@ -6,10 +6,10 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.detectors import TaggerConfig
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.process import settle
-from deid_pipeline.tagging import PhiTagger
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.quarantine import apply_stage
 
 

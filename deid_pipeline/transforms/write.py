@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
-from deid_pipeline.rows import document_row, identifier_rows, quarantine_row
+from deid_pipeline.outputs.rows import document_row, identifier_rows, quarantine_row
 from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, PERSONS, QUARANTINE
 
 ROW_GROUP_SIZE = 10_000

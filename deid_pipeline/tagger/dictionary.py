@@ -19,13 +19,13 @@ from collections import defaultdict
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
-from deid_pipeline.detectors import Detector, TaggerConfig, register
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
     PatientDictionary,
     PhiSpan,
 )
+from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
 from deid_pipeline.tokenizer import token_spans
 
 # Single letters would match every article and initial in the note; initials

@@ -117,7 +117,7 @@ def run_report(args: argparse.Namespace) -> int:
             json.dump(report, fh, indent=2, sort_keys=True)
     print_report(report)
     if args.html:
-        from deid_pipeline.review import DEFAULT_LIMIT, write_html
+        from deid_pipeline.outputs.review import DEFAULT_LIMIT, write_html
 
         total = write_html(args.run, args.html, limit=DEFAULT_LIMIT)
         print(

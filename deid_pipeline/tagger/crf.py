@@ -13,7 +13,7 @@ label, or, when Viterbi said O, its most probable PHI label.
 
 One model is loaded per process and shared by every detector and thread built
 from it (:func:`load_model`). Models are trained with python-crfsuite and
-decoded by :mod:`deid_pipeline.crf_decoder` (the same path and marginals,
+decoded by :mod:`deid_pipeline.tagger.crf_decoder` (the same path and marginals,
 without pycrfsuite's per-string lookups and without the per-object sequence
 state that made its ``Tagger`` need a lock).
 """
@@ -36,20 +36,25 @@ from typing import TextIO
 import numpy as np
 import pycrfsuite
 
-from deid_pipeline.crf_decoder import Decoded, ModelFormatError, decode, read_model
-from deid_pipeline.detectors import Detection, Detector, TaggerConfig, register
-from deid_pipeline.features import (
+from deid_pipeline.labels import LABELS
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.crf_decoder import (
+    Decoded,
+    ModelFormatError,
+    decode,
+    read_model,
+)
+from deid_pipeline.tagger.detectors import Detection, Detector, TaggerConfig, register
+from deid_pipeline.tagger.features import (
     DICTIONARY_FEATURE_PREFIX,
     FEATURE_VERSION,
     document_features,
 )
-from deid_pipeline.labels import LABELS
-from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tokenizer import Token, tokenize
 
 OUTSIDE = "O"
 SOURCE = "crf"
-DEFAULT_MODEL_PATH = os.path.join(os.path.dirname(__file__), "models",
+DEFAULT_MODEL_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models",
                                   "default.crfsuite")
 
 # ---------------------------------------------------------------------------
@@ -417,7 +422,7 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
     marked (``neo``, ``aline``) is too unsure to be copied everywhere. The
     seeds do not depend on the bias, so the result stays monotone in it.
     """
-    from deid_pipeline import lexicons
+    from deid_pipeline.tagger import lexicons
 
     seeds: dict[str, tuple[float, str]] = {}
     for t, kind in enumerate(kinds):
@@ -451,7 +456,7 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
     notes that includes ``and``, ``will`` or ``home`` next to a name. A word
     this common (wordfreq Zipf >= 6) is PHI only when the best path says so.
     """
-    from deid_pipeline import lexicons
+    from deid_pipeline.tagger import lexicons
 
     lex = lexicons.load()
     for t, kind in enumerate(kinds):
@@ -473,7 +478,7 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
     half a place name left in clear still names the place. The whole name
     takes the place kind and the surest confidence of its marked words.
     """
-    from deid_pipeline import lexicons
+    from deid_pipeline.tagger import lexicons
 
     marked = [t for t, kind in enumerate(kinds) if kind is not None]
     if not marked:
@@ -620,7 +625,7 @@ def _short_date_lookalike(text: str, span: PhiSpan) -> bool:
     value = text[span.start:span.end]
     if span.label != "DATE" or not _YEAR_LESS_DATE.fullmatch(value):
         return False
-    from deid_pipeline.rules import is_date_lookalike
+    from deid_pipeline.tagger.rules import is_date_lookalike
 
     return is_date_lookalike(text, span.start, span.end)
 

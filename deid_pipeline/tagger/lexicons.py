@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-DATA_DIR = os.path.join(os.path.dirname(__file__), "data")
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 TOKENS_FILE = "lexicon_tokens.tsv.gz"
 PHRASES_FILE = "lexicon_phrases.tsv.gz"
 

@@ -1,7 +1,7 @@
 """``deid-pipeline train``: fit the CRF on annotated corpora and write a model file.
 
 Corpora are named by spec: ``physionet:DIR`` and ``jsonl:FILE`` (read by
-:mod:`deid_pipeline.corpora`) and ``synthetic:N`` (N documents from the
+:mod:`deid_pipeline.evaluation.corpora`) and ``synthetic:N`` (N documents from the
 project's Faker generator, seeded with ``--seed`` so a command line always
 names the same data). The command is reproducible: the same specs and options
 give the same model bytes, and it prints the sha256 to prove it.
@@ -32,7 +32,7 @@ def load_training_corpus(spec: str, seed: int = 0) -> list[ClinicalDocument]:
         from deid_pipeline.synthetic import generate_notes
 
         return list(generate_notes(count, seed=seed))
-    from deid_pipeline.corpora import load_corpus
+    from deid_pipeline.evaluation.corpora import load_corpus
 
     return load_corpus(spec)
 
@@ -47,7 +47,7 @@ def load_corpora(specs: Sequence[str], seed: int = 0) -> list[ClinicalDocument]:
 
 def add_training_options(parser: argparse.ArgumentParser) -> None:
     """CRF options shared by ``train`` and ``evaluate --folds`` (same defaults)."""
-    from deid_pipeline.crf import TrainOptions
+    from deid_pipeline.tagger.crf import TrainOptions
 
     defaults = TrainOptions()
     group = parser.add_argument_group("CRF training")
@@ -69,7 +69,7 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
 
 def train_options_from_args(args: argparse.Namespace):
     """TrainOptions from parsed ``add_training_options`` arguments (validated)."""
-    from deid_pipeline.crf import TrainOptions, parse_sampling
+    from deid_pipeline.tagger.crf import TrainOptions, parse_sampling
 
     parse_sampling(args.sampling)
     if args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1:
@@ -80,7 +80,7 @@ def train_options_from_args(args: argparse.Namespace):
 
 def run_train(args: argparse.Namespace) -> int:
     """The ``train`` subcommand; returns the exit code."""
-    from deid_pipeline.crf import train_model
+    from deid_pipeline.tagger.crf import train_model
 
     try:
         options = train_options_from_args(args)

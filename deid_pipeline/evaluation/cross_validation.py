@@ -1,8 +1,8 @@
 """``deid-pipeline evaluate``: score the shipped hybrid tagger on annotated corpora.
 
-What is scored is what ships: :class:`~deid_pipeline.tagging.PhiTagger` with
+What is scored is what ships: :class:`~deid_pipeline.tagger.tagging.PhiTagger` with
 the chosen detectors (default rules + header dictionary + CRF), merged by the
-one merge policy, measured with :mod:`deid_pipeline.metrics`.
+one merge policy, measured with :mod:`deid_pipeline.evaluation.metrics`.
 
 - ``--model M`` (default: the shipped model) tags the corpus with one model.
 - ``--folds K`` cross-validates: documents are grouped by patient
@@ -29,16 +29,16 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deid_pipeline.detectors import (
+from deid_pipeline.evaluation.metrics import OUTSIDE, Evaluation, Scores, evaluate
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
     TaggerConfig,
     check_names,
 )
-from deid_pipeline.merge import reconcile
-from deid_pipeline.metrics import OUTSIDE, Evaluation, Scores, evaluate
-from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagging import document_parts, shifted
+from deid_pipeline.tagger.merge import reconcile
+from deid_pipeline.tagger.tagging import document_parts, shifted
 
 # ---------------------------------------------------------------------------
 # Folds.
@@ -100,7 +100,7 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     Equal, span for span, to ``PhiTagger.from_config(TaggerConfig(detectors,
     model_path, bias)).tag(doc).spans`` for every bias (tested).
     """
-    from deid_pipeline.detectors import create
+    from deid_pipeline.tagger.detectors import create
 
     low = min(biases)
     created = create(TaggerConfig(tuple(detectors), model_path, low))
@@ -140,7 +140,7 @@ class _FoldJob:
 
 
 def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
-    from deid_pipeline.crf import train_model
+    from deid_pipeline.tagger.crf import train_model
 
     train = [d for d, f in zip(_CV_DOCS, job.folds) if f != job.fold] + _CV_EXTRA
     test_idx = [i for i, f in enumerate(job.folds) if f == job.fold]
@@ -273,7 +273,7 @@ def format_sweep(results: Sequence[tuple[float, Evaluation]]) -> str:
 def run_evaluate(args: argparse.Namespace, out=None) -> int:
     """The ``evaluate`` subcommand; returns the exit code."""
     out = sys.stdout if out is None else out
-    from deid_pipeline.training import load_corpora, train_options_from_args
+    from deid_pipeline.tagger.training import load_corpora, train_options_from_args
 
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
@@ -298,7 +298,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                                    jobs=args.jobs, extra_train=extra)
         else:
             if "crf" in detectors:
-                from deid_pipeline.crf import model_id
+                from deid_pipeline.tagger.crf import model_id
 
                 mode = f"model {model_id(args.model)}"
             else:
@@ -340,7 +340,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
 
 def add_subcommand(subparsers) -> argparse.ArgumentParser:
     """Add ``evaluate`` to the ``deid-pipeline`` command line."""
-    from deid_pipeline.training import add_training_options
+    from deid_pipeline.tagger.training import add_training_options
 
     parser = subparsers.add_parser(
         "evaluate", help="score the tagger on annotated corpora",

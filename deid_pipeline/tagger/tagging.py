@@ -18,9 +18,9 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from deid_pipeline.detectors import Detector, TaggerConfig, create
-from deid_pipeline.merge import reconcile
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
+from deid_pipeline.tagger.merge import reconcile
 
 _INVISIBLE = (
     "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"

@@ -15,7 +15,7 @@ The feature set follows HIDE (Gardner & Xiong 2008), Carafe (Wellner et al.
 - the line: position in the line, a short-line flag (signatures), and the
   ``KEY:`` that last precedes the token on its line (``MRN:``, ``DOB:``,
   ``PMH:``: the section heading or field label);
-- lexicons (:mod:`deid_pipeline.lexicons`): names, places, English-word
+- lexicons (:mod:`deid_pipeline.tagger.lexicons`): names, places, English-word
   frequency, drugs and diseases, case-insensitive;
 - the patient dictionary from the document header (``IN_PATIENT_NAME``,
   ``IN_PATIENT_ID``, ...) when the document carries one;
@@ -34,9 +34,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from deid_pipeline import lexicons as lexicons_module
 from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
+from deid_pipeline.tagger import lexicons as lexicons_module
 from deid_pipeline.tokenizer import Token, tokenize
 
 FEATURE_VERSION = "1"

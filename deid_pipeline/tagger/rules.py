@@ -39,9 +39,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from deid_pipeline.detectors import Detector, TaggerConfig, register
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
 
 __all__ = [
     "AgeRecognizer",
@@ -1047,7 +1047,7 @@ class NameRecognizer(PatternRecognizer):
         Cole``, ``Dr. Sarah O'Driscoll``) is taken too: the hit is widened to
         it, and the pair vouches for a first name as common as ``Will``.
         """
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
         name = hit.pattern.name
@@ -1103,7 +1103,7 @@ class NameRecognizer(PatternRecognizer):
         spans = super().analyze(text)
         if not self.applies(text):
             return spans
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = None
         for cue in self._cue_after.finditer(text):
@@ -1131,7 +1131,7 @@ class NameRecognizer(PatternRecognizer):
         Only where both words are listed names rare as English words
         (:func:`_reads_as_full_name`); what a shape above found is left to it.
         """
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = None
         spans = []
@@ -1175,7 +1175,7 @@ class CredentialNameRecognizer(PatternRecognizer):
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """A DOCTOR span for the name before each credential that has one."""
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
         spans = []
@@ -1276,7 +1276,7 @@ class InstitutionRecognizer(PatternRecognizer):
 
     def validate(self, hit: Hit, text: str) -> bool:
         """A campus name unknown to English; a saint that is a first name."""
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
         if hit.pattern.name == "saint":
@@ -1306,7 +1306,7 @@ class UniversityRecognizer(PatternRecognizer):
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """A HOSPITAL span for each university whose place is a state."""
-        from deid_pipeline import lexicons
+        from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
         spans = []

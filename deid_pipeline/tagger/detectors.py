@@ -1,7 +1,7 @@
 """Pluggable PHI detectors: one interface for rules, the header dictionary and the CRF.
 
 A detector only proposes spans; it never rewrites text and never resolves
-conflicts with other detectors. That happens once, in :mod:`deid_pipeline.merge`.
+conflicts with other detectors. That happens once, in :mod:`deid_pipeline.tagger.merge`.
 Detectors are built by name from a registry so that a pipeline option, not
 code, chooses which run, and so a Beam worker can rebuild them from a small
 picklable :class:`TaggerConfig`.
@@ -26,9 +26,9 @@ DEFAULT_BIAS = -2.4
 # Where the built-in detectors live; importing the module registers the detector.
 # Imported on demand so a run without the CRF never loads its model code.
 _BUILTIN_MODULES = {
-    "rules": "deid_pipeline.rules",
-    "dictionary": "deid_pipeline.dictionary",
-    "crf": "deid_pipeline.crf",
+    "rules": "deid_pipeline.tagger.rules",
+    "dictionary": "deid_pipeline.tagger.dictionary",
+    "crf": "deid_pipeline.tagger.crf",
 }
 
 
