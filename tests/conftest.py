@@ -25,6 +25,25 @@ def physionet_docs(corpus_dir):
     return load_physionet_corpus(corpus_dir)
 
 
+@pytest.fixture
+def jsonl_corpus(tmp_path):
+    """Write gold documents as a JSONL corpus; returns its ``jsonl:PATH`` spec."""
+    import json
+
+    def write(docs, name: str = "corpus.jsonl") -> str:
+        path = tmp_path / name
+        with open(path, "w", encoding="utf-8") as fh:
+            for d in docs:
+                spans = [{"start": s.start, "end": s.end, "label": s.label}
+                         for s in d.gold]
+                fh.write(json.dumps({"id": d.doc_id, "text": d.text,
+                                     "person_key": d.person_key,
+                                     "spans": spans}) + "\n")
+        return f"jsonl:{path}"
+
+    return write
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_prism():
     """Test pipelines skip Prism as ``run`` does (see ``local_pipeline``).

@@ -127,7 +127,9 @@ def test_when_sweep_tags_once_then_same_spans_as_the_shipped_tagger(tiny):
     swept = tag_at_biases(docs, detectors, path, biases)
     for bias in biases:
         tagger = PhiTagger.from_config(TaggerConfig(detectors, path, bias))
-        assert swept[bias] == [tagger.tag(d).spans for d in docs]
+        tagged = [tagger.tag(d) for d in docs]
+        assert swept.spans[bias] == [t.spans for t in tagged]
+        assert swept.confidence == [t.confidence for t in tagged]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -138,19 +140,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_jsonl(docs, path) -> str:
-    with open(path, "w", encoding="utf-8") as fh:
-        for d in docs:
-            fh.write(json.dumps({"id": d.doc_id, "text": d.text,
-                                 "person_key": d.person_key,
-                                 "spans": [{"start": s.start, "end": s.end,
-                                            "label": s.label} for s in d.gold]}) + "\n")
-    return f"jsonl:{path}"
-
-
-def test_when_evaluate_command_with_folds_then_tables_and_json(tiny, tmp_path, capsys):
+def test_when_evaluate_command_with_folds_then_tables_and_json(tiny, tmp_path, capsys,
+                                                             jsonl_corpus):
     docs, _ = tiny
-    spec = _write_jsonl(docs, tmp_path / "c.jsonl")
+    spec = jsonl_corpus(docs)
     out = tmp_path / "scores.json"
     args = _parser().parse_args(["evaluate", "--corpus", spec, "--folds", "2",
                                  "--jobs", "2", "--detectors", "dictionary,crf",
@@ -169,10 +162,10 @@ def test_when_evaluate_command_with_folds_then_tables_and_json(tiny, tmp_path, c
     assert docs[0].text[:30] not in printed.out + printed.err + out.read_text()
 
 
-def test_when_evaluate_command_with_model_then_scores_that_model(tiny, tmp_path,
-                                                                capsys):
+def test_when_evaluate_command_with_model_then_scores_that_model(tiny, capsys,
+                                                                jsonl_corpus):
     docs, path = tiny
-    spec = _write_jsonl(docs, tmp_path / "c.jsonl")
+    spec = jsonl_corpus(docs)
     args = _parser().parse_args(["evaluate", "--corpus", spec, "--model", path,
                                  "--detectors", "crf"])
     assert args.func(args) == 0

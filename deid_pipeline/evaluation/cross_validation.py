@@ -18,6 +18,7 @@ Output is tables of counts and scores only, never text from the notes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import multiprocessing
@@ -28,8 +29,15 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from deid_pipeline.evaluation.metrics import OUTSIDE, Evaluation, Scores, evaluate
+from deid_pipeline.evaluation.sealed import (
+    format_review_curve,
+    group_key,
+    review_curve,
+    split,
+)
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
@@ -42,11 +50,6 @@ from deid_pipeline.tagger.tagging import document_parts, shifted
 
 # ---------------------------------------------------------------------------
 # Folds.
-
-
-def group_key(doc: ClinicalDocument) -> str:
-    """The patient a document belongs to (its own id when the input has none)."""
-    return doc.person_key or f"doc:{doc.doc_id}"
 
 
 def assign_folds(docs: Sequence[ClinicalDocument], k: int) -> list[int]:
@@ -92,13 +95,20 @@ def parse_sweep(spec: str) -> list[float]:
     return [round(start + i * step, 6) for i in range(count)]
 
 
+class BiasTagging(NamedTuple):
+    """Spans per document at each bias, and each document's confidence."""
+
+    spans: dict[float, list[tuple[PhiSpan, ...]]]
+    confidence: list[float | None]
+
+
 def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
-                  model_path: str | None, biases: Sequence[float]
-                  ) -> dict[float, list[tuple[PhiSpan, ...]]]:
+                  model_path: str | None, biases: Sequence[float]) -> BiasTagging:
     """Merged hybrid spans per document at each bias, the CRF run once per document.
 
     Equal, span for span, to ``PhiTagger.from_config(TaggerConfig(detectors,
-    model_path, bias)).tag(doc).spans`` for every bias (tested).
+    model_path, bias)).tag(doc).spans`` for every bias, and its confidence to
+    ``.confidence`` (the CRF's; it does not depend on the bias) (tested).
     """
     from deid_pipeline.tagger.detectors import create
 
@@ -107,6 +117,7 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     crf = [d for d in created if d.name == "crf"]
     others = [d for d in created if d.name != "crf"]
     out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}
+    confidence: list[float | None] = []
     for doc in docs:
         parts = document_parts(doc)
         fixed = [shifted(s, offset) for offset, part in parts
@@ -119,7 +130,10 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
                 spans.extend(shifted(s, offset)
                              for s in c.decode(part, post, bias).spans)
             out[bias].append(reconcile(doc.text, spans, doc.dictionary))
-    return out
+        known = [post.confidence for *_, post in posteriors
+                 if post.confidence is not None]
+        confidence.append(min(known) if known else None)
+    return BiasTagging(out, confidence)
 
 
 # ---------------------------------------------------------------------------
@@ -150,7 +164,7 @@ def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
     trained = time.monotonic() - started
     started = time.monotonic()
     preds = tag_at_biases([_CV_DOCS[i] for i in test_idx], job.detectors, path,
-                          job.biases)
+                          job.biases).spans
     return job.fold, test_idx, preds, trained, time.monotonic() - started
 
 
@@ -270,6 +284,52 @@ def format_sweep(results: Sequence[tuple[float, Evaluation]]) -> str:
 # The command.
 
 
+def _train_and_tag(train: Sequence[ClinicalDocument], test: Sequence[ClinicalDocument],
+                   detectors: Sequence[str], biases: Sequence[float], options
+                   ) -> BiasTagging:
+    """Train one model on ``train`` (a temporary file) and tag ``test`` with it."""
+    from deid_pipeline.tagger.crf import train_model
+
+    with tempfile.TemporaryDirectory(prefix="deid-sealed-") as workdir:
+        path = os.path.join(workdir, "model.crfsuite")
+        train_model(train, path, options, progress=None)
+        return tag_at_biases(test, detectors, path, biases)
+
+
+def _scored(docs: Sequence[ClinicalDocument], preds: dict[float, list],
+            biases: Sequence[float]) -> list[tuple[float, Evaluation]]:
+    return [(b, evaluate((d.text, d.gold, p) for d, p in zip(docs, preds[b])))
+            for b in biases]
+
+
+def _title(what: str, docs: Sequence[ClinicalDocument], detectors, bias: float,
+           mode: str, seconds: float) -> str:
+    return (f"{what}: {len(docs)} documents, "
+            f"{len({group_key(d) for d in docs})} patients, detectors "
+            f"{','.join(detectors)}, bias {bias:g}, {mode} ({seconds:.0f}s)")
+
+
+def _report(results: list[tuple[float, Evaluation]], title: str, args, out) -> None:
+    print(format_evaluation(dict(results)[args.bias], title), file=out)
+    if args.bias_sweep:
+        print("", file=out)
+        print(format_sweep(results), file=out)
+
+
+def _payload(results: list[tuple[float, Evaluation]], mode: str, args) -> dict:
+    return {"mode": mode, "evaluation": dict(results)[args.bias].as_dict(),
+            "sweep": [{"bias": b, "all": ev.all.binary_token.as_dict(),
+                       "hipaa": ev.hipaa.binary_token.as_dict()}
+                      for b, ev in results] if args.bias_sweep else []}
+
+
+def _gap_lines(cv: Evaluation, sealed: Evaluation) -> str:
+    a, b = cv.hipaa.binary_token, sealed.hipaa.binary_token
+    return ("Gap, HIPAA binary token (development CV minus sealed): "
+            f"recall {a.recall - b.recall:+.4f}, precision "
+            f"{a.precision - b.precision:+.4f}")
+
+
 def run_evaluate(args: argparse.Namespace, out=None) -> int:
     """The ``evaluate`` subcommand; returns the exit code."""
     out = sys.stdout if out is None else out
@@ -287,15 +347,23 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
     except (ValueError, OSError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2
-    if not docs:
+    sealed: list[ClinicalDocument] = []
+    if args.protocol != "all":
+        docs, sealed = split(docs)
+    if not docs or (args.protocol == "sealed" and not sealed):
         print("evaluate: no documents", file=sys.stderr)
         return 2
+    payload: dict = {"corpus": list(args.corpus), "detectors": list(detectors),
+                     "bias": args.bias, "protocol": args.protocol}
     started = time.monotonic()
     try:
+        cv_results = None
         if args.folds:
             mode = f"{args.folds}-fold cross-validation grouped by patient"
             preds = cross_validate(docs, args.folds, detectors, biases, options,
                                    jobs=args.jobs, extra_train=extra)
+        elif args.protocol == "sealed":
+            preds = None
         else:
             if "crf" in detectors:
                 from deid_pipeline.tagger.crf import model_id
@@ -303,34 +371,50 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                 mode = f"model {model_id(args.model)}"
             else:
                 mode = "no CRF model"
-            preds = tag_at_biases(docs, detectors, args.model, biases)
+            preds = tag_at_biases(docs, detectors, args.model, biases).spans
+        if preds is not None:
+            what = ("Evaluation" if args.protocol == "all"
+                    else "Development patients (the 70% not sealed)")
+            cv_results = _scored(docs, preds, biases)
+            _report(cv_results, _title(what, docs, detectors, args.bias, mode,
+                                       time.monotonic() - started), args, out)
+            payload.update(_payload(cv_results, mode, args))
+        if args.protocol == "sealed":
+            started = time.monotonic()
+            if args.model:
+                from deid_pipeline.tagger.crf import model_id
+
+                mode = f"model {model_id(args.model)}"
+                tagged = tag_at_biases(sealed, detectors, args.model, biases)
+            else:
+                mode = "one model trained on every development patient"
+                tagged = _train_and_tag([*docs, *extra], sealed, detectors, biases,
+                                        options)
+            results = _scored(sealed, tagged.spans, biases)
+            if cv_results is not None:
+                print("", file=out)
+            _report(results, _title("Sealed patients (scored once, errors not read)",
+                                    sealed, detectors, args.bias, mode,
+                                    time.monotonic() - started), args, out)
+            curve = review_curve(sealed, tagged.spans[args.bias], tagged.confidence)
+            print("", file=out)
+            print(format_review_curve(curve), file=out)
+            payload["sealed"] = _payload(results, mode, args)
+            payload["sealed"]["review_curve"] = [dataclasses.asdict(p) for p in curve]
+            if cv_results is not None:
+                print("", file=out)
+                print(_gap_lines(dict(cv_results)[args.bias], dict(results)[args.bias]),
+                      file=out)
     except (ValueError, OSError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2
-    results = [(b, evaluate((d.text, d.gold, p) for d, p in zip(docs, preds[b])))
-               for b in biases]
-    main = dict(results)[args.bias]
-    title = (f"Evaluation: {main.documents} documents, "
-             f"{len({group_key(d) for d in docs})} patients, detectors "
-             f"{','.join(detectors)}, bias {args.bias:g}, {mode} "
-             f"({time.monotonic() - started:.0f}s)")
-    print(format_evaluation(main, title), file=out)
-    if args.bias_sweep:
-        print("", file=out)
-        print(format_sweep(results), file=out)
     if args.json:
-        payload = {
-            "corpus": list(args.corpus), "detectors": list(detectors),
-            "mode": mode, "bias": args.bias, "evaluation": main.as_dict(),
-            "sweep": [{"bias": b, "all": ev.all.binary_token.as_dict(),
-                       "hipaa": ev.hipaa.binary_token.as_dict()}
-                      for b, ev in results] if args.bias_sweep else [],
-        }
-        if args.folds:
+        if args.folds or args.protocol == "sealed":
             payload["training"] = {"folds": args.folds, "c1": options.c1,
                                    "c2": options.c2,
                                    "max_iterations": options.max_iterations,
                                    "sampling": options.sampling, "seed": options.seed,
+                                   "augment": options.augment,
                                    "train_corpus": list(args.train_corpus or [])}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2, sort_keys=True)
@@ -367,6 +451,13 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--train-corpus", action="append", metavar="SPEC",
                         help="with --folds: extra training data added to every fold "
                         "(never scored), e.g. synthetic:2000")
+    parser.add_argument("--protocol", choices=("all", "dev", "sealed"), default="all",
+                        help="all: the whole corpus; dev: only the 70%% of patients "
+                        "not sealed (for development and error reading); sealed: "
+                        "--folds K cross-validates on the development patients, then "
+                        "a model trained on all of them (or --model) is scored once "
+                        "on the sealed 30%%, with the review-queue curve and the gap "
+                        "(default: %(default)s)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="with --folds: folds trained in parallel (default 2)")
     add_training_options(parser)

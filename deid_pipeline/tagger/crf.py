@@ -130,6 +130,8 @@ class TrainOptions:
     ``delta`` (relative) over the last ``period`` iterations (HIDE: 1e-5).
     ``sampling``: ``none``, ``window:K`` (only tokens within K of a PHI token),
     or ``random-o:P`` (every PHI token, each O token with probability P).
+    ``augment``: each annotated non-synthetic note is also trained on this
+    many times with its PHI replaced by surrogates (:mod:`.augment`).
     """
 
     c1: float = 0.05
@@ -140,6 +142,7 @@ class TrainOptions:
     delta: float = 1e-5
     period: int = 10
     min_freq: float = 0.0
+    augment: int = 0
 
 
 def parse_sampling(spec: str) -> tuple[str, float]:
@@ -270,6 +273,10 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     give the same model bytes (L-BFGS is deterministic, sampling is seeded).
     """
     started = time.monotonic()
+    if options.augment:
+        from deid_pipeline.tagger.augment import with_augmented_copies
+
+        docs = list(with_augmented_copies(docs, options.augment, options.seed))
     trainer = _Trainer(progress)
     n_seq = n_tok = 0
     for xseq, yseq in training_sequences(docs, options.sampling, options.seed):

@@ -62,6 +62,10 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sampling", default=defaults.sampling,
                        help="none | window:K | random-o:P (HIDE's sampling; "
                        "default: %(default)s)")
+    group.add_argument("--augment", type=int, default=defaults.augment, metavar="K",
+                       help="also train on K copies of each annotated note with "
+                       "its PHI replaced by keyed surrogates in varied case "
+                       "(default: %(default)s)")
     group.add_argument("--seed", type=int, default=defaults.seed,
                        help="seed of random-o sampling and synthetic:N corpora "
                        "(default: %(default)s)")
@@ -72,10 +76,10 @@ def train_options_from_args(args: argparse.Namespace):
     from deid_pipeline.tagger.crf import TrainOptions, parse_sampling
 
     parse_sampling(args.sampling)
-    if args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1:
-        raise ValueError("--c1/--c2 must be >= 0 and --max-iterations >= 1")
+    if args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1 or args.augment < 0:
+        raise ValueError("--c1/--c2/--augment must be >= 0 and --max-iterations >= 1")
     return TrainOptions(c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
-                        sampling=args.sampling, seed=args.seed)
+                        sampling=args.sampling, seed=args.seed, augment=args.augment)
 
 
 def run_train(args: argparse.Namespace) -> int:

@@ -1,0 +1,92 @@
+"""Training notes with their PHI swapped for surrogates: teach context, not strings.
+
+The corpus's patients share doctors, hospitals and towns, so a CRF trained on
+it learns those strings, and cross-validation across the same patients
+rewards it: the strings recur in the held-out fold but not in a new
+hospital's notes. Training on each annotated note K more times, with every
+gold span replaced by a keyed surrogate of its label (another name, place,
+number, date) written in one of the case styles nursing notes use, keeps the
+context and varies the strings, so what the model can still learn from the
+copies is the context.
+
+The surrogates come from the project's own generators
+(:func:`deid_pipeline.surrogates.surrogate`) under a key derived from the copy
+number and the training seed: the copies, and so the trained model, are the
+same bytes on every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import random
+from collections.abc import Iterator, Sequence
+
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.rewrite import RewriteContext
+from deid_pipeline.surrogates import SurrogateError, surrogate
+
+# How a copy writes its surrogates: in the original value's case (an all-caps
+# note stays all caps), or all upper, all lower, or title case, as nurses do.
+CASE_STYLES = ("original", "upper", "lower", "title")
+
+# Ages are reckoned from a fixed year so a copy does not change with the date.
+_AS_OF_YEAR = 2000
+
+
+def _in_style(value: str, original: str, style: str) -> str:
+    """``value`` in ``style``; ``original`` decides the case of ``original`` style."""
+    if style == "upper" or (style == "original" and original.isupper()):
+        return value.upper()
+    if style == "lower" or (style == "original" and original.islower()):
+        return value.lower()
+    if style == "title" and not (original.isupper() and len(original) <= 3):
+        return value.title()
+    return value
+
+
+def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
+                   ) -> ClinicalDocument:
+    """``doc`` with every gold span replaced by a surrogate, gold offsets re-mapped.
+
+    A span whose value the generators cannot replace (a form they refuse)
+    keeps its text, still labelled; spans that overlap an earlier one are
+    dropped with the text they cover already replaced.
+    """
+    key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
+    ctx = RewriteContext(key=key, person_id=doc.person_key or doc.doc_id,
+                         as_of_year=_AS_OF_YEAR)
+    style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
+    pieces: list[str] = []
+    gold: list[PhiSpan] = []
+    cursor = length = 0
+    for span in sorted(doc.gold, key=lambda s: (s.start, -s.end)):
+        if span.start < cursor:
+            continue
+        before = doc.text[cursor:span.start]
+        original = doc.text[span.start:span.end]
+        try:
+            value = _in_style(surrogate(original, span.label, ctx), original, style)
+        except SurrogateError:
+            value = original
+        start = length + len(before)
+        pieces += [before, value]
+        gold.append(dataclasses.replace(span, start=start, end=start + len(value)))
+        length = start + len(value)
+        cursor = span.end
+    pieces.append(doc.text[cursor:])
+    return dataclasses.replace(doc, doc_id=f"{doc.doc_id}#aug{copy}",
+                               text="".join(pieces), gold=tuple(gold))
+
+
+def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,
+                          seed: int = 0) -> Iterator[ClinicalDocument]:
+    """``docs`` followed by ``copies`` surrogate copies of each annotated one.
+
+    Synthetic notes are not copied: their PHI is already drawn at random.
+    """
+    yield from docs
+    for copy in range(1, copies + 1):
+        for doc in docs:
+            if doc.gold and doc.source != "synthetic":
+                yield augmented_copy(doc, copy, seed)

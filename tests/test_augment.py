@@ -1,0 +1,85 @@
+"""Surrogate copies of annotated notes for training (issue 9, item 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from deid_pipeline.tagger.augment import augmented_copy, with_augmented_copies
+from deid_pipeline.tagger.crf import TrainOptions, train_model
+
+
+def _disjoint(doc) -> bool:
+    spans = sorted(doc.gold, key=lambda s: s.start)
+    return all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+
+
+def _annotated(docs, n=40):
+    return [d for d in docs if len(d.gold) >= 3 and _disjoint(d)][:n]
+
+
+def test_when_gold_spans_overlap_then_copy_keeps_the_first_and_covers_the_rest(
+        physionet_docs):
+    doc = next(d for d in physionet_docs if d.gold and not _disjoint(d))
+    copy = augmented_copy(doc, 1)
+    assert 0 < len(copy.gold) < len(doc.gold)
+    spans = copy.gold
+    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+
+
+def test_when_note_copied_then_text_between_spans_kept_and_gold_points_at_surrogates(
+        physionet_docs):
+    for doc in _annotated(physionet_docs):
+        copy = augmented_copy(doc, 1)
+        assert len(copy.gold) == len(doc.gold)
+        pieces_old, pieces_new = [], []
+        cur_old = cur_new = 0
+        for old, new in zip(sorted(doc.gold, key=lambda s: s.start), copy.gold):
+            assert old.label == new.label
+            pieces_old.append(doc.text[cur_old:old.start])
+            pieces_new.append(copy.text[cur_new:new.start])
+            assert copy.text[new.start:new.end].strip()
+            cur_old, cur_new = old.end, new.end
+        assert pieces_old == pieces_new
+        assert doc.text[cur_old:] == copy.text[cur_new:]
+
+
+def test_when_note_copied_then_names_and_places_are_other_strings(physionet_docs):
+    changed = total = 0
+    for doc in _annotated(physionet_docs, 200):
+        copy = augmented_copy(doc, 1)
+        for old, new in zip(sorted(doc.gold, key=lambda s: s.start), copy.gold):
+            if old.label in ("DOCTOR", "RELATIVE", "PATIENT", "LOCATION"):
+                total += 1
+                changed += (doc.text[old.start:old.end].lower()
+                            != copy.text[new.start:new.end].lower())
+    assert total > 50 and changed / total > 0.95
+
+
+def test_when_copied_twice_then_same_bytes_and_copies_differ(physionet_docs):
+    doc = next(d for d in _annotated(physionet_docs)
+               if any(s.label == "DOCTOR" for s in d.gold))
+    assert augmented_copy(doc, 1) == augmented_copy(doc, 1)
+    assert augmented_copy(doc, 1).text != augmented_copy(doc, 2).text
+    assert augmented_copy(doc, 1).doc_id == f"{doc.doc_id}#aug1"
+
+
+def test_when_copies_made_then_synthetic_and_unannotated_notes_are_not_copied(
+        physionet_docs):
+    real = _annotated(physionet_docs, 3)
+    blank = dataclasses.replace(real[0], doc_id="blank", gold=())
+    synthetic = dataclasses.replace(real[1], doc_id="syn", source="synthetic")
+    out = list(with_augmented_copies([*real, blank, synthetic], 2))
+    assert len(out) == 5 + 2 * 3
+    assert [d.doc_id for d in out[5:8]] == [f"{d.doc_id}#aug1" for d in real]
+
+
+def test_when_trained_with_augment_then_more_documents_and_reproducible(
+        physionet_docs, tmp_path):
+    docs = _annotated(physionet_docs, 12)
+    options = TrainOptions(max_iterations=5, augment=2)
+    a = train_model(docs, str(tmp_path / "a.crfsuite"), options, progress=None)
+    b = train_model(docs, str(tmp_path / "b.crfsuite"), options, progress=None)
+    plain = train_model(docs, str(tmp_path / "c.crfsuite"),
+                        TrainOptions(max_iterations=5), progress=None)
+    assert a.documents == 3 * len(docs) and plain.documents == len(docs)
+    assert a.sha256 == b.sha256 != plain.sha256
