@@ -36,11 +36,11 @@ MODULE = re.compile(r"python -m (deid_pipeline(?:\.\w+)+)")
 
 
 def _pages() -> list[str]:
-    pages = [README] + [
-        os.path.join(DOCS, name) for name in sorted(os.listdir(DOCS))
+    return [README, os.path.join(ROOT, "samples", "README.md")] + [
+        os.path.join(DOCS, name)
+        for name in sorted(os.listdir(DOCS))
         if name.endswith(".md")
     ]
-    return pages
 
 
 def _read(path: str) -> str:
