@@ -259,7 +259,6 @@ class Bench:
     """What a job benchmark works with: its inputs, key and settings."""
 
     inputs: InputSet
-    input_dir: str
     detectors: tuple[str, ...]
     profile: str
     workdir: str
@@ -343,7 +342,7 @@ def prepare(args: argparse.Namespace, scale: int, workdir: str, name: str) -> Be
             f"{sum(len(p.files) for p in parts)} files"
         )
     print(f"generated once in {inputs.seconds:.1f} s ({input_dir})")
-    return Bench(inputs, input_dir, detectors, profile, workdir, key_file, key, cores)
+    return Bench(inputs, detectors, profile, workdir, key_file, key, cores)
 
 
 def write_json(path: str | None, figures: dict) -> None:

@@ -227,9 +227,9 @@ def measure_stages(
 
 def profile(bench: Bench, path: str) -> None:
     """Profile one in_memory run of the N set; print the top of the report."""
+    patterns = bench.inputs.patterns(False)
     text = profile_in_memory(
-        bench.inputs.patterns(False), bench.detectors, bench.key_file, bench.workdir,
-        path,
+        patterns, bench.detectors, bench.key_file, bench.workdir, path
     )
     print()
     print(f"pyinstrument, one in_memory run of the N set ({path}):")
