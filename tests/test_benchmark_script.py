@@ -1,12 +1,13 @@
-"""Smoke test of the benchmark script: it runs on a handful of documents and prints
-its figures. Never asserts speed (that depends on the machine and its load).
+"""Smoke tests of the job benchmarks (``benchmark`` and the two it is made of,
+``bench_scaling`` and ``bench_stages``): each runs on a handful of documents and
+prints its figures. Never asserts speed (that depends on the machine and its load).
 """
 
 import json
 
 import pytest
 
-from deid_pipeline.pipelines import benchmark
+from deid_pipeline.pipelines import bench_inputs, bench_scaling, bench_stages, benchmark
 
 pytest.importorskip("psutil")
 
@@ -62,9 +63,48 @@ def test_when_the_crf_model_is_missing_then_crf_is_left_out_with_a_warning(
     tmp_path, capsys
 ):
     missing = str(tmp_path / "no-model.crfsuite")
-    assert benchmark.resolve_detectors("rules,crf", missing) == ("rules",)
+    assert bench_inputs.resolve_detectors("rules,crf", missing) == ("rules",)
     assert "no CRF model" in capsys.readouterr().err
-    assert benchmark.resolve_detectors("rules,dictionary", missing) == (
+    assert bench_inputs.resolve_detectors("rules,dictionary", missing) == (
         "rules",
         "dictionary",
     )
+
+
+def test_when_bench_scaling_runs_alone_then_it_prints_runs_and_acceptance(
+    tmp_path, capsys
+):
+    figures = bench_scaling.main(
+        ["--docs", "3", "--scale", "1", "--workers", "1", "--workdir",
+         str(tmp_path / "work")]
+    )
+    out = capsys.readouterr().out
+    for expected in (
+        "deid-pipeline bench_scaling:",
+        "input N: 3 documents",
+        "N 1w",
+        "acceptance (issue 6",
+        "  N: ",
+    ):
+        assert expected in out, expected
+    assert "per-stage share" not in out
+    assert [r["label"] for r in figures["runs"]] == ["N 1w"]
+
+
+def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
+    tmp_path, capsys
+):
+    figures = bench_stages.main(
+        ["--docs", "3", "--workdir", str(tmp_path / "work")]
+    )
+    out = capsys.readouterr().out
+    for expected in (
+        "deid-pipeline bench_stages:",
+        "running N 1w (the baseline)",
+        "per-stage share of time",
+        "tag:rules",
+        "CPU-ms/doc in its process tree",
+    ):
+        assert expected in out, expected
+    assert figures["stage_documents"] == 3
+    assert figures["baseline"]["records_read"] == 3

@@ -412,10 +412,11 @@ def test_when_message_kinds_given_then_only_those_are_generated():
 # --- CLI and samples -------------------------------------------------------------
 
 
-def _run(argv: list[str]) -> int:
+def _run(options: str, output) -> int:
+    """``deid-pipeline generate OPTIONS --output OUTPUT``; returns its exit code."""
     parser = argparse.ArgumentParser()
     add_subcommand(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["generate", *argv])
+    args = parser.parse_args(["generate", *options.split(), "--output", str(output)])
     return args.func(args)
 
 
@@ -429,23 +430,7 @@ def _gold_matches(path: str, texts: dict[str, str]) -> int:
 
 
 def test_cli_text_writes_one_file_per_note_and_gold(tmp_path, capsys):
-    assert (
-        _run(
-            [
-                "--kind",
-                "text",
-                "--count",
-                "4",
-                "--seed",
-                "1",
-                "--max-tokens",
-                "300",
-                "--output",
-                str(tmp_path),
-            ]
-        )
-        == 0
-    )
+    assert _run("--kind text --count 4 --seed 1 --max-tokens 300", tmp_path) == 0
     files = sorted(p for p in os.listdir(tmp_path) if p.endswith(".txt"))
     assert len(files) == 4
     texts = {
@@ -460,23 +445,7 @@ def test_cli_text_writes_one_file_per_note_and_gold(tmp_path, capsys):
 
 
 def test_cli_jsonl_is_readable_by_the_corpus_reader(tmp_path):
-    assert (
-        _run(
-            [
-                "--kind",
-                "jsonl",
-                "--count",
-                "6",
-                "--seed",
-                "2",
-                "--max-tokens",
-                "300",
-                "--output",
-                str(tmp_path),
-            ]
-        )
-        == 0
-    )
+    assert _run("--kind jsonl --count 6 --seed 2 --max-tokens 300", tmp_path) == 0
     path = tmp_path / "notes.jsonl"
     docs = list(read_jsonl(str(path), path.read_bytes()))
     assert len(docs) == 6 and all(isinstance(d, ClinicalDocument) for d in docs)
@@ -488,23 +457,7 @@ def test_cli_jsonl_is_readable_by_the_corpus_reader(tmp_path):
 
 
 def test_cli_hl7_writes_messages_and_gold(tmp_path):
-    assert (
-        _run(
-            [
-                "--kind",
-                "hl7",
-                "--count",
-                "6",
-                "--seed",
-                "3",
-                "--per-file",
-                "4",
-                "--output",
-                str(tmp_path),
-            ]
-        )
-        == 0
-    )
+    assert _run("--kind hl7 --count 6 --seed 3 --per-file 4", tmp_path) == 0
     files = sorted(p for p in os.listdir(tmp_path) if p.endswith(".hl7"))
     assert len(files) == 2
     data = "".join(
@@ -519,8 +472,8 @@ def test_cli_hl7_writes_messages_and_gold(tmp_path):
 
 
 def test_cli_rejects_bad_options(tmp_path):
-    assert _run(["--count", "-1", "--output", str(tmp_path)]) == 2
-    assert _run(["--types", "poetry", "--output", str(tmp_path)]) == 2
+    assert _run("--count -1", tmp_path) == 2
+    assert _run("--types poetry", tmp_path) == 2
 
 
 def test_bundled_samples_are_small_and_their_gold_matches():

@@ -592,14 +592,12 @@ def iter_messages(
                 msg, docs = factory.mdm(patient, when, control_id)
                 kind = "mdm"
             documents = tuple(
-                ClinicalDocument(
-                    doc_id=f"{control_id}-{set_id}",
-                    text=text.text,
+                text.document(
+                    f"{control_id}-{set_id}",
                     source="hl7",
                     origin="deid_pipeline.synthetic.hl7",
                     person_key=patient.key,
-                    metadata=(("kind", kind),),
-                    gold=text.spans,
+                    kind=kind,
                 )
                 for set_id, text in docs
             )

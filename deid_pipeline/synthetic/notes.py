@@ -350,10 +350,29 @@ def _nursing(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
     return b.pieces()
 
 
-def _header(b: _DocBuilder, lines: Sequence[str], keep: float) -> None:
-    for line in lines:
-        if b.ctx.rng.random() < keep:
+def _header(
+    b: _DocBuilder, lines: Sequence[str], keep: float, likely: Sequence[int] = ()
+) -> None:
+    """Each header line, kept with probability ``keep`` (0.95 for ``likely`` ones)."""
+    for i, line in enumerate(lines):
+        if b.ctx.rng.random() < (0.95 if i in likely else keep):
             b.fixed(line)
+
+
+def _sign_and_fit(
+    b: _DocBuilder,
+    signature: Sequence[str],
+    min_tokens: int,
+    max_tokens: int,
+    grow: Callable[[], bool],
+) -> list[Piece]:
+    """End with 1-3 signature lines, fit the length, and render the pieces."""
+    rng = b.ctx.rng
+    b.fixed("\n", tail=True)
+    for line in rng.sample(signature, rng.randint(1, 3)):
+        b.fixed(line, tail=True)
+    b.fit(min_tokens, max_tokens, grow)
+    return b.pieces()
 
 
 def _discharge(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
@@ -394,11 +413,7 @@ def _discharge(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
         )
         return True
 
-    b.fixed("\n", tail=True)
-    for line in rng.sample(ph.DS_SIGNATURE, rng.randint(1, 3)):
-        b.fixed(line, tail=True)
-    b.fit(min_tokens, max_tokens, grow)
-    return b.pieces()
+    return _sign_and_fit(b, ph.DS_SIGNATURE, min_tokens, max_tokens, grow)
 
 
 def _radiology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
@@ -406,9 +421,7 @@ def _radiology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
     b = _DocBuilder(ctx)
     ctx.exam = rng.choice(tuple(ph.RAD_EXAMS))
     ctx.exams.append(ctx.exam)
-    for i, line in enumerate(ph.RAD_HEADER):
-        if rng.random() < (0.95 if i in (1, 2) else 0.6):
-            b.fixed(line)
+    _header(b, ph.RAD_HEADER, 0.6, likely=(1, 2))
     b.fixed("\n")
     for heading, pool in ph.RAD_SECTIONS:
         b.section(heading, "prose", pool, initial=1, grow=False)
@@ -448,19 +461,13 @@ def _radiology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
         add_exam(False)
         return True
 
-    b.fixed("\n", tail=True)
-    for line in rng.sample(ph.RAD_SIGNATURE, rng.randint(1, 3)):
-        b.fixed(line, tail=True)
-    b.fit(min_tokens, max_tokens, grow)
-    return b.pieces()
+    return _sign_and_fit(b, ph.RAD_SIGNATURE, min_tokens, max_tokens, grow)
 
 
 def _pathology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
     rng = ctx.rng
     b = _DocBuilder(ctx)
-    for i, line in enumerate(ph.PATH_HEADER):
-        if rng.random() < (0.95 if i in (0, 2, 3) else 0.65):
-            b.fixed(line)
+    _header(b, ph.PATH_HEADER, 0.65, likely=(0, 2, 3))
     b.fixed("\n")
     ctx.site = rng.choice(ph.PATH_SITES)
     parts: list[str] = []
@@ -510,11 +517,7 @@ def _pathology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
         )
         return True
 
-    b.fixed("\n", tail=True)
-    for line in rng.sample(ph.PATH_SIGNATURE, rng.randint(1, 3)):
-        b.fixed(line, tail=True)
-    b.fit(min_tokens, max_tokens, grow)
-    return b.pieces()
+    return _sign_and_fit(b, ph.PATH_SIGNATURE, min_tokens, max_tokens, grow)
 
 
 _BUILDERS = {
@@ -601,14 +604,12 @@ def iter_notes(
             ctx = DocContext(ids, patient, date, kind, age_threshold)
             text = build_text(ctx, kind, min_tokens, max_tokens)
             produced += 1
-            doc = ClinicalDocument(
-                doc_id=f"synth-{seed}-{produced:06d}",
-                text=text.text,
+            doc = text.document(
+                f"synth-{seed}-{produced:06d}",
                 source="synthetic",
                 origin="deid_pipeline.synthetic.notes",
                 person_key=patient.key,
-                metadata=(("kind", kind),),
-                gold=text.spans,
+                kind=kind,
             )
             yield SyntheticNote(doc, text.values)
             date += dt.timedelta(days=rng.randint(0, 2))

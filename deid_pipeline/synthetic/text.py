@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from deid_pipeline.labels import check_label
-from deid_pipeline.model import PhiSpan
+from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tokenizer import token_spans
 
 Piece = tuple[str, str | None]
@@ -41,6 +41,20 @@ class AnnotatedText:
     text: str
     spans: tuple[PhiSpan, ...]
     values: tuple[str, ...]
+
+    def document(
+        self, doc_id: str, source: str, origin: str, person_key: str, kind: str
+    ) -> ClinicalDocument:
+        """The text as a document of ``kind``, with its spans as the gold."""
+        return ClinicalDocument(
+            doc_id=doc_id,
+            text=self.text,
+            source=source,
+            origin=origin,
+            person_key=person_key,
+            metadata=(("kind", kind),),
+            gold=self.spans,
+        )
 
 
 def _apply_case(text: str, case: str) -> str:

@@ -1,0 +1,277 @@
+"""Benchmark: where a document's time goes, stage by stage, against the whole job.
+
+Times the Beam-free stage functions in this process over the same documents
+the job reads: parse, seed, tag split by detector (each timed alone) and the
+view+merge rest, link, surrogate, leak guard, write. The baseline, measured in
+the same run, is one ``run`` job on 1 worker over those documents
+(``bench_scaling.run_set``): its CPU-ms per document in its process tree, of
+which the stage functions are a share and Beam (encoding, data plane,
+shuffles, start-up) the rest::
+
+    python -m deid_pipeline.pipelines.bench_stages --docs 2000 --nursing
+
+``--pyinstrument OUT.html`` also profiles one in-process (``in_memory``) run.
+Only counts and timings are printed; never document content.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from deid_pipeline.pipelines.bench_inputs import (
+    Bench,
+    new_parser,
+    prepare,
+    workspace,
+    write_json,
+)
+from deid_pipeline.pipelines.bench_scaling import RunFigures, run_set, summary
+from deid_pipeline.tagger.detectors import TaggerConfig
+
+STAGES = (
+    "parse",
+    "seed",
+    "tag",
+    "link",
+    "surrogate",
+    "leak_guard",
+    "write",
+)
+
+
+def time_stages(
+    files: Sequence[str], config: TaggerConfig, key: bytes, limit: int, scratch: str
+) -> tuple[dict[str, float], int]:
+    """Seconds per stage of the Beam-free functions over up to ``limit`` documents.
+
+    Reads ``files`` in order until ``limit`` documents. The tag stage is split
+    by detector (``tag:rules``, ``tag:dictionary``, ``tag:crf``: each timed
+    alone over the same documents) and the rest of ``PhiTagger.tag`` (visible
+    view, merge). One-off loads (rules, lexicons, the model) come before timing.
+    Returns (seconds by stage, documents timed).
+    """
+    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.evaluation.corpora import read_records
+    from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
+    from deid_pipeline.hl7.framing import decode_message, frame_file
+    from deid_pipeline.linking.graph import link_record, resolve
+    from deid_pipeline.linking.keys import document_key
+    from deid_pipeline.model import ClinicalDocument
+    from deid_pipeline.tagger.tagging import PhiTagger
+    from deid_pipeline.transforms.write import (
+        SCHEMAS,
+        document_row,
+        identifier_rows,
+        sort_key,
+        write_table_file,
+    )
+
+    seconds: dict[str, float] = {}
+
+    def add(stage: str, t0: float) -> float:
+        now = time.perf_counter()
+        seconds[stage] = seconds.get(stage, 0.0) + now - t0
+        return now
+
+    docs: list[ClinicalDocument] = []
+    for path in files:
+        if len(docs) >= limit:
+            break
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if path.endswith(".hl7"):
+            t0 = time.perf_counter()
+            for frame in frame_file(data).frames():
+                text, codec = decode_message(frame.data)
+                message, reports = parse_hl7_message(text)
+                t0 = add("parse", t0)
+                docs.extend(build_documents(message, path, codec, reports))
+                t0 = add("seed", t0)
+                if len(docs) >= limit:
+                    break
+        else:
+            t0 = time.perf_counter()
+            docs.extend(
+                r for r in read_records(path, data) if isinstance(r, ClinicalDocument)
+            )
+            add("parse", t0)
+    docs = docs[:limit]
+
+    tagger = PhiTagger.from_config(config)
+    rewriter = Rewriter(mode="surrogate", key=key)
+    for doc in docs[:3]:  # warm-up: lazy loads and first-use caches
+        rewriter.rewrite(tagger.tag(doc))
+    t0 = time.perf_counter()
+    tagged = [tagger.tag(doc) for doc in docs]
+    tag_total = time.perf_counter() - t0
+    # The split: each detector alone over the same documents (a second pass);
+    # what the whole tag call spends besides them is the view and the merge.
+    for detector in tagger.detectors:
+        t0 = time.perf_counter()
+        for doc in docs:
+            detector.analyze(doc)
+        add(f"tag:{detector.name}", t0)
+    seconds["tag:view+merge"] = max(
+        0.0, tag_total - sum(v for k, v in seconds.items() if k.startswith("tag:"))
+    )
+    t0 = time.perf_counter()
+    records = [link_record(t) for t in tagged]
+    t0 = add("link:records", t0)
+    assignments = {a.doc_key: a for a in resolve(records)}
+    add("link:resolve", t0)
+    results = []
+    for t in tagged:
+        t0 = time.perf_counter()
+        person = assignments[document_key(t.document)]
+        result = rewriter.rewrite(t, person_key=person.person_key)
+        t0 = add("surrogate", t0)
+        try:
+            results.append(rewriter.guard(t, result))
+        except Exception:  # noqa: BLE001 - a leak quarantines the doc, as in the job
+            pass
+        add("leak_guard", t0)
+    t0 = time.perf_counter()
+    for table, rows in (
+        ("documents", [document_row(r) for r in results]),
+        ("identifiers", [row for r in results for row in identifier_rows(r)]),
+    ):
+        rows.sort(key=sort_key(table))
+        write_table_file(
+            os.path.join(scratch, f"{table}.parquet"), SCHEMAS[table], rows
+        )
+    add("write", t0)
+    return seconds, len(docs)
+
+
+def profile_in_memory(
+    patterns: Sequence[str], detectors, key_file: str, workdir: str, path: str
+) -> str:
+    """Profile one in-process (``in_memory``) run; returns the text report."""
+    from pyinstrument import Profiler
+
+    from deid_pipeline.pipelines.deidentify import run
+
+    argv = []
+    for pattern in patterns:
+        argv += ["--input", pattern]
+    argv += [
+        "--output",
+        os.path.join(workdir, "out-profile"),
+        "--key-file",
+        key_file,
+        "--detectors",
+        ",".join(detectors),
+        "--direct_running_mode=in_memory",
+    ]
+    profiler = Profiler(interval=0.002)
+    profiler.start()
+    run(argv)
+    profiler.stop()
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(profiler.output_html())
+    return profiler.output_text(unicode=False, color=False, show_all=False)
+
+# ---------------------------------------------------------------- report
+
+
+def report_stages(
+    stages: dict[str, float], stage_docs: int, baseline: RunFigures | None
+) -> dict:
+    """Print each stage's share and ms/doc, and their sum against ``baseline``."""
+    total = sum(stages.values())
+    if total:
+        print()
+        print(
+            f"per-stage share of time (Beam-free stage functions, one process, "
+            f"{stage_docs} documents of the N set; {1000 * total / stage_docs:.2f} "
+            f"ms/doc in all):"
+        )
+        # Pipeline order; the tag detectors in the order they run.
+        for stage in sorted(stages, key=lambda s: STAGES.index(s.split(":")[0])):
+            print(
+                f"  {stage:<16}{100 * stages[stage] / total:>6.1f} %"
+                f"{1000 * stages[stage] / stage_docs:>9.3f} ms/doc"
+            )
+        if baseline:
+            stage_ms = 1000 * total / stage_docs
+            tree_ms = 1000 * baseline.tree_cpu / baseline.documents
+            print(
+                f"  the 1-worker N run used {tree_ms:.2f} CPU-ms/doc in its process "
+                f"tree: {stage_ms / tree_ms:.0%} in the stage functions, the rest "
+                "in Beam (encoding, data plane, shuffles, start-up)"
+            )
+    return {"stage_seconds": stages, "stage_documents": stage_docs}
+
+
+def measure_stages(
+    bench: Bench, model: str | None, limit: int, baseline: RunFigures | None
+) -> dict:
+    """Time the stages over up to ``limit`` documents of the N set; print them."""
+    config = TaggerConfig(detectors=bench.detectors, model_path=model)
+    scratch = os.path.join(bench.workdir, "stage-scratch")
+    os.makedirs(scratch, exist_ok=True)
+    try:
+        stages, stage_docs = time_stages(
+            bench.inputs.files(False), config, bench.key, limit, scratch
+        )
+    except Exception as exc:  # noqa: BLE001 - keep the run figures already measured
+        print(f"benchmark: per-stage timing failed: {type(exc).__name__}: {exc}")
+        stages, stage_docs = {}, 0
+    return report_stages(stages, stage_docs, baseline)
+
+
+def profile(bench: Bench, path: str) -> None:
+    """Profile one in_memory run of the N set; print the top of the report."""
+    patterns = bench.inputs.patterns(False)
+    text = profile_in_memory(
+        patterns, bench.detectors, bench.key_file, bench.workdir, path
+    )
+    print()
+    print(f"pyinstrument, one in_memory run of the N set ({path}):")
+    print("\n".join(text.splitlines()[:60]))
+
+
+def add_profile_argument(parser: argparse.ArgumentParser) -> None:
+    """``--pyinstrument HTML``."""
+    parser.add_argument(
+        "--pyinstrument",
+        metavar="HTML",
+        help="also profile one in_memory run of the N set with "
+        "pyinstrument (HTML to this path, top of the text report "
+        "printed)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The benchmark's command line."""
+    parser = new_parser("bench_stages", __doc__, docs=2000)
+    add_profile_argument(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Run the benchmark; returns (and prints) the figures."""
+    args = build_parser().parse_args(argv)
+    with workspace(args.workdir) as workdir:
+        bench = prepare(args, 1, workdir, "bench_stages")
+        print("running N 1w (the baseline) ...", end=" ", flush=True)
+        baseline = run_set(bench, "N 1w", False, 1, model=args.model)
+        print(
+            f"{baseline.pipeline_seconds:.1f} s, {baseline.tree_cpu:.1f} CPU-s",
+            flush=True,
+        )
+        figures = measure_stages(bench, args.model, args.docs, baseline)
+        if args.pyinstrument:
+            profile(bench, args.pyinstrument)
+        figures.update(summary(bench, args), baseline=asdict(baseline))
+        write_json(args.json, figures)
+        return figures
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
