@@ -8,6 +8,8 @@ never leaves output that looks complete.
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import logging
 import os
@@ -21,7 +23,11 @@ from collections import Counter
 import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    StandardOptions,
+    _BeamArgumentParser,
+)
 
 from deid_pipeline import __version__
 from deid_pipeline.deidentify import Rewriter
@@ -194,6 +200,46 @@ def input_bytes(patterns: list[str]) -> int:
     return total
 
 
+def beam_parser() -> argparse.ArgumentParser:
+    """Every option Beam declares, as Beam parses them.
+
+    The same parser ``PipelineOptions.get_all_options`` builds: each
+    ``PipelineOptions`` subclass adds its own flags (runner, direct, portable,
+    Flink, S3, GCP, ...), with abbreviations off as in Beam.
+    """
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)  # noqa: SLF001 - Beam's own way
+    return parser
+
+
+def check_beam_args(beam_args: list[str], own: argparse.ArgumentParser) -> None:
+    """Refuse what neither ``run`` nor Beam declares, naming the closest option.
+
+    Beam drops an option it cannot parse with a warning, so a nightly job
+    with ``--bais=-5`` or ``--polcy limited-dataset`` would run to exit 0 on
+    the default bias or policy: a typo must stop the run (exit 2) instead.
+    """
+    parser = beam_parser()
+    _known, unknown = parser.parse_known_args(beam_args)
+    if not unknown:
+        return
+    first = unknown[0]
+    if not first.startswith("-"):
+        raise RunError(f"unexpected argument {first!r}")
+    name = first.split("=", 1)[0]
+    options = [
+        option
+        for p in (own, parser)
+        for action in p._actions  # noqa: SLF001 - argparse keeps them here
+        for option in action.option_strings
+        if option.startswith("--")
+    ]
+    close = difflib.get_close_matches(name, options, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise RunError(f"unrecognized option {name}{hint}")
+
+
 def output_shards(total_bytes: int, requested: int | None) -> int:
     """Persons and quarantine shards: as asked, else one per ``BYTES_PER_SHARD``."""
     if requested:
@@ -234,7 +280,9 @@ def run(
     argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
 ) -> dict:
     """Run the job; returns the run summary also written to ``OUTPUT/run.json``."""
-    args, beam_args = build_parser().parse_known_args(argv)
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    check_beam_args(beam_args, parser)
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         key, key_source = load_key(args.key_file, args.ephemeral_key)
