@@ -36,7 +36,20 @@ setup(
         "zipcodes>=3.0",
     ],
     extras_require={
-        "test": ["pytest>=8", "hypothesis>=6.100", "hl7>=0.4.5", "psutil>=5.9"],
+        "test": [
+            "pytest>=8",
+            "hypothesis>=6.100",
+            "hl7>=0.4.5",
+            "psutil>=5.9",
+            # tests/test_object_storage.py: Beam's S3 file system (boto3) against
+            # moto's S3 API server on loopback.
+            "apache-beam[aws]>=2.60",
+            "moto[server]>=5",
+        ],
+        # Inputs, spill, staging and outputs on s3:// (docs/object-storage.md).
+        "aws": ["apache-beam[aws]>=2.60"],
+        # ... on gs:// (Google Cloud Storage).
+        "gcp": ["apache-beam[gcp]>=2.60"],
         # Only to rebuild the committed lexicon files (pipelines/build_lexicons.py);
         # the tagger reads deid_pipeline/data/ at run time.
         "lexicons": [

@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse the command line and dispatch; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    # ``run`` passes options it does not know through to Beam, so only the
-    # other subcommands reject unknown options.
+    # ``run`` hands options it does not know to Beam, which refuses what no
+    # PipelineOptions class declares (exit 2); the others reject them here.
     args, unknown = parser.parse_known_args(argv)
     if unknown and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")

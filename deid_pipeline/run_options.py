@@ -1,8 +1,9 @@
 """Options of ``deid-pipeline run`` (Beam-free, so ``--help`` is instant).
 
-Our own options are parsed here; everything argparse does not know is handed
-to Beam's PipelineOptions untouched (``--runner``, ``--direct_num_workers``,
-``--direct_running_mode``, ``--flink_master``, ...).
+Our own options are parsed here; the rest goes to Beam's PipelineOptions
+untouched if Beam declares it (``--runner``, ``--direct_num_workers``,
+``--direct_running_mode``, ``--flink_master``, ``--s3_endpoint_url``, ...) and
+is a usage error otherwise (``pipelines/deidentify.py``, ``check_beam_args``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ DEFAULT_MAX_FILE_BYTES = 2 * 1024**3
 _SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 EPILOG = """\
-Any option not listed here is passed to Apache Beam, for example:
+Options Apache Beam declares are passed to it (any other is an error, exit 2):
   --runner=DirectRunner --direct_running_mode=multi_processing --direct_num_workers=2
   --runner=FlinkRunner --flink_master=HOST:8081 --environment_type=LOOPBACK
 

@@ -3,25 +3,30 @@
 ``run(argv)`` parses our options and hands the rest to Beam, builds the
 pipeline, writes into a staging directory and publishes the tables (and
 run.json last) only when the pipeline succeeded, so a failed or killed run
-never leaves output that looks complete.
+never leaves output that looks complete. Every path goes through Beam's
+FileSystems (``transforms/storage.py``): inputs, spill, staging and outputs
+may be local or on s3://, gs://, hdfs://, where the workers write directly.
 """
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import logging
-import os
 import platform
-import shutil
 import sys
 import time
 import uuid
 from collections import Counter
 
 import apache_beam as beam
-import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import (
+    PipelineOptions,
+    StandardOptions,
+    _BeamArgumentParser,
+)
 
 from deid_pipeline import __version__
 from deid_pipeline.deidentify import Rewriter
@@ -34,7 +39,25 @@ from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
-from deid_pipeline.transforms.write import WriteSortedParquet, write_empty_table
+from deid_pipeline.transforms.storage import (
+    absolute,
+    delete_file,
+    delete_files,
+    delete_tree,
+    is_local,
+    match_files,
+    move,
+    move_files,
+    replace_directory,
+    write_atomically,
+    write_bytes,
+)
+from deid_pipeline.transforms.write import (
+    WriteCounts,
+    WriteSortedParquet,
+    read_counts,
+    write_empty_table,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,42 +68,18 @@ MAX_SHARDS = 4096
 
 # Options whose values must never reach run.json or logs.
 _SECRET_OPTIONS = {"key_file"}
+# Beam options holding credentials (--s3_secret_access_key, --s3_session_token,
+# ...): named in run.json, their values replaced.
+_SECRET_BEAM_WORDS = ("secret", "token", "password", "access_key", "credential")
 
 
 class RunError(Exception):
     """The job could not run (bad options, unusable output location)."""
 
 
-def _count_rows(directory: str) -> int:
-    return sum(
-        pq.ParquetFile(os.path.join(directory, f)).metadata.num_rows
-        for f in sorted(os.listdir(directory))
-        if f.endswith(".parquet")
-    )
-
-
-def _label_counts(directory: str) -> dict[str, int]:
-    counts: Counter = Counter()
-    for f in sorted(os.listdir(directory)):
-        if f.endswith(".parquet"):
-            counts.update(
-                pq.read_table(os.path.join(directory, f), columns=["label"])
-                .column("label")
-                .to_pylist()
-            )
-    return dict(sorted(counts.items()))
-
-
-def _stage_counts(directory: str) -> dict[str, int]:
-    counts: Counter = Counter()
-    for f in sorted(os.listdir(directory)):
-        if f.endswith(".parquet"):
-            counts.update(
-                pq.read_table(os.path.join(directory, f), columns=["stage"])
-                .column("stage")
-                .to_pylist()
-            )
-    return dict(sorted(counts.items()))
+def _by(counts: Counter, table: str) -> dict[str, int]:
+    """Rows of ``table`` per value of its counted column (``written_counts``)."""
+    return dict(sorted((v, n) for (t, v), n in counts.items() if t == table and v))
 
 
 def _counter(result, name: str) -> int | None:
@@ -97,24 +96,74 @@ def _counter(result, name: str) -> int | None:
     return sum(v for v in values if v is not None) if values else 0
 
 
-def _publish(staging: str, output: str) -> None:
-    """Move each staged table over the old one; the old one goes only after."""
-    for table in TABLES:
-        target = os.path.join(output, table)
-        old = None
-        if os.path.exists(target):
-            old = os.path.join(staging, f".old-{table}")
-            os.replace(target, old)
-        os.replace(os.path.join(staging, table), target)
-        if old:
-            shutil.rmtree(old)
+def _staged_tables(staging: str) -> dict[str, list[str]]:
+    """Each table's staged files (one listing); an empty table gets one empty file.
+
+    A table with no rows produces no shard; it is still published, as one
+    empty file with the table's schema, so readers need no special case.
+    """
+    staged: dict[str, list[str]] = {table: [] for table in TABLES}
+    for path in match_files(FileSystems.join(staging, "*", "*.parquet")):
+        table = FileSystems.split(FileSystems.split(path)[0])[1]
+        if table in staged:
+            staged[table].append(path)
+    for table, paths in staged.items():
+        if not paths:
+            paths.append(write_empty_table(staging, table))
+    return staged
 
 
-def _publish_files(source: str, target: str) -> None:
-    """Move each staged HL7 file into ``target``, replacing same-named files."""
-    os.makedirs(target, exist_ok=True)
-    for name in sorted(os.listdir(source)):
-        os.replace(os.path.join(source, name), os.path.join(target, name))
+def _publish(staged: dict[str, list[str]], staging: str, output: str) -> dict:
+    """Put each staged table in place of the old one; returns the file names.
+
+    The names are run.json's manifest. Locally each table directory is
+    swapped whole; on an object store the new files are moved in, then the
+    old files no longer listed are deleted, so a table directory can hold
+    files of two runs for a moment and a reader reads only those listed.
+    """
+    if is_local(output):
+        for table in TABLES:
+            replace_directory(
+                FileSystems.join(staging, table),
+                FileSystems.join(output, table),
+                FileSystems.join(staging, f".old-{table}"),
+            )
+    else:
+        old = [
+            path
+            for path in match_files(FileSystems.join(output, "*", "*"))
+            if FileSystems.split(FileSystems.split(path)[0])[1] in TABLES
+        ]
+        sources = [path for table in TABLES for path in staged[table]]
+        targets = [
+            FileSystems.join(output, table, FileSystems.split(path)[1])
+            for table in TABLES
+            for path in staged[table]
+        ]
+        move(sources, targets)
+        delete_files(sorted(set(old) - set(targets)))
+    return {
+        table: sorted(FileSystems.split(path)[1] for path in staged[table])
+        for table in TABLES
+    }
+
+
+# Every staging directory holds this file from its start: a prefix an object
+# store lists, and a first write that proves the output is usable. Not empty:
+# Beam's S3 file system cannot write an empty object (a multipart upload of
+# no parts, which S3 refuses).
+_STAGING_MARK = "_started"
+_STAGING_MARK_TEXT = b"deid-pipeline run staging; deleted when the run ends\n"
+
+
+def _stale_staging(output: str) -> set[str]:
+    """Staging directories left under ``output`` by runs that died."""
+    (match,) = FileSystems.match([FileSystems.join(output, ".staging-*", "**")])
+    stale = set()
+    for m in match.metadata_list:
+        rest = m.path[len(output) :].lstrip("/")
+        stale.add(FileSystems.join(output, rest.split("/", 1)[0]))
+    return stale
 
 
 def _new_staging_dir(output: str) -> str:
@@ -123,28 +172,61 @@ def _new_staging_dir(output: str) -> str:
     One run per output directory at a time: a staging directory left behind
     can only be from a run that died before publishing.
     """
+    staging = FileSystems.join(output, f".staging-{uuid.uuid4().hex[:12]}")
     try:
-        os.makedirs(output, exist_ok=True)
-        for name in os.listdir(output):
-            if name.startswith(".staging-"):
-                shutil.rmtree(os.path.join(output, name), ignore_errors=True)
-        staging = os.path.join(output, f".staging-{uuid.uuid4().hex[:12]}")
-        os.makedirs(staging)
-    except OSError as exc:
-        raise RunError(
-            f"cannot use output directory {output!r}: {exc.strerror}"
-        ) from exc
+        for stale in sorted(_stale_staging(output)):
+            delete_tree(stale)
+        write_bytes(FileSystems.join(staging, _STAGING_MARK), _STAGING_MARK_TEXT)
+    except Exception as exc:  # noqa: BLE001 - any storage failure: cannot run
+        raise RunError(f"cannot use output directory {output!r}: {exc}") from exc
     return staging
 
 
-def _write_json_atomically(path: str, payload: dict) -> None:
-    tmp = f"{path}.tmp-{uuid.uuid4().hex}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+def _discard(staging: str) -> None:
+    """Delete a failed run's staging directory; a failure here is only logged.
+
+    The run's own error is what the caller must see. What is left behind is
+    never taken for output (no run.json names it) and the next run deletes it.
+    """
+    try:
+        delete_tree(staging)
+    except Exception as exc:  # noqa: BLE001
+        log.warning("could not delete staging %s: %s", staging, type(exc).__name__)
+
+
+def _check_same_storage(output: str, hl7_output: str | None) -> None:
+    """HL7 files are staged under ``output``: they are moved, not copied, out.
+
+    A move works only within one file system (one scheme).
+    """
+    if hl7_output and FileSystems.get_scheme(hl7_output) != FileSystems.get_scheme(
+        output
+    ):
+        raise RunError(
+            "--hl7-output must be on the same file system as --output "
+            f"({hl7_output!r}, {output!r})"
+        )
+
+
+def redact_beam_args(beam_args: list[str]) -> list[str]:
+    """Beam options for run.json, credential values replaced by ``***``."""
+    redacted, hide_next = [], False
+    for arg in beam_args:
+        if hide_next:
+            redacted.append("***")
+            hide_next = False
+            continue
+        name, eq, _value = arg.partition("=")
+        secret = name.startswith("--") and any(w in name for w in _SECRET_BEAM_WORDS)
+        if secret and eq:
+            arg = f"{name}=***"
+        hide_next = secret and not eq
+        redacted.append(arg)
+    return redacted
+
+
+def _json_bytes(payload: dict) -> bytes:
+    return (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
 
 def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
@@ -163,18 +245,6 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
     return versions
 
 
-def _ensure_staged_tables(staging: str) -> None:
-    # A table with no rows produces no shard; it is still published, as one
-    # empty file with the table's schema, so readers need no special case.
-    for table in TABLES:
-        directory = os.path.join(staging, table)
-        if not os.path.isdir(directory) or not any(
-            f.endswith(".parquet") for f in os.listdir(directory)
-        ):
-            os.makedirs(directory, exist_ok=True)
-            write_empty_table(staging, table)
-
-
 def input_bytes(patterns: list[str]) -> int:
     """Total size of the input; a plain path that does not exist cannot run.
 
@@ -182,7 +252,11 @@ def input_bytes(patterns: list[str]) -> int:
     directory with no new files has nothing to do, and finishes.
     """
     total = 0
-    for pattern, match in zip(patterns, FileSystems.match(list(patterns))):
+    try:
+        matches = FileSystems.match(list(patterns))
+    except Exception as exc:  # noqa: BLE001 - no storage, bucket or credentials
+        raise RunError(f"cannot list input {patterns!r}: {exc}") from exc
+    for pattern, match in zip(patterns, matches):
         if not match.metadata_list:
             if not any(ch in pattern for ch in "*?["):
                 raise RunError(f"input {pattern!r} does not exist")
@@ -192,6 +266,46 @@ def input_bytes(patterns: list[str]) -> int:
             )
         total += sum(m.size_in_bytes for m in match.metadata_list)
     return total
+
+
+def beam_parser() -> argparse.ArgumentParser:
+    """Every option Beam declares, as Beam parses them.
+
+    The same parser ``PipelineOptions.get_all_options`` builds: each
+    ``PipelineOptions`` subclass adds its own flags (runner, direct, portable,
+    Flink, S3, GCP, ...), with abbreviations off as in Beam.
+    """
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)  # noqa: SLF001 - Beam's own way
+    return parser
+
+
+def check_beam_args(beam_args: list[str], own: argparse.ArgumentParser) -> None:
+    """Refuse what neither ``run`` nor Beam declares, naming the closest option.
+
+    Beam drops an option it cannot parse with a warning, so a nightly job
+    with ``--bais=-5`` or ``--polcy limited-dataset`` would run to exit 0 on
+    the default bias or policy: a typo must stop the run (exit 2) instead.
+    """
+    parser = beam_parser()
+    _known, unknown = parser.parse_known_args(beam_args)
+    if not unknown:
+        return
+    first = unknown[0]
+    if not first.startswith("-"):
+        raise RunError(f"unexpected argument {first!r}")
+    name = first.split("=", 1)[0]
+    options = [
+        option
+        for p in (own, parser)
+        for action in p._actions  # noqa: SLF001 - argparse keeps them here
+        for option in action.option_strings
+        if option.startswith("--")
+    ]
+    close = difflib.get_close_matches(name, options, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise RunError(f"unrecognized option {name}{hint}")
 
 
 def output_shards(total_bytes: int, requested: int | None) -> int:
@@ -234,7 +348,9 @@ def run(
     argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
 ) -> dict:
     """Run the job; returns the run summary also written to ``OUTPUT/run.json``."""
-    args, beam_args = build_parser().parse_known_args(argv)
+    parser = build_parser()
+    args, beam_args = parser.parse_known_args(argv)
+    check_beam_args(beam_args, parser)
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         key, key_source = load_key(args.key_file, args.ephemeral_key)
@@ -252,9 +368,16 @@ def run(
         as_of_year=args.as_of_year,
     )
 
+    options = PipelineOptions(beam_args)
+    # Beam hands the options to its file systems only when a pipeline is
+    # built; the driver matches inputs and creates staging before that, and
+    # S3 (endpoint, keys, region) cannot be reached without them.
+    FileSystems.set_options(options)
+    output = absolute(args.output)
+    hl7_target = absolute(args.hl7_output) if args.hl7_output else None
+    _check_same_storage(output, hl7_target)
     total_bytes = input_bytes(args.input)
     num_shards = output_shards(total_bytes, args.output_shards)
-    output = os.path.abspath(args.output)
     staging = _new_staging_dir(output)
     # Beam logs every element's repr at DEBUG, and rows are dicts holding PHI:
     # whatever the caller's logging, Beam stays at INFO or above.
@@ -272,10 +395,12 @@ def run(
     )
 
     started = time.time()
-    pipeline = test_pipeline or local_pipeline(PipelineOptions(beam_args))
+    pipeline = test_pipeline or local_pipeline(options)
     # Spilled documents hold PHI: inside the staging directory, deleted
     # before anything is published (and with staging when the run fails).
-    spill = os.path.join(staging, "_spill")
+    spill = FileSystems.join(staging, "_spill")
+    # Every worker step that touches files sets its file systems' options.
+    flags = tuple(beam_args)
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
         args.input,
         args.input_format,
@@ -284,35 +409,47 @@ def run(
         staging,
         spill_directory=spill,
         chunk_size=args.chunk_size,
-        hl7_output=Hl7Output(os.path.join(staging, "hl7"), args.hl7_z_segments)
+        hl7_output=Hl7Output(
+            FileSystems.join(staging, "hl7"), args.hl7_z_segments, flags
+        )
         if args.hl7_output
         else None,
         max_file_bytes=args.max_file_bytes,
+        filesystem_flags=flags,
     )
-    if args.hl7_output:
-        os.makedirs(os.path.join(staging, "hl7"))
     # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
-    _ = outputs.persons | "WritePersons" >> WriteSortedParquet(
-        staging, "persons", num_shards
+    persons_written = outputs.persons | "WritePersons" >> WriteSortedParquet(
+        staging, "persons", num_shards, flags
     )
-    _ = (
+    quarantine_written = (
         outputs.quarantine
         | "QuarantineRows" >> beam.Map(quarantine_row)
-        | "WriteQuarantine" >> WriteSortedParquet(staging, "quarantine", num_shards)
+        | "WriteQuarantine"
+        >> WriteSortedParquet(staging, "quarantine", num_shards, flags)
+    )
+    _ = (
+        (
+            outputs.written | "ChunkCounts" >> beam.Map(lambda w: w.counts),
+            persons_written,
+            quarantine_written,
+        )
+        | "AllCounts" >> beam.Flatten()
+        | "WriteCounts" >> WriteCounts(staging, flags)
     )
     try:
         result = pipeline.run()
         result.wait_until_finish()
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging)
         raise
     # Spilled documents go before anything is counted or published.
     delete_spill(spill)
     elapsed = time.time() - started
 
-    _ensure_staged_tables(staging)
-    written = _count_rows(os.path.join(staging, "documents"))
-    by_stage = _stage_counts(os.path.join(staging, "quarantine"))
+    staged = _staged_tables(staging)
+    counts = read_counts(staging)
+    written = counts["documents", ""]
+    by_stage = _by(counts, "quarantine")
     # HL7-output failures are messages, counted apart from the records.
     quarantined = sum(
         n for stage, n in by_stage.items() if not stage.startswith(HL7_STAGE_PREFIX)
@@ -325,37 +462,40 @@ def run(
         # None when the runner reports no metrics: unknown is not balanced.
         "accounted": None if read is None else read == written + quarantined,
         "files_read": _counter(result, "files_read"),
-        "persons": _count_rows(os.path.join(staging, "persons")),
+        "persons": counts["persons", ""],
         "quarantined_by_stage": by_stage,
-        "spans_by_label": _label_counts(os.path.join(staging, "identifiers")),
+        "spans_by_label": _by(counts, "identifiers"),
         "seconds": round(elapsed, 3),
         "documents_per_second": round(written / elapsed, 1) if elapsed else None,
         "options": {
             k: v for k, v in sorted(vars(args).items()) if k not in _SECRET_OPTIONS
         },
         "key": {"source": key_source, "fingerprint": key_fingerprint(key)},
-        "beam_options": beam_args,
+        "beam_options": redact_beam_args(beam_args),
         "versions": versions,
         "pipeline_version": pipeline_version,
     }
     if args.hl7_output:
         summary["hl7_output"] = {
-            "directory": os.path.abspath(args.hl7_output),
+            "directory": hl7_target,
             "messages_in": _counter(result, "hl7_messages_in"),
             "messages_out": _counter(result, "hl7_messages_out"),
             "reports_tagged_again": _counter(result, "hl7_reports_tagged_again"),
         }
     # Without run.json a directory is not a finished run: it goes first and
     # comes back last, so no reader ever pairs new tables with an old summary.
-    run_json = os.path.join(output, "run.json")
-    if os.path.exists(run_json):
-        os.remove(run_json)
-    _publish(staging, output)
-    if args.hl7_output:
-        _publish_files(os.path.join(staging, "hl7"), args.hl7_output)
-    _write_json_atomically(os.path.join(output, "run.json"), summary)
+    # The tables and HL7 files run.json lists are its manifest: what a reader
+    # of an object store (where a table directory is not swapped whole) reads.
+    run_json = FileSystems.join(output, "run.json")
+    delete_file(run_json)
+    summary["files"] = _publish(staged, staging, output)
+    if hl7_target:
+        summary["hl7_output"]["files"] = sorted(
+            move_files(FileSystems.join(staging, "hl7"), hl7_target)
+        )
+    write_atomically(run_json, _json_bytes(summary))
     log.debug("published %d documents, %d quarantined", written, quarantined)
-    shutil.rmtree(staging, ignore_errors=True)
+    delete_tree(staging)
     return summary
 
 

@@ -9,13 +9,9 @@ DirectRunner's byte for byte (the writer sorts and shards deterministically).
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
-import time
 
 import pytest
+from loopback import portable_args, portable_services
 
 from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.synthetic import generate_messages, generate_notes
@@ -24,95 +20,13 @@ from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 pytestmark = pytest.mark.portable
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-START_TIMEOUT_S = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("localhost", 0))
-        return s.getsockname()[1]
-
-
-def _accepts(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("localhost", port)) == 0
-
-
-def _start(args, log_path):
-    log = open(log_path, "wb")  # closed in _stop
-    # The pool starts SDK workers as plain ``python``: make that this interpreter.
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    # A session of its own: cleanup signals exactly this service and its children.
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *args],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=env,
-    )
-    proc.log = log
-    return proc
-
-
-def _stop(proc) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        except ProcessLookupError:
-            pass
-    proc.log.close()
-
-
-def _wait_until(ready, proc, log_path, what):
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            with open(log_path, encoding="utf-8", errors="replace") as fh:
-                pytest.fail(f"{what} exited {proc.returncode}:\n{fh.read()[-2000:]}")
-        if ready():
-            return
-        time.sleep(0.2)
-    pytest.fail(f"{what} did not start within {START_TIMEOUT_S:.0f} s")
 
 
 @pytest.fixture(scope="module")
 def portable_endpoints(tmp_path_factory):
     """(job endpoint, worker pool endpoint) of services running on loopback."""
-    d = tmp_path_factory.mktemp("portable")
-    port_file = d / "job.port"
-    job_log, pool_log = d / "job.log", d / "pool.log"
-    job = _start(
-        [
-            "apache_beam.runners.portability.local_job_service_main",
-            "--port=0",
-            f"--port_file={port_file}",
-        ],
-        job_log,
-    )
-    procs = [job]
-    try:
-        _wait_until(port_file.exists, job, job_log, "job service")
-        job_port = int(port_file.read_text())
-        pool_port = _free_port()
-        pool = _start(
-            [
-                "apache_beam.runners.worker.worker_pool_main",
-                f"--service_port={pool_port}",
-            ],
-            pool_log,
-        )
-        procs.append(pool)
-        _wait_until(lambda: _accepts(pool_port), pool, pool_log, "worker pool")
-        yield f"localhost:{job_port}", f"localhost:{pool_port}"
-    finally:
-        for proc in reversed(procs):
-            _stop(proc)
+    with portable_services(tmp_path_factory.mktemp("portable")) as endpoints:
+        yield endpoints
 
 
 @pytest.fixture(scope="module")
@@ -170,17 +84,10 @@ def _files(directory):
 def test_when_run_on_portable_runner_then_outputs_equal_direct_runner_bytes(
     portable_endpoints, inputs, tmp_path
 ):
-    job_endpoint, pool_endpoint = portable_endpoints
     patterns, key = inputs
     direct = run(_argv(patterns, key, tmp_path / "direct"))
     portable = run(
-        _argv(patterns, key, tmp_path / "portable")
-        + [
-            "--runner=PortableRunner",
-            f"--job_endpoint={job_endpoint}",
-            "--environment_type=EXTERNAL",
-            f"--environment_config={pool_endpoint}",
-        ]
+        _argv(patterns, key, tmp_path / "portable") + portable_args(portable_endpoints)
     )
 
     # Metrics travel back through the job API: the accounting is checked.

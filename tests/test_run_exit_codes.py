@@ -10,10 +10,17 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.pipelines.deidentify import main
+from deid_pipeline.pipelines.deidentify import RunError, check_beam_args, main
+from deid_pipeline.run_options import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DETECTORS = ["--detectors", "rules,dictionary"]
+
+
+def _sample_args(out, key_file, *extra):
+    """A run over the bundled notes.jsonl into ``out``, plus ``extra``."""
+    return ["--input", f"{ROOT}/samples/notes.jsonl", "--output", str(out),
+            "--key-file", key_file, *DETECTORS, *extra]
 
 
 @pytest.fixture()
@@ -39,6 +46,65 @@ def test_when_input_missing_then_exit_2_and_nothing_written(tmp_path, key_file, 
     assert code == 2
     assert "does not exist" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("typo", "named"),
+    [
+        (["--bais=-5"], "--bias"),
+        (["--polcy", "limited-dataset"], "--policy"),
+        (["--key_file", "k"], "--key-file"),
+        (["--direct_num_worker=2"], "--direct_num_workers"),
+        (["--s3_endpoint=http://127.0.0.1:9"], "--s3_endpoint_url"),
+    ],
+)
+def test_when_option_unknown_then_exit_2_closest_named_and_nothing_written(
+    tmp_path, key_file, capsys, typo, named
+):
+    out = tmp_path / "o"
+    assert main(_sample_args(out, key_file, *typo)) == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized option {typo[0].split('=')[0]} (did you mean {named}?)" in err
+    assert not out.exists()
+
+
+def test_when_stray_argument_then_exit_2(tmp_path, key_file, capsys):
+    assert main(_sample_args(tmp_path / "o", key_file, "limited-dataset")) == 2
+    assert "unexpected argument 'limited-dataset'" in capsys.readouterr().err
+
+
+def test_when_options_beam_declares_then_passed_not_refused():
+    parser = build_parser()
+    beam_args = [
+        "--runner=FlinkRunner",
+        "--flink_master=localhost:8081",
+        "--flink_job_server_jar=/opt/beam-runners-flink-job-server.jar",
+        "--environment_type=EXTERNAL",
+        "--environment_config=localhost:50000",
+        "--setup_file=./setup.py",
+        "--job_endpoint",
+        "localhost:8099",
+        "--direct_num_workers=2",
+        "--direct_running_mode=multi_processing",
+        "--s3_endpoint_url=http://127.0.0.1:9000",
+        "--s3_access_key_id=id",
+        "--s3_secret_access_key=secret",
+        "--s3_region_name=us-east-1",
+        "--project=p",
+        "--temp_location=gs://bucket/tmp",
+    ]
+    _args, rest = parser.parse_known_args(["--input", "x", "--output", "y", *beam_args])
+    assert rest == beam_args
+    check_beam_args(rest, parser)  # raises on anything Beam does not declare
+    with pytest.raises(RunError, match="--flink_master"):
+        check_beam_args([*rest, "--flink_mastr=h:1"], parser)
+
+
+def test_when_beam_options_given_then_run_exits_0(tmp_path, key_file):
+    extra = ("--runner=DirectRunner", "--direct_num_workers=1",
+             "--s3_region_name=us-east-1")
+    assert main(_sample_args(tmp_path / "o", key_file, *extra)) == 0
+    assert (tmp_path / "o" / "run.json").exists()
 
 
 def test_when_output_unusable_then_exit_2(tmp_path, key_file, capsys):

@@ -31,8 +31,9 @@ from __future__ import annotations
 import pickle
 import traceback
 import zlib
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import apache_beam as beam
 from apache_beam.io.fileio import ReadableFile
@@ -52,12 +53,18 @@ from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.persons import persons_row
 from deid_pipeline.transforms.quarantine import to_quarantine
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
+from deid_pipeline.transforms.storage import (
+    FileSystemFlags,
+    delete_tree,
+    use_filesystem_flags,
+)
 from deid_pipeline.transforms.tag import acquire_tagger
 from deid_pipeline.transforms.write import (
     SCHEMAS,
     chunk_path,
     sort_key,
     write_table_file,
+    written_counts,
 )
 
 
@@ -73,12 +80,16 @@ class ChunkRef:
 
 @dataclass(frozen=True, slots=True)
 class ChunkWritten:
-    """What writing one chunk produced: row counts of its Parquet files."""
+    """What writing one chunk produced: row counts of its Parquet files.
+
+    ``counts`` is the ``write.written_counts`` of both files together.
+    """
 
     file_index: int
     chunk_index: int
     documents: int
     identifiers: int
+    counts: Counter = field(default_factory=Counter, compare=False)
 
 
 def spill_path(directory: str, kind: str, file_index: int, chunk_index: int) -> str:
@@ -108,9 +119,11 @@ def read_spill(path: str) -> list:
 
 
 def delete_spill(directory: str) -> None:
-    """Remove a spill directory and everything in it, if it exists."""
-    if FileSystems.exists(directory):
-        FileSystems.delete([directory])
+    """Remove a spill directory and everything in it, if it exists.
+
+    On an object store a directory is a prefix, which ``exists`` never finds.
+    """
+    delete_tree(directory)
 
 
 def pack(values) -> bytes:
@@ -148,20 +161,39 @@ def _index_files(_key, metadata_list) -> Iterable[tuple[int, object]]:
     yield from indexed
 
 
+class _MatchFn(beam.DoFn):
+    """Pattern -> metadata of each file it matches (``fileio.MatchAll``'s job).
+
+    Our own, for its ``setup``: a worker's file systems get the job's options.
+    A plain path that matches nothing was refused by the driver already.
+    """
+
+    def __init__(self, filesystem_flags: FileSystemFlags = None) -> None:
+        self._flags = filesystem_flags
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
+
+    def process(self, pattern: str):
+        (match,) = FileSystems.match([pattern])
+        yield from match.metadata_list
+
+
 class MatchIndexedFiles(beam.PTransform):
     """Patterns -> (index in sorted path order, FileMetadata), spread over workers."""
 
-    def __init__(self, patterns: list[str]) -> None:
+    def __init__(
+        self, patterns: list[str], filesystem_flags: FileSystemFlags = None
+    ) -> None:
         super().__init__()
         self._patterns = list(patterns)
+        self._flags = filesystem_flags
 
     def expand(self, pbegin):
-        from apache_beam.io import fileio
-
         return (
             pbegin
             | "Patterns" >> beam.Create(self._patterns)
-            | "Match" >> fileio.MatchAll()
+            | "Match" >> beam.ParDo(_MatchFn(self._flags))
             | "AllFiles" >> beam.Map(lambda m: (None, m))
             | "GroupFiles" >> beam.GroupByKey()
             | "Index" >> beam.FlatMapTuple(_index_files)
@@ -177,12 +209,17 @@ class SpillFileFn(beam.DoFn):
     def __init__(
         self, spill_directory: str, input_format: str, chunk_size: int,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        filesystem_flags: FileSystemFlags = None,
     ) -> None:
         if chunk_size < 1:
             raise ValueError(f"chunk size must be at least 1, not {chunk_size}")
         self._directory = spill_directory
         self._read = ReadFileFn(input_format, max_file_bytes)
         self._chunk_size = chunk_size
+        self._flags = filesystem_flags
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
 
     def process(self, element):
         file_index, metadata = element
@@ -287,15 +324,18 @@ class TagChunkFn(beam.DoFn):
         config: TaggerConfig,
         shared_handle: shared.Shared,
         rewriter: Rewriter,
+        filesystem_flags: FileSystemFlags = None,
     ) -> None:
         self._directory = spill_directory
         self._config = config
         self._shared = shared_handle
         self._key = rewriter.key
+        self._flags = filesystem_flags
         self._docs = Metrics.counter("deid", "documents_tagged")
         self._spans = Metrics.counter("deid", "spans_tagged")
 
     def setup(self) -> None:
+        use_filesystem_flags(self._flags)
         self._tagger = acquire_tagger(self._shared, self._config)
 
     def process(self, ref: ChunkRef):
@@ -385,10 +425,17 @@ class WriteChunkFn(beam.DoFn):
 
     QUARANTINE = "quarantine"
 
-    def __init__(self, directory: str, rewriter: Rewriter) -> None:
+    def __init__(
+        self, directory: str, rewriter: Rewriter,
+        filesystem_flags: FileSystemFlags = None,
+    ) -> None:
         self._directory = directory
         self._rewriter = rewriter
+        self._flags = filesystem_flags
         self._docs = Metrics.counter("deid", "documents_written")
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
 
     def process(self, element):
         _chunk_id, joined = element
@@ -426,6 +473,9 @@ class WriteChunkFn(beam.DoFn):
             progress.add(documents=1, spans=result.n_phi)
             documents.append(document_row(result))
             identifiers.extend(identifier_rows(result))
+        counts = written_counts("documents", documents) + written_counts(
+            "identifiers", identifiers
+        )
         for table, rows in (("documents", documents), ("identifiers", identifiers)):
             if rows:
                 rows.sort(key=sort_key(table))
@@ -434,5 +484,5 @@ class WriteChunkFn(beam.DoFn):
                 )
                 write_table_file(path, SCHEMAS[table], rows)
         yield ChunkWritten(
-            ref.file_index, ref.chunk_index, len(documents), len(identifiers)
+            ref.file_index, ref.chunk_index, len(documents), len(identifiers), counts
         )

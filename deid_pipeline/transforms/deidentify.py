@@ -29,6 +29,7 @@ from deid_pipeline.transforms.hl7_output import Hl7Output, WriteHl7Files
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
+from deid_pipeline.transforms.storage import FileSystemFlags
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag
 
@@ -104,6 +105,8 @@ class DeidentifyFiles(beam.PTransform):
     ``directory/identifiers`` as ``part-FFFFF-CCCCC.parquet``. With
     ``hl7_output``, each HL7 input file is also written de-identified to its
     directory (``transforms/hl7_output.py``), from the same tagged chunks.
+    ``filesystem_flags`` (the job's Beam options) go to every worker step
+    that touches files, so s3:// and gs:// paths work on any SDK harness.
     """
 
     def __init__(
@@ -117,6 +120,7 @@ class DeidentifyFiles(beam.PTransform):
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         hl7_output: Hl7Output | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+        filesystem_flags: FileSystemFlags = None,
     ) -> None:
         super().__init__()
         if chunk_size < 1:
@@ -130,16 +134,21 @@ class DeidentifyFiles(beam.PTransform):
         self._chunk_size = chunk_size
         self._hl7_output = hl7_output
         self._max_file_bytes = max_file_bytes
+        self._flags = filesystem_flags
         self._shared = shared.Shared()
 
     def expand(self, pbegin) -> FileOutputs:
-        files = pbegin | "Files" >> MatchIndexedFiles(self._patterns)
+        files = pbegin | "Files" >> MatchIndexedFiles(self._patterns, self._flags)
         chunks, unreadable = (
             files
             | "Read"
             >> beam.ParDo(
                 SpillFileFn(
-                    self._spill, self._format, self._chunk_size, self._max_file_bytes
+                    self._spill,
+                    self._format,
+                    self._chunk_size,
+                    self._max_file_bytes,
+                    self._flags,
                 )
             ).with_outputs(SpillFileFn.QUARANTINE, main="chunks")
         )
@@ -148,7 +157,9 @@ class DeidentifyFiles(beam.PTransform):
             | "SpreadChunks" >> beam.Reshuffle()
             | "Tag"
             >> beam.ParDo(
-                TagChunkFn(self._spill, self._tagger, self._shared, self._rewriter)
+                TagChunkFn(
+                    self._spill, self._tagger, self._shared, self._rewriter, self._flags
+                )
             ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
         )
         person_keys, persons = links | "Link" >> SolveLinks(self._rewriter)
@@ -159,9 +170,9 @@ class DeidentifyFiles(beam.PTransform):
             {"chunk": tagged_by_id, "keys": person_keys}
             | "JoinKeys" >> beam.CoGroupByKey()
             | "Write"
-            >> beam.ParDo(WriteChunkFn(self._directory, self._rewriter)).with_outputs(
-                WriteChunkFn.QUARANTINE, main="written"
-            )
+            >> beam.ParDo(
+                WriteChunkFn(self._directory, self._rewriter, self._flags)
+            ).with_outputs(WriteChunkFn.QUARANTINE, main="written")
         )
         broken = (
             pbegin

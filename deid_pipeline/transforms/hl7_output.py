@@ -31,6 +31,7 @@ from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocume
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import ChunkRef, read_spill, unpack
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
+from deid_pipeline.transforms.storage import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"
@@ -40,11 +41,13 @@ STAGE_PREFIX = "hl7_output:"
 class Hl7Output:
     """Where the de-identified HL7 files go, and what becomes of Z-segments.
 
-    ``z_segments`` is one of ``hl7.writeback.Z_SEGMENT_MODES``.
+    ``z_segments`` is one of ``hl7.writeback.Z_SEGMENT_MODES``;
+    ``filesystem_flags`` the job's options for the workers' file systems.
     """
 
     directory: str
     z_segments: str = "empty"
+    filesystem_flags: FileSystemFlags = None
 
 
 class TaggedBefore:
@@ -99,6 +102,7 @@ class Hl7FileFn(beam.DoFn):
         self._again = Metrics.counter("deid", "hl7_reports_tagged_again")
 
     def setup(self) -> None:
+        use_filesystem_flags(self._output.filesystem_flags)
         self._tagger = acquire_tagger(self._shared, self._config)
 
     def process(self, element):

@@ -92,6 +92,7 @@ class BrokenLinksFn(beam.DoFn):
         self._records = Metrics.counter("deid", "records_read")
 
     def process(self, patterns: tuple[str, ...]):
+        """Local-only: links exist on a local file system; other patterns skipped."""
         paths = set()
         for pattern in patterns:
             if FileSystems.get_scheme(pattern) not in (None, "file"):
@@ -109,7 +110,11 @@ class BrokenLinksFn(beam.DoFn):
 
 
 def is_special_local_file(path: str) -> bool:
-    """A local path that exists but is not a regular file."""
+    """Local-only: a local path that exists but is not a regular file.
+
+    Only a local file system has FIFOs and devices; for a path of another
+    scheme ``os.path.exists`` is False, so the answer is False.
+    """
     return os.path.exists(path) and not os.path.isfile(path)
 
 

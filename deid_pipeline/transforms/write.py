@@ -18,8 +18,10 @@ writes to local disk, GCS or HDFS).
 
 from __future__ import annotations
 
+import json
 import pickle
 import zlib
+from collections import Counter
 
 import apache_beam as beam
 import pyarrow as pa
@@ -28,6 +30,12 @@ from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline.outputs.rows import document_row, identifier_rows, quarantine_row
 from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, PERSONS, QUARANTINE
+from deid_pipeline.transforms.storage import (
+    FileSystemFlags,
+    read_bytes,
+    use_filesystem_flags,
+    write_bytes,
+)
 
 ROW_GROUP_SIZE = 10_000
 
@@ -77,6 +85,72 @@ def sort_key(table: str):
     return key
 
 
+# Columns run.json counts a table's rows by, besides the rows themselves.
+_COUNTED_BY = {"identifiers": "label", "quarantine": "stage"}
+COUNTS_FILE = "_counts.json"
+
+
+def written_counts(table: str, rows: list[dict]) -> Counter:
+    """What run.json says of rows written to ``table``, as (table, value) -> n.
+
+    ``(table, "")`` is the number of rows; identifiers are also counted by
+    label and quarantine rows by stage. The writers count what they wrote, so
+    the driver reads one small file, not every table file's footer (each one
+    a request, and on S3 a new client, through Beam's file systems).
+    """
+    counts = Counter({(table, ""): len(rows)})
+    column = _COUNTED_BY.get(table)
+    if column:
+        counts.update((table, row[column]) for row in rows)
+    return counts
+
+
+def _merge_counts(counts) -> Counter:
+    total: Counter = Counter()
+    for c in counts:
+        total.update(c)
+    return total
+
+
+class _WriteCountsFn(beam.DoFn):
+    def __init__(self, directory: str, filesystem_flags: FileSystemFlags) -> None:
+        self._directory = directory
+        self._flags = filesystem_flags
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
+
+    def process(self, counts: Counter):
+        rows = sorted([table, value, n] for (table, value), n in counts.items())
+        write_bytes(
+            FileSystems.join(self._directory, COUNTS_FILE),
+            json.dumps(rows).encode("utf-8"),
+        )
+        yield len(rows)
+
+
+class WriteCounts(beam.PTransform):
+    """Counters of ``written_counts`` -> their sum in ``directory/_counts.json``."""
+
+    def __init__(self, directory: str, filesystem_flags: FileSystemFlags = None):
+        super().__init__()
+        self._directory = directory
+        self._flags = filesystem_flags
+
+    def expand(self, counts):
+        return (
+            counts
+            | "SumCounts" >> beam.CombineGlobally(_merge_counts)
+            | "WriteCounts" >> beam.ParDo(_WriteCountsFn(self._directory, self._flags))
+        )
+
+
+def read_counts(directory: str) -> Counter:
+    """The counts ``WriteCounts`` wrote under ``directory``."""
+    rows = json.loads(read_bytes(FileSystems.join(directory, COUNTS_FILE)))
+    return Counter({(table, value): n for table, value, n in rows})
+
+
 def write_table_file(path: str, schema: pa.Schema, rows: list[dict]) -> None:
     """Write rows (already ordered) as one Parquet file at ``path``."""
     with FileSystems.create(path) as channel:
@@ -87,10 +161,17 @@ def write_table_file(path: str, schema: pa.Schema, rows: list[dict]) -> None:
 
 
 class _WriteShard(beam.DoFn):
-    def __init__(self, directory: str, table: str, num_shards: int) -> None:
+    def __init__(
+        self, directory: str, table: str, num_shards: int,
+        filesystem_flags: FileSystemFlags = None,
+    ) -> None:
         self._directory = directory
         self._table = table
         self._num_shards = num_shards
+        self._flags = filesystem_flags
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
 
     def process(self, element):
         shard, packed = element
@@ -101,17 +182,24 @@ class _WriteShard(beam.DoFn):
         )
         path = shard_path(self._directory, self._table, shard, self._num_shards)
         write_table_file(path, SCHEMAS[self._table], rows)
-        yield len(rows)
+        yield written_counts(self._table, rows)
 
 
 class WriteSortedParquet(beam.PTransform):
-    """Rows of one table -> ``directory/table/part-SSSSS-of-NNNNN.parquet``."""
+    """Rows of one table -> ``directory/table/part-SSSSS-of-NNNNN.parquet``.
 
-    def __init__(self, directory: str, table: str, num_shards: int) -> None:
+    Returns the ``written_counts`` of each shard written.
+    """
+
+    def __init__(
+        self, directory: str, table: str, num_shards: int,
+        filesystem_flags: FileSystemFlags = None,
+    ) -> None:
         super().__init__()
         self._directory = directory
         self._table = table
         self._num_shards = num_shards
+        self._flags = filesystem_flags
 
     def expand(self, rows):
         shard_column = _ORDER[self._table][0]
@@ -132,13 +220,18 @@ class WriteSortedParquet(beam.PTransform):
                 )
             )
             | "GroupShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShard(self._directory, self._table, n))
+            | "WriteShard"
+            >> beam.ParDo(
+                _WriteShard(self._directory, self._table, n, self._flags)
+            )
         )
 
 
-def write_empty_table(directory: str, table: str) -> None:
-    """A table with no rows is still a readable table: one empty shard."""
-    write_table_file(shard_path(directory, table, 0, 1), SCHEMAS[table], [])
+def write_empty_table(directory: str, table: str) -> str:
+    """A table with no rows is still a readable table: one empty shard (its path)."""
+    path = shard_path(directory, table, 0, 1)
+    write_table_file(path, SCHEMAS[table], [])
+    return path
 
 
 class WriteTables(beam.PTransform):
