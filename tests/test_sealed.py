@@ -94,7 +94,8 @@ def test_when_evaluate_sealed_then_dev_cv_sealed_scores_curve_and_gap(
     args = _parser().parse_args([
         "evaluate", "--corpus", jsonl_corpus(docs),
         "--protocol", "sealed", "--folds", "2", "--max-iterations", "5",
-        "--detectors", "crf", "--json", str(out)])
+        "--detectors", "crf", "--json", str(out),
+        "--save-model", str(tmp_path / "dev.crfsuite")])
     assert args.func(args) == 0
     printed = capsys.readouterr().out
     assert "Development patients" in printed and "Sealed patients" in printed
@@ -104,6 +105,15 @@ def test_when_evaluate_sealed_then_dev_cv_sealed_scores_curve_and_gap(
     assert payload["sealed"]["evaluation"]["documents"] == len(sealed)
     assert sum(p["documents_read"] > 0 for p in payload["sealed"]["review_curve"]) == 4
     assert docs[0].text[:30] not in printed + out.read_text()
+    # The kept development model scores the sealed split again to the same figures.
+    again = tmp_path / "again.json"
+    args = _parser().parse_args([
+        "evaluate", "--corpus", jsonl_corpus(docs), "--protocol", "sealed",
+        "--model", str(tmp_path / "dev.crfsuite"), "--detectors", "crf",
+        "--json", str(again)])
+    assert args.func(args) == 0
+    assert (json.loads(again.read_text())["sealed"]["evaluation"]
+            == payload["sealed"]["evaluation"])
 
 
 def test_when_evaluate_dev_then_no_sealed_document_is_scored(tmp_path, capsys,

@@ -285,13 +285,18 @@ def format_sweep(results: Sequence[tuple[float, Evaluation]]) -> str:
 
 
 def _train_and_tag(train: Sequence[ClinicalDocument], test: Sequence[ClinicalDocument],
-                   detectors: Sequence[str], biases: Sequence[float], options
-                   ) -> BiasTagging:
-    """Train one model on ``train`` (a temporary file) and tag ``test`` with it."""
+                   detectors: Sequence[str], biases: Sequence[float], options,
+                   keep: str | None = None) -> BiasTagging:
+    """Train one model on ``train`` and tag ``test`` with it.
+
+    The model is written to ``keep`` when given (so the sealed split can be
+    scored again at another bias with ``--model``, without retraining), else
+    to a temporary file.
+    """
     from deid_pipeline.tagger.crf import train_model
 
     with tempfile.TemporaryDirectory(prefix="deid-sealed-") as workdir:
-        path = os.path.join(workdir, "model.crfsuite")
+        path = keep or os.path.join(workdir, "model.crfsuite")
         train_model(train, path, options, progress=None)
         return tag_at_biases(test, detectors, path, biases)
 
@@ -389,7 +394,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             else:
                 mode = "one model trained on every development patient"
                 tagged = _train_and_tag([*docs, *extra], sealed, detectors, biases,
-                                        options)
+                                        options, keep=args.save_model)
             results = _scored(sealed, tagged.spans, biases)
             if cv_results is not None:
                 print("", file=out)
@@ -458,6 +463,9 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
                         "a model trained on all of them (or --model) is scored once "
                         "on the sealed 30%%, with the review-queue curve and the gap "
                         "(default: %(default)s)")
+    parser.add_argument("--save-model", metavar="PATH",
+                        help="with --protocol sealed: keep the model trained on the "
+                        "development patients here (score it again with --model)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="with --folds: folds trained in parallel (default 2)")
     add_training_options(parser)
