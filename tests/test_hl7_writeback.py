@@ -47,6 +47,10 @@ PHI = {
     "latin1.hl7": ["BÉLANGER", "HÉLÈNE", "CÔTÉ", "FRANÇOIS", "CQ771204"],
     "custom_delimiters.hl7": ["WHITFIELD", "GRETCHEN", "AS9912", "Vail"],
     "truncated.hl7": ["LINDGREN", "ASTRID", "MR55191"],
+    **{f"quirk_{name}.hl7": ["HARGREAVE", "OTTILIE", "QK440912", "Quarry",
+                             "Stillwater", "651-555-0178", "DEVEREAUX", "19540917"]
+       for name in ("msh2_five_chars", "msh12_empty", "msh10_empty",
+                    "wrapped_segment", "one_line")},
 }
 
 
@@ -143,7 +147,7 @@ def test_when_batch_in_then_batch_out_with_comments_emptied():
 
 def test_when_batch_message_quarantined_then_bts_count_follows():
     data = open(os.path.join(FIXTURES, "batch.hl7"), "rb").read()
-    broken = data.replace(b"|P0301-02|P|2.5", b"||P|2.5")  # no MSH-10: refused
+    broken = data.replace(b"|P0301-02|P|2.5", b"|P0301-02|P|9.9")  # refused
     result = deidentify_hl7_file("b.hl7", broken, TAGGER, REWRITER)
     assert (result.messages_in, result.messages_out) == (3, 2)
     assert b"BTS|2\r" in result.output
