@@ -137,7 +137,8 @@ class FakeRewriter:
             fake = fake[:i] + str((int(fake[i]) + 1) % 10) + fake[i + 1:]
         return fake
 
-    def replace_value(self, value: str, label: str, pid: str) -> str:
+    def replace_value(self, value: str, label: str, pid: str,
+                      avoid: object = None) -> str:
         """Return the surrogate of one value: dates shifted, digits, name words."""
         if label == "DATE":
             shifted = self._date(value.strip(), pid)

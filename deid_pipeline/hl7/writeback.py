@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from deid_pipeline.byte_order import narrow
+from deid_pipeline.deidentify import originals_of
 from deid_pipeline.hl7.dates import shift_ts
 from deid_pipeline.hl7.documents import (
     SOURCE,
@@ -73,6 +74,7 @@ from deid_pipeline.model import (
     QuarantineRecord,
     TaggedDocument,
 )
+from deid_pipeline.surrogates import Originals
 
 __all__ = [
     "Z_SEGMENT_MODES",
@@ -106,7 +108,8 @@ class Rewriter(Protocol):
     def person_id_for(self, tagged: TaggedDocument,
                       person_key: str | None = None) -> str: ...
 
-    def replace_value(self, value: str, label: str, pid: str) -> str: ...
+    def replace_value(self, value: str, label: str, pid: str,
+                      avoid: Originals | None = None) -> str: ...
 
     def guard(self, tagged: TaggedDocument,
               result: DeidentifiedDocument) -> DeidentifiedDocument: ...
@@ -290,16 +293,19 @@ def _write_narrative(message: Hl7Message, report: Report,
 class _HeaderRewriter:
     """Replaces PHI leaves through the rewriter, one cached answer per value."""
 
-    def __init__(self, rewriter: Rewriter, pid: str) -> None:
+    def __init__(self, rewriter: Rewriter, pid: str,
+                 avoid: Originals | None = None) -> None:
+        """``avoid``: the message's originals, which no surrogate may spell."""
         self.rewriter = rewriter
         self.pid = pid
+        self.avoid = avoid
         self.cache: dict[tuple[str, str], str] = {}
 
     def value(self, value: str, label: str) -> str:
         key = (value, label)
         out = self.cache.get(key)
         if out is None:
-            out = self.rewriter.replace_value(value, label, self.pid)
+            out = self.rewriter.replace_value(value, label, self.pid, self.avoid)
             self.cache[key] = out
         return out
 
@@ -743,7 +749,7 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
     decoded = _masked_fields(masked, reports, deids)
-    header = _HeaderRewriter(rewriter, pid)
+    header = _HeaderRewriter(rewriter, pid, originals_of(*tagged))
     _replace_header(message, header, masked)
     _replace_seeded(message, seeded_values(dictionary), header, masked)
     if z_segments == "empty":
