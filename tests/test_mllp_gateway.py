@@ -271,7 +271,9 @@ def test_when_frames_are_malformed_then_ar_or_ae_and_connection_stays_usable(
     msh = good[0].er7.split("\r", 1)[0].replace(good[0].message_id, "BROKEN-1")
     broken_body = msh + "\rPID|1||123^^^H^MR||DOE^JANE\rnot a segment at all\r"
     mrn = next(v for f, v, _label in good[1].header_identifiers if f == "PID.3.1")
-    leaky = good[1].er7 + f"AL1|1||{mrn}\r"  # a field the field table misses
+    # A field the field table misses, with the MRN inside text (a whole leaf
+    # equal to it would get its surrogate): the whole-message guard's hit.
+    leaky = good[1].er7 + f"AL1|1||noted under {mrn} by pharmacy\r"
     output = tmp_path / "gw"
     with MllpGateway(_config(key_file, output), status_stream=io.StringIO()) as gw:
         # python-hl7's client: garbage, then a good message on the same connection.
@@ -281,6 +283,7 @@ def test_when_frames_are_malformed_then_ar_or_ae_and_connection_stays_usable(
             reply = client.send_message(leaky)
             assert _ack_fields(reply) == ("AE", good[1].message_id)
             assert mrn not in reply.decode("latin-1")
+            assert "not de-identified (leak_guard)" in reply.decode("latin-1")
             hl7apy_parse(reply[1:-2].decode("latin-1"),
                          validation_level=VALIDATION_LEVEL.TOLERANT)
             assert _ack_fields(client.send_message(good[0].er7)) == (

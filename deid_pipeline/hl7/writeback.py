@@ -7,19 +7,22 @@ the narrative agree (``SMITH`` in PID-5 and "Mr. Smith" in the report become
 the same surrogate). A message that fails any step is quarantined with its
 stage and a PHI-free reason and is not written; the rest of the file is.
 
-Z-segments (site-defined) are written as their bare segment id unless the
-caller keeps them. Before a message is written, a leak guard looks for the
-header's strong identifiers (names, ids, phones, birth date...) anywhere in
-the output message, kept Z-segments included: anything the field table does
-not cover (a vendor Z-segment with the patient's name, a free-text field)
-sends the message to quarantine instead of the output.
+A value the header seeds that a sender copied whole into any other field
+(an order number in OBR-29, an MRN in MSH-10, a mother's names in PID-21's
+components) gets the same surrogate there. Z-segments (site-defined) are
+written as their bare segment id unless the caller keeps them. Before a
+message is written, a leak guard reads the whole output message (every
+field, component and subcomponent, kept Z-segments included) for every
+value seeded from the header and every value removed from the narrative:
+anything the field table does not cover (a vendor Z-segment with the
+patient's name, a free-text field) and any surrogate that spells an original
+sends the message to quarantine instead of the output (docs/hl7-audit.md).
 
 Nothing here logs or prints: callers count results.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
 import os
 import re
@@ -27,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from deid_pipeline import leak_guard
 from deid_pipeline.byte_order import narrow
 from deid_pipeline.deidentify import originals_of
 from deid_pipeline.hl7.dates import shift_ts
@@ -211,71 +215,6 @@ def _piece_texts(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
     return out
 
 
-def _masked_pieces(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
-    """Each touched piece's ORIGINAL text with the replaced characters blanked.
-
-    What the leak guard reads: only what the rewrite left of the input. The
-    narrative is blanked once and cut into pieces; the pieces a replacement
-    touches are found by bisection (pieces are in text order and disjoint).
-    """
-    text = report.text
-    pieces = report.pieces
-    ends = [p.end for p in pieces]
-    chars = list(text)
-    touched: set[int] = set()
-    for r in deid.replacements:
-        start, end = r.span.start, min(r.span.end, len(text))
-        if start < end:
-            chars[start:end] = "\x00" * (end - start)
-        k = bisect.bisect_right(ends, r.span.start)
-        while k < len(pieces) and pieces[k].start < r.span.end:
-            p = pieces[k]
-            if max(r.span.start, p.start) < min(r.span.end, p.end):
-                touched.add(k)
-            k += 1
-    masked = "".join(chars)
-    return {k: masked[pieces[k].start:pieces[k].end] for k in sorted(touched)}
-
-
-def _masked_fields(message: Hl7Message, reports: list[Report],
-                   deids: list[DeidentifiedDocument]) -> dict[int, dict[int, str]]:
-    r"""Segment index -> field number -> unescaped text of each masked narrative field.
-
-    What the leak guard would read after writing the masked pieces back
-    escaped (as :func:`_write_narrative` does) and unescaping the field,
-    without the round trip: a blanked character is a control character, so
-    each one would be written as a ``\X00\`` sequence and decoded again.
-    ``message`` holds the fields as parsed. The escaped text of a piece
-    decodes to the piece with its ``\r\n`` and ``\r`` made ``\n``; when no
-    other repetition of the field holds an escape character, the field
-    decodes to its repetitions decoded one by one. Otherwise (an escape
-    sequence could then span repetitions) the field is escaped and unescaped
-    as before.
-    """
-    d = message.delimiters
-    esc = d.escape
-    touched: dict[tuple[int, int], dict[int, str]] = {}
-    for report, deid in zip(reports, deids, strict=True):
-        for k, text in _masked_pieces(report, deid).items():
-            p = report.pieces[k]
-            touched.setdefault((p.segment, p.field), {})[p.repetition] = text
-    out: dict[int, dict[int, str]] = {}
-    for (i, n), texts in touched.items():
-        # A touched piece is not empty, so field n exists in segment i.
-        reps = repetitions(message.segments[i].get(n), d)
-        if any(esc in rep for r, rep in enumerate(reps) if r not in texts):
-            for r, text in texts.items():
-                reps[r] = escape(text, d)
-            raw = d.repetition.join(reps)
-            value = unescape(raw, d) if esc in raw else raw
-        else:
-            for r, text in texts.items():
-                reps[r] = text.replace("\r\n", "\n").replace("\r", "\n")
-            value = d.repetition.join(reps)
-        out.setdefault(i, {})[n] = value
-    return out
-
-
 def _write_narrative(message: Hl7Message, report: Report,
                      texts: dict[int, str]) -> None:
     d = message.delimiters
@@ -359,59 +298,24 @@ class _HeaderRewriter:
         return map_field(raw, d, leaves, leaf_value)
 
 
-# Kinds with a leaf at component 1, subcomponent 1: the whole of a field
-# without separators.
-_FIRST_LEAF_KINDS = frozenset(kind for kind, leaves in KINDS.items()
-                              if any(leaf.component == leaf.subcomponent == 1
-                                     for leaf in leaves))
-
-
-class _Blanker:
-    """Empties every PHI leaf: the masked copy the leak guard reads."""
-
-    @staticmethod
-    def field(raw: str, spec: HeaderField, d: Delimiters) -> str:
-        if (d.component not in raw and d.repetition not in raw
-                and d.subcomponent not in raw):
-            # A single value (a date, an id): what map_field does to it is
-            # empty it if the kind has a leaf there, unless it is the null "".
-            return raw if raw == '""' or spec.kind not in _FIRST_LEAF_KINDS else ""
-        return map_field(raw, d, KINDS[spec.kind], lambda leaf, value, comps: "")
-
-
-def _replace_header(message: Hl7Message, header: _HeaderRewriter | _Blanker,
-                    masked: Hl7Message | None = None) -> None:
-    """Pass every PHI leaf of the header through ``header``.
-
-    ``masked``, a copy of ``message`` with the same header fields, gets the
-    same leaves blanked in the same walk (the leak guard's copy): the walk
-    over segments, field specs and OBX value types is made once.
-    """
+def _replace_header(message: Hl7Message, header: _HeaderRewriter) -> None:
+    """Pass every PHI leaf of the header through ``header``."""
     d = message.delimiters
-    for index, seg in enumerate(message.segments):
+    for seg in message.segments:
         fields = seg.fields
-        other = None if masked is None else masked.segments[index]
         n = len(fields)
         for spec in fields_of(seg.name):
             number = spec.number
             if number < n and fields[number]:
-                raw = fields[number]
-                fields[number] = header.field(raw, spec, d)
-                if other is not None:
-                    other.fields[number] = _Blanker.field(raw, spec, d)
+                fields[number] = header.field(fields[number], spec, d)
         if seg.name == "OBX" and seg.get(5):
             value_type = message.component(seg.get(2), 1).strip().upper()
             if value_type in OPAQUE_OBX_TYPES:
                 seg.set(5, "")
-                if other is not None:
-                    other.set(5, "")
             else:
                 spec = kind_of_obx(value_type)
                 if spec is not None:
-                    raw = seg.get(5)
-                    seg.set(5, header.field(raw, spec, d))
-                    if other is not None:
-                        other.set(5, _Blanker.field(raw, spec, d))
+                    seg.set(5, header.field(seg.get(5), spec, d))
 
 
 # ------------------------------------------------------ one value, one surrogate
@@ -482,7 +386,7 @@ def _text_field(message: Hl7Message, seg: Segment) -> tuple[int, frozenset]:
 
 
 def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
-                    header: _HeaderRewriter, masked: Hl7Message) -> None:
+                    header: _HeaderRewriter) -> None:
     """Give every other leaf that spells a seeded value that value's surrogate.
 
     The typed PHI leaves are done by :func:`_replace_header`; this walks the
@@ -495,11 +399,11 @@ def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
         return
     d = message.delimiters
     nested = (d.component, d.repetition, d.subcomponent, d.escape)
-    for index, seg in enumerate(message.segments):
+    for seg in message.segments:
         typed = _typed_leaves(seg.name)
         skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
         text_field, obx_typed = _text_field(message, seg)
-        fields, other = seg.fields, masked.segments[index].fields
+        fields = seg.fields
         for n in range(1, len(fields)):
             raw = fields[n]
             if not raw or n in skip or n == text_field:
@@ -511,94 +415,19 @@ def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
                 label = None if (1, 1) in own else seeded.get(_leaf_key(raw))
                 if label is not None and raw != '""':
                     fields[n] = escape(header.value(raw, label), d)
-                    other[n] = ""
                 continue
 
-            def label_of(component: int, sub: int, value: str,
-                         own: frozenset = own) -> str | None:
+            def surrogate(component: int, sub: int, value: str,
+                          own: frozenset = own) -> str | None:
                 if (component, sub) in own:
                     return None
-                return seeded.get(_leaf_key(value))
-
-            def surrogate(component: int, sub: int, value: str) -> str | None:
-                label = label_of(component, sub, value)
+                label = seeded.get(_leaf_key(value))
                 return None if label is None else header.value(value, label)
 
-            new = map_leaves(raw, d, surrogate)
-            if new is not raw:
-                fields[n] = new
-                other[n] = map_leaves(other[n], d, lambda c, s, v: (
-                    None if label_of(c, s, v) is None else ""))
+            fields[n] = map_leaves(raw, d, surrogate)
 
 
 # -------------------------------------------------------------- leak guard
-
-# Labels whose header values are distinctive enough that finding one in what
-# the rewrite left can only be a leak (a city or a bare surname can be words).
-_GUARDED = frozenset({"PATIENT", "RELATIVE", "DOCTOR", "MEDICALRECORD", "SSN",
-                      "ACCOUNT", "LICENSE", "HEALTHPLAN", "IDNUM", "PHONE", "EMAIL",
-                      "DATE", "STREET"})
-_KEPT_BY_LIMITED_DATASET = frozenset({"DATE"})
-_NAMES = frozenset({"PATIENT", "RELATIVE", "DOCTOR"})
-_WORDS = re.compile(r"[^\W_]+")
-
-
-def _single_spaced(text: str) -> bool:
-    """Whether each field of the NUL-joined ``text`` is already space-normalised.
-
-    True only if ``" ".join(field.split()) == field`` for every field, even
-    one with NULs of its own (a blanked character): no double space, no
-    space next to a NUL or at an end, and no whitespace but the space (every
-    other whitespace character is unprintable; the NUL is not whitespace).
-    All C-level scans: a regex alternation over a message costs more than
-    the per-field work it would save.
-    """
-    return ("  " not in text and " \x00" not in text and "\x00 " not in text
-            and text[:1] != " " and text[-1:] != " "
-            and text.replace("\x00", "").isprintable())
-
-
-def _guarded_values(dictionary: PatientDictionary, policy: str) -> list[str]:
-    """Lower-cased, space-normalised strong identifiers of the header.
-
-    Strong means a surrogate is very unlikely to spell it by chance: full
-    names, ids, phones, dated forms. Bare name parts, initials and
-    year-less dates are left to the tagger.
-    """
-    labels = _GUARDED - (_KEPT_BY_LIMITED_DATASET if policy == "limited-dataset"
-                         else frozenset())
-    values = set()
-    # ~230 entries a message: the per-character tests are C-level maps.
-    for entry in dictionary.entries:
-        label = entry.label
-        if label not in labels:
-            continue
-        value = " ".join(entry.value.lower().split())
-        if len(value) < 5 or not (" " in value or "," in value or "@" in value
-                                  or any(map(str.isdigit, value))):
-            continue
-        if label in _NAMES and min(map(len, _WORDS.findall(value)), default=0) < 2:
-            # "Smith, J." also reads "Smith, M.D." after a surrogate Smith; a
-            # "name" without a letter or digit ("*** ***") has nothing to leak.
-            continue
-        if label == "DATE" and sum(map(str.isdigit, value)) < 4:
-            continue  # "March 17" without a year: any surrogate date can say it
-        values.add(value)
-    return sorted(values)
-
-
-def _found(haystack: str, value: str) -> int:
-    """Offset of ``value`` in ``haystack`` as a whole word (alnum boundaries), or -1."""
-    start = haystack.find(value)
-    n = len(value)
-    while start >= 0:
-        before = haystack[start - 1] if start else " "
-        after = haystack[start + n] if start + n < len(haystack) else " "
-        if not (value[0].isalnum() and before.isalnum()) and \
-                not (value[-1].isalnum() and after.isalnum()):
-            return start
-        start = haystack.find(value, start + 1)
-    return -1
 
 
 def _first_field(seg: Segment) -> int:
@@ -606,89 +435,77 @@ def _first_field(seg: Segment) -> int:
     return 3 if seg.name == "MSH" else 1
 
 
-def _unescaped_fields(seg: Segment, own: dict[int, str] | None,
-                      d: Delimiters) -> list[str]:
-    """A segment's fields from :func:`_first_field` on, unescaped (``own``: decoded)."""
-    first = _first_field(seg)
-    fields = [unescape(f, d) if d.escape in f else f for f in seg.fields[first:]]
-    for n, value in (own or {}).items():
-        fields[n - first] = value
-    return fields
+def _field_texts(seg: Segment, d: Delimiters) -> list[str]:
+    """A segment's fields from :func:`_first_field` on, unescaped."""
+    esc = d.escape
+    return [unescape(f, d) if esc in f else f for f in seg.fields[_first_field(seg):]]
 
 
-def _normalised(fields: list[str]) -> list[str]:
-    return [" ".join(f.lower().split()) for f in fields]
+# Labels the whole-message guard does not search for: not a person's
+# identifiers under Safe Harbor (states, countries) or codes and generic words
+# a surrogate keeps on purpose (a unit "4W", a room "253" that is also an area
+# code, "WARD" in a facility surrogate, a payer's name).
+UNGUARDED_LABELS = frozenset({"HOSPITAL", "ORGANIZATION", "DEPARTMENT", "ROOM",
+                              "PROFESSION", "STATE", "COUNTRY"})
 
 
-def _haystacks(message: Hl7Message, decoded: dict[int, dict[int, str]]) -> list[str]:
-    """Each segment's unescaped, lower-cased, space-normalised fields joined by NUL.
+def _guarded_dictionary(dictionary: PatientDictionary,
+                        tagged: list[TaggedDocument]) -> PatientDictionary:
+    """The header's entries plus each report's own (its dates), guarded labels only."""
+    entries = list(dictionary.entries)
+    for t in tagged:
+        own = t.document.dictionary
+        if own is not None and own is not dictionary:
+            entries.extend(own.entries[len(dictionary.entries):])
+    return PatientDictionary(tuple(e for e in entries
+                                   if e.label not in UNGUARDED_LABELS),
+                             dictionary.person_key)
 
-    ``decoded`` gives the unescaped text of fields already decoded (the masked
-    narrative: see :func:`_masked_fields`). A segment without an escape
-    character needs no per-field unescaping, and most segments need no
-    whitespace normalising: both are then done on the joined segment in one
-    call each (lower-casing joined fields is lower-casing each: a NUL stops
-    the final-sigma context as a string end does).
+
+def _replace_telling_control_id(message: Hl7Message, guarded: PatientDictionary,
+                                deids: list[DeidentifiedDocument], policy: str,
+                                header: _HeaderRewriter) -> None:
+    """Give MSH-10 a surrogate when it spells a known value (``RAD-20230314-0042``).
+
+    Senders build control ids from the date and the accession number. The
+    documents keep the original id in their doc ids (the join key of both
+    outputs); in the written message such an id is an identifier like any.
+    """
+    msh, d = message.msh, message.delimiters
+    control = unescape(msh.get(10), d)
+    if control and leak_guard.find_anywhere(control, guarded, deids, policy,
+                                            UNGUARDED_LABELS):
+        msh.set(10, escape(header.value(control, "IDNUM"), d))
+
+
+def _output_guard(message: Hl7Message, guarded: PatientDictionary,
+                  deids: list[DeidentifiedDocument], policy: str) -> None:
+    """Refuse the message if a known PHI value stands anywhere in what is written.
+
+    Reads the output message whole: every field, component and subcomponent
+    of every segment (kept Z-segments too), unescaped, against every value
+    of ``guarded`` (the header's and each report's own dates) and every
+    value removed from the narrative, with the document guard's matching
+    (:func:`deid_pipeline.leak_guard.find_anywhere`). Fields are joined by a
+    NUL, which no value spans. Nothing is exempt: a surrogate that spells an
+    original of the message is a leak too.
     """
     d = message.delimiters
-    esc = d.escape
-    out = []
-    for i, seg in enumerate(message.segments):
-        fields = seg.fields[_first_field(seg):]
-        text = "\x00".join(fields)
-        own = decoded.get(i)
-        if own or esc in text:
-            fields = _unescaped_fields(seg, own, d)
-            text = "\x00".join(fields)
-        text = text.lower()
-        if not _single_spaced(text):
-            text = "\x00".join(_normalised(fields))
-        out.append(text)
-    return out
-
-
-def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
-                policy: str, decoded: dict[int, dict[int, str]] | None = None,
-                ) -> None:
-    """Refuse the message if a strong header identifier survived anywhere in it.
-
-    ``masked`` is the input message with everything the rewrite replaced
-    blanked out (header PHI leaves, tagged narrative spans): what is left is
-    what goes out unchanged, Z-segments and unlisted fields included. The
-    masked narrative fields may come already unescaped in ``decoded``
-    (segment index -> field number -> text) instead of written into
-    ``masked``. A surrogate that happens to spell another header value is not
-    looked at. Plain substring search over each segment's unescaped,
-    lower-cased, space-normalised fields (joined by a NUL that no value
-    contains): cheap enough for every message, unlike one big
-    case-insensitive regex.
-    """
-    message = masked
-    values = _guarded_values(dictionary, policy)
-    if not values:
+    texts = [_field_texts(seg, d) for seg in message.segments]
+    whole = "\x00".join("\x00".join(fields) for fields in texts)
+    if not leak_guard.find_anywhere(whole, guarded, deids, policy, UNGUARDED_LABELS):
         return
-    haystacks = _haystacks(message, decoded or {})
-    # Almost always nothing is left. A value absent from all segments at once
-    # is absent from each: one substring test per value over the whole
-    # message first, instead of a word-boundary search per value per segment.
-    whole = "\x00".join(haystacks)
-    values = [value for value in values if value in whole]
-    if not values:
-        return
-    for index, (seg, haystack) in enumerate(zip(message.segments, haystacks,
-                                                 strict=True), 1):
-        for value in values:
-            if _found(haystack, value) >= 0:
-                # Which field: searched one by one (blanked characters are NULs
-                # too, so counting the haystack's NULs would miscount).
-                fields = _normalised(_unescaped_fields(
-                    seg, (decoded or {}).get(index - 1), message.delimiters))
-                where = next((f" field {_first_field(seg) + k}"
-                              for k, field in enumerate(fields)
-                              if _found(field, value) >= 0), "")
+    for index, (seg, fields) in enumerate(zip(message.segments, texts, strict=True),
+                                          1):
+        for k, text in enumerate(fields):
+            leaks = leak_guard.find_anywhere(text, guarded, deids, policy,
+                                             UNGUARDED_LABELS)
+            if leaks:
+                labels = ", ".join(sorted(leaks))
                 raise WritebackError(
-                    f"header identifier left in segment {index} ({seg.name}){where}",
-                    "leak_guard")
+                    f"{labels} value left in segment {index} ({seg.name}) field "
+                    f"{_first_field(seg) + k}", "leak_guard")
+    raise WritebackError("PHI value left across fields", "leak_guard")
 
 
 # ---------------------------------------------------------------- message
@@ -701,11 +518,10 @@ def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
 Z_SEGMENT_MODES = ("empty", "keep")
 
 
-def _empty_z_segments(*messages: Hl7Message) -> None:
-    for message in messages:
-        for seg in message.segments:
-            if seg.name.startswith("Z"):
-                del seg.fields[1:]
+def _empty_z_segments(message: Hl7Message) -> None:
+    for seg in message.segments:
+        if seg.name.startswith("Z"):
+            del seg.fields[1:]
 
 
 def _fallback_key(origin: str, message: Hl7Message) -> str:
@@ -742,21 +558,19 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         rewriter.guard(t, deid)
     pid = rewriter.person_id_for(tagged[0], keys[0])
     state[0] = "write"
-    # What the leak guard reads: the input with the header's PHI leaves blanked
-    # (by the header walk below) and the masked narrative fields (decoded).
-    masked = Hl7Message(message.delimiters,
-                        [Segment(s.name, list(s.fields)) for s in message.segments])
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
-    decoded = _masked_fields(masked, reports, deids)
     header = _HeaderRewriter(rewriter, pid, originals_of(*tagged))
-    _replace_header(message, header, masked)
-    _replace_seeded(message, seeded_values(dictionary), header, masked)
+    _replace_header(message, header)
+    _replace_seeded(message, seeded_values(dictionary), header)
     if z_segments == "empty":
-        _empty_z_segments(message, masked)
-    state[0] = "leak_guard"
-    _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"),
-                decoded)
+        _empty_z_segments(message)
+    if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
+        state[0] = "leak_guard"
+        policy = getattr(rewriter, "policy", "safe-harbor")
+        guarded = _guarded_dictionary(dictionary, tagged)
+        _replace_telling_control_id(message, guarded, deids, policy, header)
+        _output_guard(message, guarded, deids, policy)
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)
