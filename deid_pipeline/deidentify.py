@@ -121,11 +121,19 @@ class Rewriter:
         return leak_guard.check(tagged, result, self.policy)
 
     def rewrite(
-        self, tagged: TaggedDocument, person_key: str | None = None
+        self, tagged: TaggedDocument, person_key: str | None = None,
+        avoid: Originals | None = None,
     ) -> DeidentifiedDocument:
+        """Rewrite the document's spans; no surrogate spells one of ``avoid``.
+
+        ``avoid`` defaults to the document's own originals; an HL7 message
+        passes all of its reports' (a street surrogate in one report must
+        not spell a doctor's name tagged in another).
+        """
         doc = tagged.document
         pid = self.person_id_for(tagged, person_key)
-        ctx = self._new_context(pid, originals_of(tagged))
+        ctx = self._new_context(pid, avoid if avoid is not None
+                                else originals_of(tagged))
         text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
         metadata = doc.metadata
         if doc.source == "hl7":

@@ -106,8 +106,8 @@ class PersonKeys(Protocol):
 
 
 class Rewriter(Protocol):
-    def rewrite(self, tagged: TaggedDocument,
-                person_key: str | None = None) -> DeidentifiedDocument: ...
+    def rewrite(self, tagged: TaggedDocument, person_key: str | None = None,
+                avoid: Originals | None = None) -> DeidentifiedDocument: ...
 
     def person_id_for(self, tagged: TaggedDocument,
                       person_key: str | None = None) -> str: ...
@@ -550,7 +550,11 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
             known, linked = person_keys(t)
             if known:
                 keys[i] = linked
-    deids = [rewriter.rewrite(t, person_key=k) for t, k in zip(tagged, keys)]
+    # One set of originals for the whole message: its reports are written
+    # into one message, so none of their surrogates may spell another's.
+    avoid = originals_of(*tagged) if len(tagged) > 1 else None
+    deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
+             for t, k in zip(tagged, keys)]
     # The same document-level guard as the Parquet path: a report whose text
     # still holds a removed value fails the whole message (fail closed).
     state[0] = "leak_guard"
@@ -560,7 +564,7 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     state[0] = "write"
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
-    header = _HeaderRewriter(rewriter, pid, originals_of(*tagged))
+    header = _HeaderRewriter(rewriter, pid, avoid or originals_of(*tagged))
     _replace_header(message, header)
     _replace_seeded(message, seeded_values(dictionary), header)
     if z_segments == "empty":
