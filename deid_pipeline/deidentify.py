@@ -24,6 +24,7 @@ from deid_pipeline.rewrite import (
 from deid_pipeline.surrogates import Originals
 
 MODES = ("surrogate", "redact", "tag")
+_NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
 def originals_of(*tagged: TaggedDocument) -> Originals:
@@ -34,13 +35,19 @@ def originals_of(*tagged: TaggedDocument) -> Originals:
     message back into the output under another role.
     """
     pairs: list[tuple[str, str]] = []
-    seen: set[int] = set()
+    seen: set[str] = set()
     for t in tagged:
         doc = t.document
         dictionary = doc.dictionary
-        if dictionary is not None and id(dictionary) not in seen:
-            seen.add(id(dictionary))
-            pairs.extend((e.value, e.label) for e in dictionary.entries)
+        if dictionary is not None:
+            # A header name's forms ("Smith, John", "J. Smith") are made of its
+            # parts, each an entry too: the one-word entries are enough.
+            for e in dictionary.entries:
+                value = e.value
+                if value not in seen and (value.isalpha()
+                                          or e.label not in _NAME_LABELS):
+                    seen.add(value)
+                    pairs.append((value, e.label))
         pairs.extend((doc.text[s.start:s.end], s.label) for s in t.spans)
     return Originals.of(pairs)
 

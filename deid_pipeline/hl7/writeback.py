@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -449,21 +450,50 @@ UNGUARDED_LABELS = frozenset({"HOSPITAL", "ORGANIZATION", "DEPARTMENT", "ROOM",
                               "PROFESSION", "STATE", "COUNTRY"})
 
 
-def _guarded_dictionary(dictionary: PatientDictionary,
-                        tagged: list[TaggedDocument]) -> PatientDictionary:
-    """The header's entries plus each report's own (its dates), guarded labels only."""
-    entries = list(dictionary.entries)
-    for t in tagged:
-        own = t.document.dictionary
-        if own is not None and own is not dictionary:
-            entries.extend(own.entries[len(dictionary.entries):])
-    return PatientDictionary(tuple(e for e in entries
-                                   if e.label not in UNGUARDED_LABELS),
-                             dictionary.person_key)
+class _GuardedValues:
+    """What the whole-message guard searches for, and the search.
+
+    The values are the header's and each report's own (its dates) and every
+    value removed from the narrative, less :data:`UNGUARDED_LABELS`. For a
+    one-report message that is the report's dictionary, whose search plan
+    the tagger and the document guard have just made (the plan is cached by
+    dictionary): it is searched whole and, only when a hit is labelled
+    unguarded (a value's first label wins), searched again without those.
+    """
+
+    def __init__(self, dictionary: PatientDictionary, tagged: list[TaggedDocument],
+                 deids: list[DeidentifiedDocument], policy: str) -> None:
+        """Collect the values of ``dictionary`` and every report of the message."""
+        own = [t.document.dictionary for t in tagged
+               if t.document.dictionary is not None]
+        if len(own) == 1:
+            self.dictionary = own[0]
+        else:
+            entries = list(dictionary.entries)
+            for extra in own:
+                if extra is not dictionary:
+                    entries.extend(extra.entries[len(dictionary.entries):])
+            self.dictionary = PatientDictionary(tuple(entries), dictionary.person_key)
+        self.deids = deids
+        self.policy = policy
+        self._guarded: PatientDictionary | None = None
+
+    def found(self, text: str) -> Counter:
+        """Labels (with counts) of the guarded values found in ``text``."""
+        leaks = leak_guard.find_anywhere(text, self.dictionary, self.deids,
+                                         self.policy, UNGUARDED_LABELS)
+        if leaks.keys() & UNGUARDED_LABELS:
+            if self._guarded is None:
+                self._guarded = PatientDictionary(
+                    tuple(e for e in self.dictionary.entries
+                          if e.label not in UNGUARDED_LABELS),
+                    self.dictionary.person_key)
+            leaks = leak_guard.find_anywhere(text, self._guarded, self.deids,
+                                             self.policy, UNGUARDED_LABELS)
+        return leaks
 
 
-def _replace_telling_control_id(message: Hl7Message, guarded: PatientDictionary,
-                                deids: list[DeidentifiedDocument], policy: str,
+def _replace_telling_control_id(message: Hl7Message, guarded: _GuardedValues,
                                 header: _HeaderRewriter) -> None:
     """Give MSH-10 a surrogate when it spells a known value (``RAD-20230314-0042``).
 
@@ -473,19 +503,16 @@ def _replace_telling_control_id(message: Hl7Message, guarded: PatientDictionary,
     """
     msh, d = message.msh, message.delimiters
     control = unescape(msh.get(10), d)
-    if control and leak_guard.find_anywhere(control, guarded, deids, policy,
-                                            UNGUARDED_LABELS):
+    if control and guarded.found(control):
         msh.set(10, escape(header.value(control, "IDNUM"), d))
 
 
-def _output_guard(message: Hl7Message, guarded: PatientDictionary,
-                  deids: list[DeidentifiedDocument], policy: str) -> None:
+def _output_guard(message: Hl7Message, guarded: _GuardedValues) -> None:
     """Refuse the message if a known PHI value stands anywhere in what is written.
 
     Reads the output message whole: every field, component and subcomponent
     of every segment (kept Z-segments too), unescaped, against every value
-    of ``guarded`` (the header's and each report's own dates) and every
-    value removed from the narrative, with the document guard's matching
+    ``guarded`` holds, with the document guard's matching
     (:func:`deid_pipeline.leak_guard.find_anywhere`). Fields are joined by a
     NUL, which no value spans. Nothing is exempt: a surrogate that spells an
     original of the message is a leak too.
@@ -493,13 +520,12 @@ def _output_guard(message: Hl7Message, guarded: PatientDictionary,
     d = message.delimiters
     texts = [_field_texts(seg, d) for seg in message.segments]
     whole = "\x00".join("\x00".join(fields) for fields in texts)
-    if not leak_guard.find_anywhere(whole, guarded, deids, policy, UNGUARDED_LABELS):
+    if not guarded.found(whole):
         return
     for index, (seg, fields) in enumerate(zip(message.segments, texts, strict=True),
                                           1):
         for k, text in enumerate(fields):
-            leaks = leak_guard.find_anywhere(text, guarded, deids, policy,
-                                             UNGUARDED_LABELS)
+            leaks = guarded.found(text)
             if leaks:
                 labels = ", ".join(sorted(leaks))
                 raise WritebackError(
@@ -551,8 +577,9 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
             if known:
                 keys[i] = linked
     # One set of originals for the whole message: its reports are written
-    # into one message, so none of their surrogates may spell another's.
-    avoid = originals_of(*tagged) if len(tagged) > 1 else None
+    # into one message, so none of their surrogates may spell another's (for
+    # one report it is the set the document path makes).
+    avoid = originals_of(*tagged)
     deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
              for t, k in zip(tagged, keys)]
     # The same document-level guard as the Parquet path: a report whose text
@@ -564,17 +591,17 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     state[0] = "write"
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
-    header = _HeaderRewriter(rewriter, pid, avoid or originals_of(*tagged))
+    header = _HeaderRewriter(rewriter, pid, avoid)
     _replace_header(message, header)
     _replace_seeded(message, seeded_values(dictionary), header)
     if z_segments == "empty":
         _empty_z_segments(message)
     if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
         state[0] = "leak_guard"
-        policy = getattr(rewriter, "policy", "safe-harbor")
-        guarded = _guarded_dictionary(dictionary, tagged)
-        _replace_telling_control_id(message, guarded, deids, policy, header)
-        _output_guard(message, guarded, deids, policy)
+        guarded = _GuardedValues(dictionary, tagged, deids,
+                                 getattr(rewriter, "policy", "safe-harbor"))
+        _replace_telling_control_id(message, guarded, header)
+        _output_guard(message, guarded)
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)

@@ -165,11 +165,18 @@ class Originals:
         values: set[str] = set()
         for value, label in pairs:
             if label in _NAME_LABELS:
-                words.update(w.casefold() for w in _LETTERS.findall(value))
+                if value.isalpha():  # most: one name part
+                    if len(value) >= 3:
+                        words.add(value.casefold())
+                else:
+                    words.update(w.casefold() for w in _LETTERS.findall(value))
             elif label in _WHOLE_LABELS:
                 squeezed = _squeezed(value)
                 if len(squeezed) >= 3:
                     values.add(squeezed)
+            elif label == "DATE" and sum(map(str.isdigit, value)) >= 5:
+                # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
+                values.add(_squeezed(value))
         return cls(frozenset(words), frozenset(values))
 
     def spelled_by(self, surrogate: str) -> bool:
