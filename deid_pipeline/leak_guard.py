@@ -29,7 +29,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -524,19 +524,19 @@ def check(
 
 def find_anywhere(text: str, dictionary: PatientDictionary | None,
                   results: Iterable[DeidentifiedDocument], policy: str,
-                  skip: frozenset[str] = frozenset()) -> Counter:
+                  ignore: Callable[[str, str], bool] | None = None) -> Counter:
     """Labels (with counts) of known PHI values anywhere in ``text``.
 
     The values :func:`check` searches for (the header's and every removed
     span's, with its matching), but with no text exempt: used on a whole
     written HL7 message, where a value inside a field the rewrite wrote is
     as much a leak as one in a field it kept (a surrogate that spells an
-    original of the same message is one). Removed values labelled in
-    ``skip`` are not searched for (the caller leaves those labels out of
-    ``dictionary`` too).
+    original of the same message is one). Removed values for which
+    ``ignore(value, label)`` is true are not searched for (the caller leaves
+    such entries out of ``dictionary`` too).
     """
     header = None if dictionary is None else header_values(dictionary, policy)
     removed = ((value, label) for r in results for value, label in _replaced(r, policy)
-               if label not in skip)
+               if ignore is None or not ignore(value, label))
     return _find_leaks(text, _planned(removed), [], header)
 

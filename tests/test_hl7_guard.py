@@ -84,3 +84,14 @@ def test_when_tag_mode_then_no_guard_since_originals_are_written_on_purpose():
     result = deidentify_message(HEAD + "OBX|1|TX|||Stable.\r", TAGGER, _Tagging(),
                                 "g.hl7")
     assert result.ok
+
+
+def test_when_a_doctors_initials_spell_the_message_type_then_still_written():
+    # MORROW^MAX^DEAN seeds the initials "MDM"; MSH-9 is structure, not data.
+    text = ("MSH|^~\\&|EHR|H|||20240101||MDM^T02^MDM_T02|G9|P|2.5\r"
+            "PID|1||7712093^^^H^MR||QUENTIN^MIRABEL||19610314|F\r"
+            "TXA|1|CN|TX|20240101||||||123^MORROW^MAX^DEAN\r"
+            "OBX|1|TX|||Stable.\r")
+    result = deidentify_message(text, TAGGER, FakeRewriter(), "g.hl7")
+    assert result.ok, [q.error_message for q in result.quarantined]
+    assert parse_message(result.er7).message_type == "MDM^T02"

@@ -437,9 +437,16 @@ def _first_field(seg: Segment) -> int:
 
 
 def _field_texts(seg: Segment, d: Delimiters) -> list[str]:
-    """A segment's fields from :func:`_first_field` on, unescaped."""
+    """A segment's fields from :func:`_first_field` on, unescaped.
+
+    The structure fields (MSH-9 ``MDM^T02``, MSH-12) read as empty: codes the
+    parser checked, which an initials form such as ``MDM`` would match.
+    """
     esc = d.escape
-    return [unescape(f, d) if esc in f else f for f in seg.fields[_first_field(seg):]]
+    first = _first_field(seg)
+    skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
+    return ["" if n in skip else unescape(f, d) if esc in f else f
+            for n, f in enumerate(seg.fields[first:], first)]
 
 
 # Labels the whole-message guard does not search for: not a person's
@@ -450,6 +457,19 @@ UNGUARDED_LABELS = frozenset({"HOSPITAL", "ORGANIZATION", "DEPARTMENT", "ROOM",
                               "PROFESSION", "STATE", "COUNTRY"})
 
 
+def _unguarded(value: str, label: str) -> bool:
+    """Whether the whole-message guard leaves a value out.
+
+    Labels in :data:`UNGUARDED_LABELS`, and dates without their year
+    (``July 21``, ``7/21``): any shifted date may say one. The document guard
+    exempts surrogate text, where such a coincidence stands; this guard
+    exempts nothing, so it searches the dated forms (``July 21, 1950``,
+    ``7/21/50``) only.
+    """
+    return label in UNGUARDED_LABELS or (
+        label == "DATE" and sum(map(str.isdigit, value)) < 4)
+
+
 class _GuardedValues:
     """What the whole-message guard searches for, and the search.
 
@@ -458,7 +478,7 @@ class _GuardedValues:
     one-report message that is the report's dictionary, whose search plan
     the tagger and the document guard have just made (the plan is cached by
     dictionary): it is searched whole and, only when a hit is labelled
-    unguarded (a value's first label wins), searched again without those.
+    unguarded (a value's first label wins) or a date, searched again without them.
     """
 
     def __init__(self, dictionary: PatientDictionary, tagged: list[TaggedDocument],
@@ -481,16 +501,16 @@ class _GuardedValues:
     def found(self, text: str) -> Counter:
         """Labels (with counts) of the guarded values found in ``text``."""
         leaks = leak_guard.find_anywhere(text, self.dictionary, self.deids,
-                                         self.policy, UNGUARDED_LABELS)
-        if leaks.keys() & UNGUARDED_LABELS:
+                                         self.policy, _unguarded)
+        if leaks.keys() & UNGUARDED_LABELS or leaks["DATE"]:
             if self._guarded is None:
                 self._guarded = PatientDictionary(
                     tuple(e for e in self.dictionary.entries
-                          if e.label not in UNGUARDED_LABELS),
+                          if not _unguarded(e.value, e.label)),
                     self.dictionary.person_key)
             leaks = leak_guard.find_anywhere(text, self._guarded, self.deids,
-                                             self.policy, UNGUARDED_LABELS)
-        return leaks
+                                             self.policy, _unguarded)
+        return +leaks
 
 
 def _replace_telling_control_id(message: Hl7Message, guarded: _GuardedValues,

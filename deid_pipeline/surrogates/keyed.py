@@ -148,7 +148,7 @@ def _squeezed(value: str) -> str:
 class Originals:
     """What the surrogates of one message or document must not spell.
 
-    ``words``: every name part (3+ letters) of the originals; ``values``:
+    ``words``: every name part and city word (3+ letters) of the originals; ``values``:
     streets, cities, ids and phones, letters and digits only. Case is
     ignored. A surrogate that spells one (the patient's surrogate surname
     being the attending's real one) is drawn again, keyed (see
@@ -174,6 +174,8 @@ class Originals:
                 squeezed = _squeezed(value)
                 if len(squeezed) >= 3:
                     values.add(squeezed)
+                if label == "CITY":  # a street surrogate "Douglas Sullivan"
+                    words.update(w.casefold() for w in _LETTERS.findall(value))
             elif label == "DATE" and sum(map(str.isdigit, value)) >= 5:
                 # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
                 values.add(_squeezed(value))
