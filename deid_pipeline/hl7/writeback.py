@@ -494,22 +494,22 @@ class _GuardedValues:
                 if extra is not dictionary:
                     entries.extend(extra.entries[len(dictionary.entries):])
             self.dictionary = PatientDictionary(tuple(entries), dictionary.person_key)
-        self.deids = deids
+        self.removed = leak_guard.removed_values(deids, policy, _unguarded)
         self.policy = policy
         self._guarded: PatientDictionary | None = None
 
     def found(self, text: str) -> Counter:
         """Labels (with counts) of the guarded values found in ``text``."""
-        leaks = leak_guard.find_anywhere(text, self.dictionary, self.deids,
-                                         self.policy, _unguarded)
+        leaks = leak_guard.find_anywhere(text, self.dictionary, self.removed,
+                                         self.policy)
         if leaks.keys() & UNGUARDED_LABELS or leaks["DATE"]:
             if self._guarded is None:
                 self._guarded = PatientDictionary(
                     tuple(e for e in self.dictionary.entries
                           if not _unguarded(e.value, e.label)),
                     self.dictionary.person_key)
-            leaks = leak_guard.find_anywhere(text, self._guarded, self.deids,
-                                             self.policy, _unguarded)
+            leaks = leak_guard.find_anywhere(text, self._guarded, self.removed,
+                                             self.policy)
         return +leaks
 
 
