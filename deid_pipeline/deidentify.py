@@ -21,8 +21,35 @@ from deid_pipeline.rewrite import (
     replacement_of,
     rewrite,
 )
+from deid_pipeline.surrogates import Originals
 
 MODES = ("surrogate", "redact", "tag")
+_NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+
+
+def originals_of(*tagged: TaggedDocument) -> Originals:
+    """What the surrogates of these documents must not spell.
+
+    Every header value of their dictionaries and every tagged span's text:
+    a surrogate equal to one of them would put a real value of the same
+    message back into the output under another role.
+    """
+    pairs: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for t in tagged:
+        doc = t.document
+        dictionary = doc.dictionary
+        if dictionary is not None:
+            # A header name's forms ("Smith, John", "J. Smith") are made of its
+            # parts, each an entry too: the one-word entries are enough.
+            for e in dictionary.entries:
+                value = e.value
+                if value not in seen and (value.isalpha()
+                                          or e.label not in _NAME_LABELS):
+                    seen.add(value)
+                    pairs.append((value, e.label))
+        pairs.extend((doc.text[s.start:s.end], s.label) for s in t.spans)
+    return Originals.of(pairs)
 
 
 @dataclass(frozen=True)
@@ -60,27 +87,30 @@ class Rewriter:
         key = person_key or record_person_key(doc) or fallback_person_key(doc)
         return person_id(self.key, key)
 
-    def replace_value(self, value: str, label: str, pid: str) -> str:
+    def replace_value(self, value: str, label: str, pid: str,
+                      avoid: Originals | None = None) -> str:
         """Rewrite one structured value (an HL7 header field) as its narrative twin.
 
         Uses the same operator and context as the narrative, so a surname in
         PID-5 and the same surname in the report text get the same surrogate.
+        ``avoid``: the message's originals (see :func:`originals_of`).
         """
         span = PhiSpan(0, len(value), label, "header", 1.0)
-        return replacement_of(self._operator, value, span, self._context(pid))
+        return replacement_of(self._operator, value, span, self._context(pid, avoid))
 
-    def _new_context(self, pid: str) -> RewriteContext:
+    def _new_context(self, pid: str, avoid: Originals | None = None
+                     ) -> RewriteContext:
         return RewriteContext(key=self.key, person_id=pid, policy=self.policy,
-                              as_of_year=self.as_of_year)
+                              as_of_year=self.as_of_year, avoid=avoid)
 
-    def _context(self, pid: str) -> RewriteContext:
+    def _context(self, pid: str, avoid: Originals | None = None) -> RewriteContext:
         """The person's context, kept while the same person's values come in.
 
         An HL7 header asks for a few dozen values of one person in a row.
         """
         last = self._last_context
-        if last[0] != pid:
-            last = (pid, self._new_context(pid))
+        if last[0] != pid or last[1] is None or last[1].avoid is not avoid:
+            last = (pid, self._new_context(pid, avoid))
             # One tuple assigned at once: a thread reading it sees either.
             object.__setattr__(self, "_last_context", last)
         return last[1]
@@ -98,11 +128,19 @@ class Rewriter:
         return leak_guard.check(tagged, result, self.policy)
 
     def rewrite(
-        self, tagged: TaggedDocument, person_key: str | None = None
+        self, tagged: TaggedDocument, person_key: str | None = None,
+        avoid: Originals | None = None,
     ) -> DeidentifiedDocument:
+        """Rewrite the document's spans; no surrogate spells one of ``avoid``.
+
+        ``avoid`` defaults to the document's own originals; an HL7 message
+        passes all of its reports' (a street surrogate in one report must
+        not spell a doctor's name tagged in another).
+        """
         doc = tagged.document
         pid = self.person_id_for(tagged, person_key)
-        ctx = self._new_context(pid)
+        ctx = self._new_context(pid, avoid if avoid is not None
+                                else originals_of(tagged))
         text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
         metadata = doc.metadata
         if doc.source == "hl7":

@@ -29,7 +29,7 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -520,3 +520,29 @@ def check(
         detail = ", ".join(f"{label} x{n}" for label, n in sorted(leaks.items()))
         raise LeakDetectedError(f"original PHI values remain in the output: {detail}")
     return result
+
+
+def removed_values(results: Iterable[DeidentifiedDocument], policy: str,
+                   ignore: Callable[[str, str], bool] | None = None
+                   ) -> list[HeaderValue]:
+    """Every value the rewrite of ``results`` removed, planned once for many searches.
+
+    Values for which ``ignore(value, label)`` is true are left out.
+    """
+    return list(_planned((value, label) for r in results
+                         for value, label in _replaced(r, policy)
+                         if ignore is None or not ignore(value, label)))
+
+
+def find_anywhere(text: str, dictionary: PatientDictionary | None,
+                  removed: list[HeaderValue], policy: str) -> Counter:
+    """Labels (with counts) of known PHI values anywhere in ``text``.
+
+    The values :func:`check` searches for (the header's, and the removed
+    ones :func:`removed_values` planned), with its matching, but with no
+    text exempt: used on a whole written HL7 message, where a value inside a
+    field the rewrite wrote is as much a leak as one in a field it kept (a
+    surrogate that spells an original of the same message is one).
+    """
+    header = None if dictionary is None else header_values(dictionary, policy)
+    return _find_leaks(text, removed, [], header)

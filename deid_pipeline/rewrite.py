@@ -29,6 +29,7 @@ from deid_pipeline.surrogates import (
     DEFAULT_MIN_SHIFT_DAYS,
     LIMITED_DATASET,
     SAFE_HARBOR,
+    Originals,
     surrogate,
     warm_up,
 )
@@ -54,7 +55,8 @@ class RewriteContext:
     ``min_shift_days``..``max_shift_days``. ``as_of_year`` is the year ages
     are reckoned from (which bare years could be the birth year of someone
     over 89; how 2-digit years expand): pin it for byte-identical re-runs
-    across a new year.
+    across a new year. ``avoid``: the originals of the message or document
+    that no surrogate may spell (drawn again, keyed, when one does).
     """
 
     key: bytes = field(repr=False)
@@ -63,6 +65,7 @@ class RewriteContext:
     min_shift_days: int = DEFAULT_MIN_SHIFT_DAYS
     max_shift_days: int = DEFAULT_MAX_SHIFT_DAYS
     as_of_year: int = field(default_factory=_this_year)
+    avoid: Originals | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Reject a context that could not be used safely, at construction."""

@@ -116,9 +116,17 @@ def test_when_segments_normalised_then_wrapped_text_joins_its_obx():
         "MSH|^~\\&|A", "OBX|1|TX|||first line\\.br\\second line|||F", "NTE|1||x"]
 
 
-def test_when_line_breaks_inside_a_header_segment_then_refused():
-    from deid_pipeline.hl7.framing import FramingError
+def test_when_a_header_segment_wraps_then_joined_and_noted():
+    quirks: list[str] = []
+    segments = normalise_segments(
+        "MSH|^~\\&|A\rPID|1||123^^^H^MR||SMI\nTH^JOHN\rOBR|1\r", quirks)
+    assert segments == ["MSH|^~\\&|A", "PID|1||123^^^H^MR||SMITH^JOHN", "OBR|1"]
+    assert quirks == ["segment_wrapped"]
 
-    expected = r"segment 3: line is not a segment \(after PID\)"
-    with pytest.raises(FramingError, match=expected):
-        normalise_segments("MSH|^~\\&|A\rPID|1||123\nSMITH^JOHN\r")
+
+def test_when_whole_message_on_one_line_then_cut_at_segment_ids():
+    quirks: list[str] = []
+    text = "MSH|^~\\&|A B|x PID|1||9 Elm St\\rOBR|1<CR>OBX|1|TX|||seen by SAM"
+    assert normalise_segments(text, quirks) == [
+        "MSH|^~\\&|A B|x", "PID|1||9 Elm St", "OBR|1", "OBX|1|TX|||seen by SAM"]
+    assert quirks == ["segments_on_one_line"]

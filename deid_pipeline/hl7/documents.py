@@ -201,6 +201,8 @@ def _metadata(message: Hl7Message, report: Report, codec: str
         ("result_status", status),
         ("sex", _first_component(message, "PID", 8).upper()),
         ("patient_class", _first_component(message, "PV1", 2).upper()),
+        # What the sender got wrong and the parser accepted (message.QUIRKS).
+        ("hl7_accepted", ",".join(message.quirks)),
     )
     return tuple((k, v) for k, v in pairs if v)
 

@@ -26,6 +26,7 @@ __all__ = [
     "identifier_label",
     "kind_of_obx",
     "map_field",
+    "map_leaves",
     "repetitions",
 ]
 
@@ -309,6 +310,23 @@ def leaf_values(rep: str, d: Delimiters, leaves: tuple[Leaf, ...]
             yield leaf, unescape(comp, d)
 
 
+def _map_repetitions(raw: str, d: Delimiters,
+                     edit: Callable[[list[str]], bool]) -> str:
+    """``raw`` with ``edit(components)`` applied to each repetition in place.
+
+    ``edit`` returns whether it changed anything; an unchanged field is
+    returned as the same string (callers test ``is``).
+    """
+    reps = repetitions(raw, d)
+    changed = False
+    for r, rep in enumerate(reps):
+        comps = rep.split(d.component)
+        if edit(comps):
+            reps[r] = d.component.join(comps)
+            changed = True
+    return d.repetition.join(reps) if changed else raw
+
+
 def map_field(raw: str, d: Delimiters, leaves: tuple[Leaf, ...],
               replace: Callable[[Leaf, str, list[str]], str | None]) -> str:
     """``raw`` with each PHI leaf passed through ``replace(leaf, value, comps)``.
@@ -317,11 +335,8 @@ def map_field(raw: str, d: Delimiters, leaves: tuple[Leaf, ...],
     (for leaves that depend on a sibling, such as CX-5 for CX-1) and returns
     the new unescaped value, or None to keep the raw leaf as it was.
     """
-    reps = repetitions(raw, d)
-    changed = False
-    for r, rep in enumerate(reps):
-        comps = rep.split(d.component)
-        rep_changed = False
+    def edit(comps: list[str]) -> bool:
+        changed = False
         for leaf in leaves:
             if leaf.component > len(comps):
                 continue
@@ -338,11 +353,36 @@ def map_field(raw: str, d: Delimiters, leaves: tuple[Leaf, ...],
                 continue
             subs[si] = escape(new, d) if new else ""  # blanking: nothing to escape
             comps[ci] = d.subcomponent.join(subs)
-            rep_changed = True
-        if rep_changed:
-            reps[r] = d.component.join(comps)
             changed = True
-    return d.repetition.join(reps) if changed else raw
+        return changed
+
+    return _map_repetitions(raw, d, edit)
+
+
+def map_leaves(raw: str, d: Delimiters,
+               replace: Callable[[int, int, str], str | None]) -> str:
+    """``raw`` with every non-empty leaf passed through ``replace``.
+
+    ``replace(component, subcomponent, value)`` (1-based positions, value
+    unescaped) returns the new unescaped value, or None to keep the leaf:
+    :func:`map_field` for the leaves no data type names, such as a name a
+    sender put into an identifier's check digit.
+    """
+    def edit(comps: list[str]) -> bool:
+        changed = False
+        for ci, comp in enumerate(comps):
+            subs = comp.split(d.subcomponent)
+            for si, value in enumerate(subs):
+                if not value or value == '""':
+                    continue
+                new = replace(ci + 1, si + 1, unescape(value, d))
+                if new is not None:
+                    subs[si] = escape(new, d) if new else ""
+                    comps[ci] = d.subcomponent.join(subs)
+                    changed = True
+        return changed
+
+    return _map_repetitions(raw, d, edit)
 
 
 def segment_fields(message: Hl7Message) -> Iterator[tuple[Segment, HeaderField]]:

@@ -333,21 +333,44 @@ class FramingError(ValueError):
     """A message whose lines cannot be made into segments (PHI-free message)."""
 
 
-def normalise_segments(text: str) -> list[str]:
+# A whole message written on one line: the segment terminators were lost or
+# written as text. A segment id with the field separator, after a blank or a
+# terminator spelled out, starts a segment again.
+_SPELLED_BREAK = r"(?:\\r|\\n|<cr>|<CR>|\s)+"
+
+
+def _split_one_line(line: str, sep: str) -> list[str]:
+    """Cut a one-line message where a segment id follows a blank or spelled break."""
+    starts = re.compile(_SPELLED_BREAK + f"(?=[A-Z][A-Z0-9]{{2}}{re.escape(sep)})")
+    return [part for part in starts.split(line) if part]
+
+
+def normalise_segments(text: str, quirks: list[str] | None = None) -> list[str]:
     r"""Split a message into segments, terminators removed (``\r``, ``\n``, ``\r\n``).
 
-    A line that does not start a segment continues the OBX or NTE before it
-    (report text wrapped by a sender with a raw line break) and is joined with
-    an escaped line break, so the text stays in its field. Anywhere else such
-    a line means the message is damaged and it is refused.
+    A line that does not start a segment continues the segment before it: in
+    an OBX or NTE (report text wrapped by a sender with a raw line break) it
+    is joined with an escaped line break, so the text stays in its field; in
+    any other segment (a long header line wrapped at a fixed width) it is
+    joined as it stands, as hl7apy keeps a stray line break inside its field.
+    A message written whole on one line (terminators lost, or spelled ``\r``)
+    is cut where segment ids stand. Each of these is noted in ``quirks``
+    (``segment_wrapped``, ``segments_on_one_line``). Only a continuation
+    before the first segment is refused.
     """
     sep = text[3:4] if text.startswith("MSH") else "|"
     esc = "\\"
     if text.startswith("MSH") and len(text) > 6:
         esc = text[6]
+    noted = quirks if quirks is not None else []
+    lines = re.split(r"\r\n|\r|\n", text)
+    if sum(1 for line in lines if line.strip()) == 1 and sep.strip():
+        lines = _split_one_line(text.strip(), sep)
+        if len(lines) > 1:
+            noted.append("segments_on_one_line")
     segments: list[str] = []
     pending_blank = 0
-    for line in re.split(r"\r\n|\r|\n", text):
+    for line in lines:
         line = line.strip()
         if not line:
             pending_blank += 1
@@ -358,9 +381,11 @@ def normalise_segments(text: str) -> list[str]:
         elif segments and segments[-1][:3] in _WRAPPING_SEGMENTS:
             brk = f"{esc}.br{esc}"
             segments[-1] = segments[-1] + brk * (1 + pending_blank) + line
+        elif segments:
+            segments[-1] = segments[-1] + line
+            if "segment_wrapped" not in noted:
+                noted.append("segment_wrapped")
         else:
-            raise FramingError(
-                f"segment {len(segments) + 1}: line is not a segment "
-                f"(after {segments[-1][:3] if segments else 'start'})")
+            raise FramingError("segment 1: line is not a segment (after start)")
         pending_blank = 0
     return segments

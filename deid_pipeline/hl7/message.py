@@ -13,13 +13,16 @@ and ids only, never field values, so they can be logged and counted.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from deid_pipeline.hl7.escapes import Delimiters, unescape
 from deid_pipeline.hl7.framing import FramingError, normalise_segments
 
 __all__ = [
+    "DEFAULT_VERSION",
     "SUPPORTED_VERSIONS",
     "Hl7Message",
     "Hl7ParseError",
@@ -33,6 +36,9 @@ _SEGMENT_ID = re.compile(r"[A-Z][A-Z0-9]{2}")
 SUPPORTED_VERSIONS = frozenset(
     {"2.1", "2.2", "2.3", "2.3.1", "2.4", "2.5", "2.5.1", "2.6", "2.7", "2.8", "2.8.1",
      "2.8.2"})
+# The version hl7apy assumes when MSH-12 is absent: an empty MSH-12 is read as
+# it, and written so, or hl7apy would refuse the output.
+DEFAULT_VERSION = "2.5"
 # Segments a message of a given type cannot do without; their absence is how a
 # message cut short in transit shows (an ORU that ends before its OBR).
 _REQUIRED = {"ORU": ("OBR",), "MDM": ("PID", "TXA"), "ADT": ("PID",)}
@@ -82,14 +88,20 @@ class Segment:
 
 
 class Hl7Message:
-    """A parsed message: delimiters, segments in order, and MSH shortcuts."""
+    """A parsed message: delimiters, segments in order, and MSH shortcuts.
 
-    __slots__ = ("delimiters", "segments")
+    ``quirks`` names what a real sender did that the standard does not allow
+    and the parser accepted (see :data:`QUIRKS`), in the order met.
+    """
 
-    def __init__(self, delimiters: Delimiters, segments: list[Segment]) -> None:
-        """Hold the delimiters and the segments (MSH first)."""
+    __slots__ = ("delimiters", "quirks", "segments")
+
+    def __init__(self, delimiters: Delimiters, segments: list[Segment],
+                 quirks: tuple[str, ...] = ()) -> None:
+        """Hold the delimiters, the segments (MSH first) and the accepted quirks."""
         self.delimiters = delimiters
         self.segments = segments
+        self.quirks = quirks
 
     def __repr__(self) -> str:
         """Type and segment count only: safe to log."""
@@ -162,8 +174,12 @@ def _delimiters(msh: str) -> Delimiters:
     return Delimiters(sep, enc[0], enc[1], enc[2], enc[3], enc[4:5])
 
 
-def parse_segments(segments: list[str]) -> Hl7Message:
-    """Parse already separated segment strings (the first one being MSH)."""
+def parse_segments(segments: list[str], quirks: tuple[str, ...] = ()) -> Hl7Message:
+    """Parse already separated segment strings (the first one being MSH).
+
+    ``quirks`` are those noted while the segments were separated; the header
+    repairs of :func:`_accept` are added to them.
+    """
     if not segments or not segments[0].startswith("MSH"):
         raise Hl7ParseError("message does not start with an MSH segment")
     d = _delimiters(segments[0])
@@ -180,22 +196,54 @@ def parse_segments(segments: list[str]) -> Hl7Message:
             parsed.append(Segment("MSH", ["MSH", sep, *rest]))
         else:
             parsed.append(Segment(name, line.split(sep)))
-    message = Hl7Message(d, parsed)
+    message = Hl7Message(d, parsed, quirks)
+    _accept(message)
     _check(message)
     return message
 
 
+# What a real sender does that the standard does not allow, and what the
+# parser does instead of refusing the message (docs/hl7-audit.md):
+QUIRKS = {
+    "msh2_truncation_dropped": "MSH-2 has 5 encoding characters before v2.7: the "
+                               "fifth (truncation) is dropped, as v2.7 defines it",
+    "msh10_generated": "MSH-10 empty: a control id is made from the message hash",
+    "msh12_default": f"MSH-12 empty or absent: read and written as {DEFAULT_VERSION}",
+    "segment_wrapped": "a header segment continues on the next line: joined",
+    "segments_on_one_line": "the whole message on one line: cut at segment ids",
+}
+
+
+def _accept(message: Hl7Message) -> None:
+    """Repair, and note in ``message.quirks``, the header faults senders make.
+
+    Each repair is what hl7apy or HAPI reads the message as, written out so
+    the output parses with hl7apy too; the control id made for an empty
+    MSH-10 is a hash of the whole message, so a re-run makes the same one.
+    """
+    msh, d = message.msh, message.delimiters
+    noted = list(message.quirks)
+    if not msh.get(12).strip():
+        msh.set(12, DEFAULT_VERSION)
+        noted.append("msh12_default")
+    if d.truncation and message.version < "2.7":
+        message.delimiters = replace(d, truncation="")
+        msh.set(2, msh.get(2)[:4])
+        noted.append("msh2_truncation_dropped")
+    if not message.control_id and message.message_code:
+        digest = hashlib.sha256(message.to_er7().encode("utf-8")).hexdigest()
+        msh.set(10, f"H{digest[:19].upper()}")
+        noted.append("msh10_generated")
+    message.quirks = tuple(noted)
+
+
 def _check(message: Hl7Message) -> None:
     msh = message.msh
-    if len(message.delimiters.truncation) and message.version < "2.7":
-        raise Hl7ParseError("segment 1 (MSH): 5 encoding characters before v2.7")
     if not message.message_code:
         raise Hl7ParseError("segment 1 (MSH): MSH-9 message type empty")
-    if not message.control_id:
-        raise Hl7ParseError("segment 1 (MSH): MSH-10 message control id empty")
-    # Like hl7apy: an absent MSH-12 means the default version, a present one
-    # (even empty) must be a version it knows, or the output would not parse.
-    if len(msh.fields) > 12 and message.version not in SUPPORTED_VERSIONS:
+    # Like hl7apy: a present MSH-12 must be a version it knows, or the output
+    # would not parse (an empty or absent one was made the default above).
+    if message.version not in SUPPORTED_VERSIONS:
         raise Hl7ParseError("segment 1 (MSH): MSH-12 version missing or not supported")
     if len(message.segments) == 1:
         raise Hl7ParseError(
@@ -210,12 +258,13 @@ def _check(message: Hl7Message) -> None:
 
 
 def parse_message(text: str) -> Hl7Message:
-    r"""Parse one message (any of ``\r``, ``\\n``, ``\\r\\n`` as terminators)."""
+    r"""Parse one message (any of ``\r``, ``\n``, ``\r\n`` as terminators)."""
     text = text.lstrip()
     if not text.startswith("MSH"):
         raise Hl7ParseError("message does not start with an MSH segment")
+    quirks: list[str] = []
     try:
-        segments = normalise_segments(text)
+        segments = normalise_segments(text, quirks)
     except FramingError as exc:
         raise Hl7ParseError(str(exc)) from None
-    return parse_segments(segments)
+    return parse_segments(segments, tuple(quirks))

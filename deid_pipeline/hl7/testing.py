@@ -137,8 +137,12 @@ class FakeRewriter:
             fake = fake[:i] + str((int(fake[i]) + 1) % 10) + fake[i + 1:]
         return fake
 
-    def replace_value(self, value: str, label: str, pid: str) -> str:
-        """Return the surrogate of one value: dates shifted, digits, name words."""
+    def replace_value(self, value: str, label: str, pid: str,
+                      avoid: object = None) -> str:
+        """Return the surrogate of one value: dates shifted, digits, name words.
+
+        ``avoid`` is ignored (see :meth:`rewrite`).
+        """
         if label == "DATE":
             shifted = self._date(value.strip(), pid)
             return shifted if shifted is not None else "[DATE]"
@@ -157,9 +161,12 @@ class FakeRewriter:
 
         return check(tagged, result, self.policy)
 
-    def rewrite(self, tagged: TaggedDocument, person_key: str | None = None
-                ) -> DeidentifiedDocument:
-        """Replace every span, left to right, with an audit record each."""
+    def rewrite(self, tagged: TaggedDocument, person_key: str | None = None,
+                avoid: object = None) -> DeidentifiedDocument:
+        """Replace every span, left to right, with an audit record each.
+
+        ``avoid`` (the real Rewriter's originals to keep clear of) is ignored.
+        """
         doc = tagged.document
         pid = self.person_id_for(tagged, person_key)
         text = doc.text

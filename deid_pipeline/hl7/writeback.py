@@ -7,26 +7,33 @@ the narrative agree (``SMITH`` in PID-5 and "Mr. Smith" in the report become
 the same surrogate). A message that fails any step is quarantined with its
 stage and a PHI-free reason and is not written; the rest of the file is.
 
-Z-segments (site-defined) are written as their bare segment id unless the
-caller keeps them. Before a message is written, a leak guard looks for the
-header's strong identifiers (names, ids, phones, birth date...) anywhere in
-the output message, kept Z-segments included: anything the field table does
-not cover (a vendor Z-segment with the patient's name, a free-text field)
-sends the message to quarantine instead of the output.
+A value the header seeds that a sender copied whole into any other field
+(an order number in OBR-29, an MRN in MSH-10, a mother's names in PID-21's
+components) gets the same surrogate there. Z-segments (site-defined) are
+written as their bare segment id unless the caller keeps them. Before a
+message is written, a leak guard reads the whole output message (every
+field, component and subcomponent, kept Z-segments included) for every
+value seeded from the header and every value removed from the narrative:
+anything the field table does not cover (a vendor Z-segment with the
+patient's name, a free-text field) and any surrogate that spells an original
+sends the message to quarantine instead of the output (docs/hl7-audit.md).
 
 Nothing here logs or prints: callers count results.
 """
 
 from __future__ import annotations
 
-import bisect
+import functools
 import os
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from deid_pipeline import leak_guard
 from deid_pipeline.byte_order import narrow
+from deid_pipeline.deidentify import originals_of
 from deid_pipeline.hl7.dates import shift_ts
 from deid_pipeline.hl7.documents import (
     SOURCE,
@@ -38,6 +45,7 @@ from deid_pipeline.hl7.documents import (
 from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
 from deid_pipeline.hl7.fields import (
     KINDS,
+    NARRATIVE_OBX_TYPES,
     OPAQUE_OBX_TYPES,
     HeaderField,
     Leaf,
@@ -45,6 +53,7 @@ from deid_pipeline.hl7.fields import (
     identifier_label,
     kind_of_obx,
     map_field,
+    map_leaves,
     repetitions,
 )
 from deid_pipeline.hl7.framing import (
@@ -70,6 +79,7 @@ from deid_pipeline.model import (
     QuarantineRecord,
     TaggedDocument,
 )
+from deid_pipeline.surrogates import Originals
 
 __all__ = [
     "Z_SEGMENT_MODES",
@@ -97,13 +107,14 @@ class PersonKeys(Protocol):
 
 
 class Rewriter(Protocol):
-    def rewrite(self, tagged: TaggedDocument,
-                person_key: str | None = None) -> DeidentifiedDocument: ...
+    def rewrite(self, tagged: TaggedDocument, person_key: str | None = None,
+                avoid: Originals | None = None) -> DeidentifiedDocument: ...
 
     def person_id_for(self, tagged: TaggedDocument,
                       person_key: str | None = None) -> str: ...
 
-    def replace_value(self, value: str, label: str, pid: str) -> str: ...
+    def replace_value(self, value: str, label: str, pid: str,
+                      avoid: Originals | None = None) -> str: ...
 
     def guard(self, tagged: TaggedDocument,
               result: DeidentifiedDocument) -> DeidentifiedDocument: ...
@@ -205,71 +216,6 @@ def _piece_texts(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
     return out
 
 
-def _masked_pieces(report: Report, deid: DeidentifiedDocument) -> dict[int, str]:
-    """Each touched piece's ORIGINAL text with the replaced characters blanked.
-
-    What the leak guard reads: only what the rewrite left of the input. The
-    narrative is blanked once and cut into pieces; the pieces a replacement
-    touches are found by bisection (pieces are in text order and disjoint).
-    """
-    text = report.text
-    pieces = report.pieces
-    ends = [p.end for p in pieces]
-    chars = list(text)
-    touched: set[int] = set()
-    for r in deid.replacements:
-        start, end = r.span.start, min(r.span.end, len(text))
-        if start < end:
-            chars[start:end] = "\x00" * (end - start)
-        k = bisect.bisect_right(ends, r.span.start)
-        while k < len(pieces) and pieces[k].start < r.span.end:
-            p = pieces[k]
-            if max(r.span.start, p.start) < min(r.span.end, p.end):
-                touched.add(k)
-            k += 1
-    masked = "".join(chars)
-    return {k: masked[pieces[k].start:pieces[k].end] for k in sorted(touched)}
-
-
-def _masked_fields(message: Hl7Message, reports: list[Report],
-                   deids: list[DeidentifiedDocument]) -> dict[int, dict[int, str]]:
-    r"""Segment index -> field number -> unescaped text of each masked narrative field.
-
-    What the leak guard would read after writing the masked pieces back
-    escaped (as :func:`_write_narrative` does) and unescaping the field,
-    without the round trip: a blanked character is a control character, so
-    each one would be written as a ``\X00\`` sequence and decoded again.
-    ``message`` holds the fields as parsed. The escaped text of a piece
-    decodes to the piece with its ``\r\n`` and ``\r`` made ``\n``; when no
-    other repetition of the field holds an escape character, the field
-    decodes to its repetitions decoded one by one. Otherwise (an escape
-    sequence could then span repetitions) the field is escaped and unescaped
-    as before.
-    """
-    d = message.delimiters
-    esc = d.escape
-    touched: dict[tuple[int, int], dict[int, str]] = {}
-    for report, deid in zip(reports, deids, strict=True):
-        for k, text in _masked_pieces(report, deid).items():
-            p = report.pieces[k]
-            touched.setdefault((p.segment, p.field), {})[p.repetition] = text
-    out: dict[int, dict[int, str]] = {}
-    for (i, n), texts in touched.items():
-        # A touched piece is not empty, so field n exists in segment i.
-        reps = repetitions(message.segments[i].get(n), d)
-        if any(esc in rep for r, rep in enumerate(reps) if r not in texts):
-            for r, text in texts.items():
-                reps[r] = escape(text, d)
-            raw = d.repetition.join(reps)
-            value = unescape(raw, d) if esc in raw else raw
-        else:
-            for r, text in texts.items():
-                reps[r] = text.replace("\r\n", "\n").replace("\r", "\n")
-            value = d.repetition.join(reps)
-        out.setdefault(i, {})[n] = value
-    return out
-
-
 def _write_narrative(message: Hl7Message, report: Report,
                      texts: dict[int, str]) -> None:
     d = message.delimiters
@@ -287,16 +233,19 @@ def _write_narrative(message: Hl7Message, report: Report,
 class _HeaderRewriter:
     """Replaces PHI leaves through the rewriter, one cached answer per value."""
 
-    def __init__(self, rewriter: Rewriter, pid: str) -> None:
+    def __init__(self, rewriter: Rewriter, pid: str,
+                 avoid: Originals | None = None) -> None:
+        """``avoid``: the message's originals, which no surrogate may spell."""
         self.rewriter = rewriter
         self.pid = pid
+        self.avoid = avoid
         self.cache: dict[tuple[str, str], str] = {}
 
     def value(self, value: str, label: str) -> str:
         key = (value, label)
         out = self.cache.get(key)
         if out is None:
-            out = self.rewriter.replace_value(value, label, self.pid)
+            out = self.rewriter.replace_value(value, label, self.pid, self.avoid)
             self.cache[key] = out
         return out
 
@@ -350,129 +299,136 @@ class _HeaderRewriter:
         return map_field(raw, d, leaves, leaf_value)
 
 
-# Kinds with a leaf at component 1, subcomponent 1: the whole of a field
-# without separators.
-_FIRST_LEAF_KINDS = frozenset(kind for kind, leaves in KINDS.items()
-                              if any(leaf.component == leaf.subcomponent == 1
-                                     for leaf in leaves))
-
-
-class _Blanker:
-    """Empties every PHI leaf: the masked copy the leak guard reads."""
-
-    @staticmethod
-    def field(raw: str, spec: HeaderField, d: Delimiters) -> str:
-        if (d.component not in raw and d.repetition not in raw
-                and d.subcomponent not in raw):
-            # A single value (a date, an id): what map_field does to it is
-            # empty it if the kind has a leaf there, unless it is the null "".
-            return raw if raw == '""' or spec.kind not in _FIRST_LEAF_KINDS else ""
-        return map_field(raw, d, KINDS[spec.kind], lambda leaf, value, comps: "")
-
-
-def _replace_header(message: Hl7Message, header: _HeaderRewriter | _Blanker,
-                    masked: Hl7Message | None = None) -> None:
-    """Pass every PHI leaf of the header through ``header``.
-
-    ``masked``, a copy of ``message`` with the same header fields, gets the
-    same leaves blanked in the same walk (the leak guard's copy): the walk
-    over segments, field specs and OBX value types is made once.
-    """
+def _replace_header(message: Hl7Message, header: _HeaderRewriter) -> None:
+    """Pass every PHI leaf of the header through ``header``."""
     d = message.delimiters
-    for index, seg in enumerate(message.segments):
+    for seg in message.segments:
         fields = seg.fields
-        other = None if masked is None else masked.segments[index]
         n = len(fields)
         for spec in fields_of(seg.name):
             number = spec.number
             if number < n and fields[number]:
-                raw = fields[number]
-                fields[number] = header.field(raw, spec, d)
-                if other is not None:
-                    other.fields[number] = _Blanker.field(raw, spec, d)
+                fields[number] = header.field(fields[number], spec, d)
         if seg.name == "OBX" and seg.get(5):
             value_type = message.component(seg.get(2), 1).strip().upper()
             if value_type in OPAQUE_OBX_TYPES:
                 seg.set(5, "")
-                if other is not None:
-                    other.set(5, "")
             else:
                 spec = kind_of_obx(value_type)
                 if spec is not None:
-                    raw = seg.get(5)
-                    seg.set(5, header.field(raw, spec, d))
-                    if other is not None:
-                        other.set(5, _Blanker.field(raw, spec, d))
+                    seg.set(5, header.field(seg.get(5), spec, d))
+
+
+# ------------------------------------------------------ one value, one surrogate
+
+# Labels whose seeded values are replaced wherever a whole leaf spells one:
+# senders copy an order number into OBR-29 or OBX-15, an MRN into MSH-10, a
+# mother's names into PID-21's check digit, the facility into an authority.
+# Towns, units and dates are left to their typed fields: as leaves elsewhere
+# they are codes ("ECHO") or values of their own; so are payers (IN1-4 is
+# every member's insurer, kept in IN1-2/3 on purpose).
+_SEEDED_ANYWHERE = frozenset({"PATIENT", "RELATIVE", "DOCTOR", "MEDICALRECORD",
+                              "SSN", "ACCOUNT", "LICENSE", "HEALTHPLAN", "IDNUM",
+                              "DEVICE", "BIOID", "VEHICLE", "PHONE", "EMAIL",
+                              "STREET", "HOSPITAL"})
+# Fields that are the message's structure, not data.
+_STRUCTURE = {"MSH": frozenset({1, 2, 9, 12})}
+_NO_FIELDS: frozenset[int] = frozenset()
+
+
+def _leaf_key(value: str) -> str:
+    """How a leaf is compared with the seeded values: lower case, single spaces."""
+    if value.isalnum():  # most leaves: nothing to squeeze
+        return value.lower()
+    return " ".join(value.lower().split())
+
+
+def seeded_values(dictionary: PatientDictionary) -> dict[str, str]:
+    """Seeded value (as :func:`_leaf_key` writes it) -> label, first entry wins.
+
+    Values with fewer than three letters or digits (initials) are left out:
+    as whole leaves they are codes (``MR``, ``HH``) far more often than names.
+    """
+    out: dict[str, str] = {}
+    for entry in dictionary.entries:
+        if entry.label in _SEEDED_ANYWHERE:
+            key = _leaf_key(entry.value)
+            if len(key) >= 3 and (key.isalnum() or sum(map(str.isalnum, key)) >= 3):
+                out.setdefault(key, entry.label)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _typed_leaves(segment: str) -> dict[int, frozenset[tuple[int, int]]]:
+    """Field number -> (component, subcomponent) of the PHI leaves its type names."""
+    return {spec.number: frozenset((leaf.component, leaf.subcomponent)
+                                   for leaf in KINDS[spec.kind])
+            for spec in fields_of(segment)}
+
+
+def _text_field(message: Hl7Message, seg: Segment) -> tuple[int, frozenset]:
+    """The field the narrative or OBX typing handles (0: none), and its typed leaves.
+
+    OBX-5 of a narrative type and NTE-3 are the report's text (rewritten from
+    its tags); an opaque OBX-5 is emptied; a structured one has its type's
+    leaves.
+    """
+    if seg.name == "NTE":
+        return 3, _NO_FIELDS
+    if seg.name == "OBX":
+        value_type = message.component(seg.get(2), 1).strip().upper()
+        if value_type in NARRATIVE_OBX_TYPES or value_type in OPAQUE_OBX_TYPES:
+            return 5, _NO_FIELDS
+        spec = kind_of_obx(value_type)
+        if spec is not None:
+            return 0, frozenset((leaf.component, leaf.subcomponent)
+                                for leaf in KINDS[spec.kind])
+    return 0, _NO_FIELDS
+
+
+def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
+                    header: _HeaderRewriter) -> None:
+    """Give every other leaf that spells a seeded value that value's surrogate.
+
+    The typed PHI leaves are done by :func:`_replace_header`; this walks the
+    rest of every field of every segment (kept Z-segments too), so an order
+    number copied into OBR-29 gets the surrogate ORC-3 got, instead of the
+    message going to quarantine. ``masked`` (the leak guard's copy) gets the
+    same leaves blanked.
+    """
+    if not seeded:
+        return
+    d = message.delimiters
+    nested = (d.component, d.repetition, d.subcomponent, d.escape)
+    for seg in message.segments:
+        typed = _typed_leaves(seg.name)
+        skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
+        text_field, obx_typed = _text_field(message, seg)
+        fields = seg.fields
+        for n in range(1, len(fields)):
+            raw = fields[n]
+            if not raw or n in skip or n == text_field:
+                continue
+            own = obx_typed if seg.name == "OBX" and n == 5 else typed.get(
+                n, _NO_FIELDS)
+            if not any(ch in raw for ch in nested):
+                # One plain leaf (most fields): no split, no escaping.
+                label = None if (1, 1) in own else seeded.get(_leaf_key(raw))
+                if label is not None and raw != '""':
+                    fields[n] = escape(header.value(raw, label), d)
+                continue
+
+            def surrogate(component: int, sub: int, value: str,
+                          own: frozenset = own) -> str | None:
+                if (component, sub) in own:
+                    return None
+                label = seeded.get(_leaf_key(value))
+                return None if label is None else header.value(value, label)
+
+            fields[n] = map_leaves(raw, d, surrogate)
 
 
 # -------------------------------------------------------------- leak guard
-
-# Labels whose header values are distinctive enough that finding one in what
-# the rewrite left can only be a leak (a city or a bare surname can be words).
-_GUARDED = frozenset({"PATIENT", "RELATIVE", "DOCTOR", "MEDICALRECORD", "SSN",
-                      "ACCOUNT", "LICENSE", "HEALTHPLAN", "IDNUM", "PHONE", "EMAIL",
-                      "DATE", "STREET"})
-_KEPT_BY_LIMITED_DATASET = frozenset({"DATE"})
-_NAMES = frozenset({"PATIENT", "RELATIVE", "DOCTOR"})
-_WORDS = re.compile(r"[^\W_]+")
-
-
-def _single_spaced(text: str) -> bool:
-    """Whether each field of the NUL-joined ``text`` is already space-normalised.
-
-    True only if ``" ".join(field.split()) == field`` for every field, even
-    one with NULs of its own (a blanked character): no double space, no
-    space next to a NUL or at an end, and no whitespace but the space (every
-    other whitespace character is unprintable; the NUL is not whitespace).
-    All C-level scans: a regex alternation over a message costs more than
-    the per-field work it would save.
-    """
-    return ("  " not in text and " \x00" not in text and "\x00 " not in text
-            and text[:1] != " " and text[-1:] != " "
-            and text.replace("\x00", "").isprintable())
-
-
-def _guarded_values(dictionary: PatientDictionary, policy: str) -> list[str]:
-    """Lower-cased, space-normalised strong identifiers of the header.
-
-    Strong means a surrogate is very unlikely to spell it by chance: full
-    names, ids, phones, dated forms. Bare name parts, initials and
-    year-less dates are left to the tagger.
-    """
-    labels = _GUARDED - (_KEPT_BY_LIMITED_DATASET if policy == "limited-dataset"
-                         else frozenset())
-    values = set()
-    # ~230 entries a message: the per-character tests are C-level maps.
-    for entry in dictionary.entries:
-        label = entry.label
-        if label not in labels:
-            continue
-        value = " ".join(entry.value.lower().split())
-        if len(value) < 5 or not (" " in value or "," in value or "@" in value
-                                  or any(map(str.isdigit, value))):
-            continue
-        if label in _NAMES and min(map(len, _WORDS.findall(value)), default=0) < 2:
-            # "Smith, J." also reads "Smith, M.D." after a surrogate Smith; a
-            # "name" without a letter or digit ("*** ***") has nothing to leak.
-            continue
-        if label == "DATE" and sum(map(str.isdigit, value)) < 4:
-            continue  # "March 17" without a year: any surrogate date can say it
-        values.add(value)
-    return sorted(values)
-
-
-def _found(haystack: str, value: str) -> int:
-    """Offset of ``value`` in ``haystack`` as a whole word (alnum boundaries), or -1."""
-    start = haystack.find(value)
-    n = len(value)
-    while start >= 0:
-        before = haystack[start - 1] if start else " "
-        after = haystack[start + n] if start + n < len(haystack) else " "
-        if not (value[0].isalnum() and before.isalnum()) and \
-                not (value[-1].isalnum() and after.isalnum()):
-            return start
-        start = haystack.find(value, start + 1)
-    return -1
 
 
 def _first_field(seg: Segment) -> int:
@@ -480,89 +436,122 @@ def _first_field(seg: Segment) -> int:
     return 3 if seg.name == "MSH" else 1
 
 
-def _unescaped_fields(seg: Segment, own: dict[int, str] | None,
-                      d: Delimiters) -> list[str]:
-    """A segment's fields from :func:`_first_field` on, unescaped (``own``: decoded)."""
+def _field_texts(seg: Segment, d: Delimiters) -> list[str]:
+    """A segment's fields from :func:`_first_field` on, unescaped.
+
+    The structure fields (MSH-9 ``MDM^T02``, MSH-12) read as empty: codes the
+    parser checked, which an initials form such as ``MDM`` would match.
+    """
+    esc = d.escape
     first = _first_field(seg)
-    fields = [unescape(f, d) if d.escape in f else f for f in seg.fields[first:]]
-    for n, value in (own or {}).items():
-        fields[n - first] = value
-    return fields
+    skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
+    return ["" if n in skip else unescape(f, d) if esc in f else f
+            for n, f in enumerate(seg.fields[first:], first)]
 
 
-def _normalised(fields: list[str]) -> list[str]:
-    return [" ".join(f.lower().split()) for f in fields]
+# Labels the whole-message guard does not search for: not a person's
+# identifiers under Safe Harbor (states, countries) or codes and generic words
+# a surrogate keeps on purpose (a unit "4W", a room "253" that is also an area
+# code, "WARD" in a facility surrogate, a payer's name).
+UNGUARDED_LABELS = frozenset({"HOSPITAL", "ORGANIZATION", "DEPARTMENT", "ROOM",
+                              "PROFESSION", "STATE", "COUNTRY"})
 
 
-def _haystacks(message: Hl7Message, decoded: dict[int, dict[int, str]]) -> list[str]:
-    """Each segment's unescaped, lower-cased, space-normalised fields joined by NUL.
+def _unguarded(value: str, label: str) -> bool:
+    """Whether the whole-message guard leaves a value out.
 
-    ``decoded`` gives the unescaped text of fields already decoded (the masked
-    narrative: see :func:`_masked_fields`). A segment without an escape
-    character needs no per-field unescaping, and most segments need no
-    whitespace normalising: both are then done on the joined segment in one
-    call each (lower-casing joined fields is lower-casing each: a NUL stops
-    the final-sigma context as a string end does).
+    Labels in :data:`UNGUARDED_LABELS`, and dates without their year
+    (``July 21``, ``7/21``): any shifted date may say one. The document guard
+    exempts surrogate text, where such a coincidence stands; this guard
+    exempts nothing, so it searches the dated forms (``July 21, 1950``,
+    ``7/21/50``) only.
+    """
+    return label in UNGUARDED_LABELS or (
+        label == "DATE" and sum(map(str.isdigit, value)) < 4)
+
+
+class _GuardedValues:
+    """What the whole-message guard searches for, and the search.
+
+    The values are the header's and each report's own (its dates) and every
+    value removed from the narrative, less :data:`UNGUARDED_LABELS`. For a
+    one-report message that is the report's dictionary, whose search plan
+    the tagger and the document guard have just made (the plan is cached by
+    dictionary): it is searched whole and, only when a hit is labelled
+    unguarded (a value's first label wins) or a date, searched again without them.
+    """
+
+    def __init__(self, dictionary: PatientDictionary, tagged: list[TaggedDocument],
+                 deids: list[DeidentifiedDocument], policy: str) -> None:
+        """Collect the values of ``dictionary`` and every report of the message."""
+        own = [t.document.dictionary for t in tagged
+               if t.document.dictionary is not None]
+        if len(own) == 1:
+            self.dictionary = own[0]
+        else:
+            entries = list(dictionary.entries)
+            for extra in own:
+                if extra is not dictionary:
+                    entries.extend(extra.entries[len(dictionary.entries):])
+            self.dictionary = PatientDictionary(tuple(entries), dictionary.person_key)
+        self.removed = leak_guard.removed_values(deids, policy, _unguarded)
+        self.policy = policy
+        self._guarded: PatientDictionary | None = None
+
+    def found(self, text: str) -> Counter:
+        """Labels (with counts) of the guarded values found in ``text``."""
+        leaks = leak_guard.find_anywhere(text, self.dictionary, self.removed,
+                                         self.policy)
+        if leaks.keys() & UNGUARDED_LABELS or leaks["DATE"]:
+            if self._guarded is None:
+                self._guarded = PatientDictionary(
+                    tuple(e for e in self.dictionary.entries
+                          if not _unguarded(e.value, e.label)),
+                    self.dictionary.person_key)
+            leaks = leak_guard.find_anywhere(text, self._guarded, self.removed,
+                                             self.policy)
+        return +leaks
+
+
+def _replace_telling_control_id(message: Hl7Message, guarded: _GuardedValues,
+                                header: _HeaderRewriter) -> None:
+    """Give MSH-10 a surrogate when it spells a known value (``RAD-20230314-0042``).
+
+    Senders build control ids from the date and the accession number. The
+    documents keep the original id in their doc ids (the join key of both
+    outputs); in the written message such an id is an identifier like any.
+    """
+    msh, d = message.msh, message.delimiters
+    control = unescape(msh.get(10), d)
+    if control and guarded.found(control):
+        msh.set(10, escape(header.value(control, "IDNUM"), d))
+
+
+def _output_guard(message: Hl7Message, guarded: _GuardedValues) -> None:
+    """Refuse the message if a known PHI value stands anywhere in what is written.
+
+    Reads the output message whole: every field, component and subcomponent
+    of every segment (kept Z-segments too), unescaped, against every value
+    ``guarded`` holds, with the document guard's matching
+    (:func:`deid_pipeline.leak_guard.find_anywhere`). Fields are joined by a
+    NUL, which no value spans. Nothing is exempt: a surrogate that spells an
+    original of the message is a leak too.
     """
     d = message.delimiters
-    esc = d.escape
-    out = []
-    for i, seg in enumerate(message.segments):
-        fields = seg.fields[_first_field(seg):]
-        text = "\x00".join(fields)
-        own = decoded.get(i)
-        if own or esc in text:
-            fields = _unescaped_fields(seg, own, d)
-            text = "\x00".join(fields)
-        text = text.lower()
-        if not _single_spaced(text):
-            text = "\x00".join(_normalised(fields))
-        out.append(text)
-    return out
-
-
-def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
-                policy: str, decoded: dict[int, dict[int, str]] | None = None,
-                ) -> None:
-    """Refuse the message if a strong header identifier survived anywhere in it.
-
-    ``masked`` is the input message with everything the rewrite replaced
-    blanked out (header PHI leaves, tagged narrative spans): what is left is
-    what goes out unchanged, Z-segments and unlisted fields included. The
-    masked narrative fields may come already unescaped in ``decoded``
-    (segment index -> field number -> text) instead of written into
-    ``masked``. A surrogate that happens to spell another header value is not
-    looked at. Plain substring search over each segment's unescaped,
-    lower-cased, space-normalised fields (joined by a NUL that no value
-    contains): cheap enough for every message, unlike one big
-    case-insensitive regex.
-    """
-    message = masked
-    values = _guarded_values(dictionary, policy)
-    if not values:
+    texts = [_field_texts(seg, d) for seg in message.segments]
+    whole = "\x00".join("\x00".join(fields) for fields in texts)
+    if not guarded.found(whole):
         return
-    haystacks = _haystacks(message, decoded or {})
-    # Almost always nothing is left. A value absent from all segments at once
-    # is absent from each: one substring test per value over the whole
-    # message first, instead of a word-boundary search per value per segment.
-    whole = "\x00".join(haystacks)
-    values = [value for value in values if value in whole]
-    if not values:
-        return
-    for index, (seg, haystack) in enumerate(zip(message.segments, haystacks,
-                                                 strict=True), 1):
-        for value in values:
-            if _found(haystack, value) >= 0:
-                # Which field: searched one by one (blanked characters are NULs
-                # too, so counting the haystack's NULs would miscount).
-                fields = _normalised(_unescaped_fields(
-                    seg, (decoded or {}).get(index - 1), message.delimiters))
-                where = next((f" field {_first_field(seg) + k}"
-                              for k, field in enumerate(fields)
-                              if _found(field, value) >= 0), "")
+    for index, (seg, fields) in enumerate(zip(message.segments, texts, strict=True),
+                                          1):
+        for k, text in enumerate(fields):
+            leaks = guarded.found(text)
+            if leaks:
+                labels = ", ".join(sorted(leaks))
                 raise WritebackError(
-                    f"header identifier left in segment {index} ({seg.name}){where}",
-                    "leak_guard")
+                    f"{labels} value left in segment {index} ({seg.name}) field "
+                    f"{_first_field(seg) + k}", "leak_guard")
+    raise WritebackError("PHI value left across fields", "leak_guard")
 
 
 # ---------------------------------------------------------------- message
@@ -575,11 +564,10 @@ def _leak_guard(masked: Hl7Message, dictionary: PatientDictionary,
 Z_SEGMENT_MODES = ("empty", "keep")
 
 
-def _empty_z_segments(*messages: Hl7Message) -> None:
-    for message in messages:
-        for seg in message.segments:
-            if seg.name.startswith("Z"):
-                del seg.fields[1:]
+def _empty_z_segments(message: Hl7Message) -> None:
+    for seg in message.segments:
+        if seg.name.startswith("Z"):
+            del seg.fields[1:]
 
 
 def _fallback_key(origin: str, message: Hl7Message) -> str:
@@ -608,7 +596,12 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
             known, linked = person_keys(t)
             if known:
                 keys[i] = linked
-    deids = [rewriter.rewrite(t, person_key=k) for t, k in zip(tagged, keys)]
+    # One set of originals for the whole message: its reports are written
+    # into one message, so none of their surrogates may spell another's (for
+    # one report it is the set the document path makes).
+    avoid = originals_of(*tagged)
+    deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
+             for t, k in zip(tagged, keys)]
     # The same document-level guard as the Parquet path: a report whose text
     # still holds a removed value fails the whole message (fail closed).
     state[0] = "leak_guard"
@@ -616,19 +609,19 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         rewriter.guard(t, deid)
     pid = rewriter.person_id_for(tagged[0], keys[0])
     state[0] = "write"
-    # What the leak guard reads: the input with the header's PHI leaves blanked
-    # (by the header walk below) and the masked narrative fields (decoded).
-    masked = Hl7Message(message.delimiters,
-                        [Segment(s.name, list(s.fields)) for s in message.segments])
     for report, deid in zip(reports, deids, strict=True):
         _write_narrative(message, report, _piece_texts(report, deid))
-    decoded = _masked_fields(masked, reports, deids)
-    _replace_header(message, _HeaderRewriter(rewriter, pid), masked)
+    header = _HeaderRewriter(rewriter, pid, avoid)
+    _replace_header(message, header)
+    _replace_seeded(message, seeded_values(dictionary), header)
     if z_segments == "empty":
-        _empty_z_segments(message, masked)
-    state[0] = "leak_guard"
-    _leak_guard(masked, dictionary, getattr(rewriter, "policy", "safe-harbor"),
-                decoded)
+        _empty_z_segments(message)
+    if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
+        state[0] = "leak_guard"
+        guarded = _GuardedValues(dictionary, tagged, deids,
+                                 getattr(rewriter, "policy", "safe-harbor"))
+        _replace_telling_control_id(message, guarded, header)
+        _output_guard(message, guarded)
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)

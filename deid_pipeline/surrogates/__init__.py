@@ -28,8 +28,9 @@ never lets the original through.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from deid_pipeline.keys import keyed_hash
 from deid_pipeline.labels import LABELS
 from deid_pipeline.surrogates.ages import AgeGenerator
 from deid_pipeline.surrogates.base import (
@@ -52,7 +53,9 @@ from deid_pipeline.surrogates.identifiers import (
 )
 from deid_pipeline.surrogates.keyed import (
     LIMITED_DATASET,
+    MAX_REDRAWS,
     SAFE_HARBOR,
+    Originals,
     SurrogateContext,
     SurrogateError,
 )
@@ -77,6 +80,7 @@ __all__ = [
     "GENERATORS",
     "LIMITED_DATASET",
     "RESTRICTED_ZIP3",
+    "Originals",
     "SAFE_HARBOR",
     "SurrogateContext",
     "SurrogateError",
@@ -153,7 +157,31 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     """
     if not value:
         raise SurrogateError(f"{label}: empty value")
-    return _memo(_settings_of(ctx), label, value)
+    settings = _settings_of(ctx)
+    out = _memo(settings, label, value)
+    avoid = getattr(ctx, "avoid", None)
+    if avoid is not None and label not in _SHIFTED and avoid.spelled_by(out):
+        out = _redrawn(settings, label, value, avoid)
+    return out
+
+
+# Dates and ages move by the person's one shift: a redraw would break intervals.
+_SHIFTED = frozenset({"DATE", "AGE"})
+
+
+def _redrawn(settings: _Settings, label: str, value: str, avoid: Originals) -> str:
+    """Draw again under keys derived from the run's key, until nothing is spelled.
+
+    Deterministic: the n-th redraw uses HMAC(key, redraw|n), so the same
+    message gives the same surrogate on every run; without the key nobody
+    can tell which draw was taken.
+    """
+    for n in range(1, MAX_REDRAWS + 1):
+        again = replace(settings, key=keyed_hash(settings.key, "redraw", str(n)))
+        out = _memo(again, label, value)
+        if not avoid.spelled_by(out):
+            return out
+    raise SurrogateError(f"{label}: every redraw spells an original")
 
 
 # The last context seen and its settings: a document's or a header's values

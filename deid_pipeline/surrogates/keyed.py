@@ -13,10 +13,12 @@ re-seeding one shared instance would interleave their draws.
 from __future__ import annotations
 
 import random
+import re
 import threading
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import accumulate
 from typing import Protocol
 
@@ -127,3 +129,63 @@ class WeightedTable:
     def __len__(self) -> int:
         """Count the words."""
         return len(self.words)
+
+
+_NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+# Originals compared whole (letters and digits only, any case).
+_WHOLE_LABELS = frozenset({"STREET", "CITY", "MEDICALRECORD", "SSN", "ACCOUNT",
+                           "LICENSE", "HEALTHPLAN", "IDNUM", "DEVICE", "BIOID",
+                           "VEHICLE", "PHONE", "FAX", "EMAIL"})
+_LETTERS = re.compile(r"[^\W\d_]{3,}")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
+def _squeezed(value: str) -> str:
+    return _NOT_ALNUM.sub("", value.casefold())
+
+
+@dataclass(frozen=True, slots=True)
+class Originals:
+    """What the surrogates of one message or document must not spell.
+
+    ``words``: every name part and city word (3+ letters) of the originals; ``values``:
+    streets, cities, ids and phones, letters and digits only. Case is
+    ignored. A surrogate that spells one (the patient's surrogate surname
+    being the attending's real one) is drawn again, keyed (see
+    :func:`deid_pipeline.surrogates.surrogate`).
+    """
+
+    words: frozenset[str] = frozenset()
+    values: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, pairs: Iterable[tuple[str, str]]) -> Originals:
+        """Collect the originals from ``(value, label)`` pairs."""
+        words: set[str] = set()
+        values: set[str] = set()
+        for value, label in pairs:
+            if label in _NAME_LABELS:
+                if value.isalpha():  # most: one name part
+                    if len(value) >= 3:
+                        words.add(value.casefold())
+                else:
+                    words.update(w.casefold() for w in _LETTERS.findall(value))
+            elif label in _WHOLE_LABELS:
+                squeezed = _squeezed(value)
+                if len(squeezed) >= 3:
+                    values.add(squeezed)
+                if label == "CITY":  # a street surrogate "Douglas Sullivan"
+                    words.update(w.casefold() for w in _LETTERS.findall(value))
+            elif label == "DATE" and sum(map(str.isdigit, value)) >= 5:
+                # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
+                values.add(_squeezed(value))
+        return cls(frozenset(words), frozenset(values))
+
+    def spelled_by(self, surrogate: str) -> bool:
+        """Whether ``surrogate`` is an original value or holds an original name part."""
+        if self.values and _squeezed(surrogate) in self.values:
+            return True
+        words = self.words
+        return bool(words) and any(w.casefold() in words
+                                   for w in _LETTERS.findall(surrogate))
+
