@@ -1,0 +1,329 @@
+"""``run --incremental``: one partition per run, an input manifest, a lock.
+
+Layout under the output directory ``DIR``::
+
+    DIR/_lock                          held while a run or compact works
+    DIR/runs/<ts>.json                 the run summary: its commit point
+    DIR/<table>/run=<ts>/*.parquet     documents, identifiers, persons, quarantine
+    DIR/inputs/<ts>.json               PROTECTED manifest: the files that run read
+    DIR/.staging-*/                    a run in progress (ignored by readers)
+
+A run writes everything into its staging directory, then writes
+``runs/<ts>.json`` (the commit), then moves each staged table into its
+partition and its manifest into ``inputs/``. A run killed before the commit
+leaves only staging, deleted by the next run, which reads those files again
+(no manifest entry names them). A run killed after the commit is finished by
+the next run (roll forward): the staging directory ``runs/<ts>.json`` names
+still holds what was not moved. Earlier partitions are never rewritten.
+
+Which rows are current: the manifest maps each input path to the run and the
+file index (``part-FFFFF-*`` of the documents and identifiers partitions) of
+its newest reading; ``current_files`` selects exactly those files, and
+``deid-pipeline compact`` copies them to ``DIR/current/``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import glob
+import hashlib
+import json
+import os
+import re
+
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from deid_pipeline.transforms.storage import (
+    delete_tree,
+    is_local,
+    match_files,
+    move,
+    read_bytes,
+    write_atomically,
+)
+
+TABLES = ("documents", "identifiers", "persons", "quarantine")
+RUNS = "runs"
+INPUTS = "inputs"
+CURRENT = "current"
+LOCK = "_lock"
+COMMIT_STAGING = "staging"
+# Per-chunk table files: part-<file index>-<chunk index>.parquet.
+_CHUNK_FILE = re.compile(r"part-(\d{5})-(\d{5})\.parquet$")
+_TS = re.compile(r"^\d{8}T\d{12}Z$")
+_HASH_BLOCK = 1 << 20
+
+
+class IncrementalError(Exception):
+    """The incremental output cannot be used (locked, mixed layouts)."""
+
+
+def run_timestamp(after: str | None = None) -> str:
+    """A UTC timestamp naming a run, strictly after ``after`` (the newest run).
+
+    Microseconds, so two runs in one second differ; sorted as text they are in
+    time order, and a clock set back still yields a later name.
+    """
+    now = datetime.datetime.now(datetime.UTC)
+    ts = now.strftime("%Y%m%dT%H%M%S%fZ")
+    if after and ts <= after:
+        last = datetime.datetime.strptime(after, "%Y%m%dT%H%M%S%fZ")
+        ts = (last + datetime.timedelta(microseconds=1)).strftime("%Y%m%dT%H%M%S%fZ")
+    return ts
+
+
+def committed_runs(output: str) -> list[str]:
+    """Timestamps of the runs whose ``runs/<ts>.json`` exists, oldest first."""
+    names = [
+        FileSystems.split(p)[1].removesuffix(".json")
+        for p in match_files(FileSystems.join(output, RUNS, "*.json"))
+    ]
+    return sorted(n for n in names if _TS.match(n))
+
+
+class OutputLock:
+    """One run (or compact) per output directory at a time.
+
+    Locally an ``flock`` on ``DIR/_lock``: the kernel releases it when the
+    holder dies, so a killed run never blocks the next. An object store has
+    no lock primitive: ``_lock`` is an object whose presence refuses other
+    runs; a run killed there leaves it, and the error says to delete it.
+    """
+
+    def __init__(self, output: str) -> None:
+        self._output = output
+        self._path = FileSystems.join(output, LOCK)
+        self._fd: int | None = None
+
+    def __enter__(self) -> OutputLock:
+        if is_local(self._output):
+            self._lock_local()
+        else:
+            self._lock_object()
+        return self
+
+    def _lock_local(self) -> None:
+        import fcntl
+
+        os.makedirs(self._output, exist_ok=True)
+        fd = os.open(self._path, os.O_CREAT | os.O_RDWR, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise IncrementalError(
+                f"another run holds the lock on {self._output!r} "
+                "(concurrent runs on one output are refused)"
+            ) from None
+        self._fd = fd
+
+    def _lock_object(self) -> None:
+        if FileSystems.exists(self._path):
+            raise IncrementalError(
+                f"{self._path!r} exists: another run is working on this output, "
+                "or one was killed (delete it if no run is running)"
+            )
+        write_atomically(self._path, b"deid-pipeline run lock\n")
+
+    def __exit__(self, *exc) -> None:
+        if self._fd is not None:
+            import fcntl
+
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+        elif FileSystems.exists(self._path):
+            FileSystems.delete([self._path])
+
+
+def check_layout(output: str, incremental: bool) -> None:
+    """Refuse to mix layouts: either would destroy or hide the other's tables.
+
+    A plain run swaps ``DIR/documents`` whole (every partition would go); an
+    incremental run beside a plain one would leave files no partition names.
+    """
+    has_runs = bool(match_files(FileSystems.join(output, RUNS, "*.json")))
+    has_plain = FileSystems.exists(FileSystems.join(output, "run.json"))
+    if incremental and has_plain:
+        raise IncrementalError(
+            f"{output!r} holds a run without --incremental (run.json); "
+            "use a new output directory"
+        )
+    if not incremental and has_runs:
+        raise IncrementalError(
+            f"{output!r} holds --incremental runs (runs/); add --incremental"
+        )
+
+
+# --- the input manifest -------------------------------------------------------
+
+
+def file_hash(path: str) -> str:
+    """SHA-256 of the file's bytes as stored (read in blocks: bounded memory)."""
+    digest = hashlib.sha256()
+    with FileSystems.open(
+        path, compression_type=CompressionTypes.UNCOMPRESSED
+    ) as channel:
+        while block := channel.read(_HASH_BLOCK):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def load_manifest(output: str, runs: list[str]) -> dict[str, dict]:
+    """Path -> its newest entry over the committed runs' manifests."""
+    current: dict[str, dict] = {}
+    for ts in runs:
+        path = FileSystems.join(output, INPUTS, f"{ts}.json")
+        if not FileSystems.exists(path):
+            continue  # a run with no input, or one rolled forward below
+        for entry in json.loads(read_bytes(path))["files"]:
+            current[entry["path"]] = entry
+    return current
+
+
+def plan_inputs(
+    patterns: list[str], manifest: dict[str, dict], run: str
+) -> tuple[list[str], list[dict], dict[str, int]]:
+    """What this run reads: (paths in file-index order, manifest entries, counts).
+
+    Unchanged files (same size and modification time, or else the same
+    content hash) are skipped and keep their entry (its run and file index
+    point at the rows already written); new and changed files are read, and
+    their entries point at this run. Hashing costs a read of the new files
+    only: the archive already seen is matched by its listing.
+    """
+    matched = {}
+    for match in FileSystems.match(list(patterns)):
+        for m in match.metadata_list:
+            if not m.path.endswith(("/", "\\")):
+                matched[m.path] = m
+    counts = {"files_matched": len(matched), "unchanged": 0, "new": 0, "changed": 0}
+    kept, to_read = [], []
+    for path in sorted(matched):
+        meta = matched[path]
+        size, mtime = meta.size_in_bytes, meta.last_updated_in_seconds
+        old = manifest.get(path)
+        if old and old["size"] == size and old["mtime"] == mtime:
+            kept.append(old)
+            counts["unchanged"] += 1
+            continue
+        digest = file_hash(path)
+        entry = {"path": path, "size": size, "mtime": mtime, "sha256": digest}
+        if old and old["sha256"] == digest:
+            kept.append({**old, **entry})
+            counts["unchanged"] += 1
+            continue
+        counts["changed" if old else "new"] += 1
+        to_read.append(entry)
+    for index, entry in enumerate(to_read):
+        entry.update(run=run, file_index=index)
+    return [e["path"] for e in to_read], kept + to_read, counts
+
+
+def literal_pattern(path: str) -> str:
+    """A glob that matches exactly ``path`` (its wildcard characters escaped)."""
+    return glob.escape(path) if any(ch in path for ch in "*?[") else path
+
+
+# --- publishing and recovery --------------------------------------------------
+
+
+def staged_commit(staging: str, run: str, summary: dict, files: list[dict]) -> bytes:
+    """Write the manifest into staging; returns the ``runs/<ts>.json`` bytes.
+
+    The summary names its staging directory so that a run killed after its
+    commit is finished by the next one (``recover``).
+    """
+    write_atomically(
+        FileSystems.join(staging, f"_{INPUTS}.json"),
+        json.dumps({"run": run, "files": files}, indent=1, sort_keys=True).encode(),
+    )
+    summary = {**summary, COMMIT_STAGING: FileSystems.split(staging)[1]}
+    return (json.dumps(summary, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _move_tree(source: str, target: str) -> None:
+    """Move a staged directory into place: one rename locally, per file elsewhere."""
+    if is_local(source):
+        if FileSystems.exists(source):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            FileSystems.rename([source], [target])
+        return
+    sources = match_files(FileSystems.join(source, "*"))
+    move(sources, [FileSystems.join(target, FileSystems.split(p)[1]) for p in sources])
+
+
+def finish_publish(output: str, staging: str, run: str) -> None:
+    """Move a committed run's staged tables and manifest into place (idempotent).
+
+    Each table directory becomes ``DIR/<table>/run=<ts>`` whole (locally one
+    rename, so a reader never sees a partition partly there).
+    """
+    for table in TABLES:
+        _move_tree(
+            FileSystems.join(staging, table),
+            FileSystems.join(output, table, f"run={run}"),
+        )
+    manifest = FileSystems.join(staging, f"_{INPUTS}.json")
+    if FileSystems.exists(manifest):
+        target = FileSystems.join(output, INPUTS, f"{run}.json")
+        if is_local(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+        FileSystems.rename([manifest], [target])
+    delete_tree(staging)
+
+
+def recover(output: str, runs: list[str]) -> list[str]:
+    """Finish the publish of committed runs whose staging is still there.
+
+    Returns the runs finished. Staging directories of uncommitted runs are
+    left for ``_new_staging_dir`` to delete (it deletes every stale one).
+    """
+    finished = []
+    for run in runs:
+        summary = json.loads(read_bytes(FileSystems.join(output, RUNS, f"{run}.json")))
+        staging = FileSystems.join(output, summary.get(COMMIT_STAGING, ""))
+        if summary.get(COMMIT_STAGING) and match_files(
+            FileSystems.join(staging, "**")
+        ):
+            finish_publish(output, staging, run)
+            finished.append(run)
+    return finished
+
+
+# --- which rows are current ---------------------------------------------------
+
+
+def current_files(output: str) -> dict[str, list[str]]:
+    """Per table, the partition files holding the current rows.
+
+    documents and identifiers: the chunk files of each input path's newest
+    reading (the manifest's run and file index), so a file read again
+    supersedes all its earlier rows, including documents it no longer has.
+    quarantine and persons: every partition (rows are filtered or kept by
+    ``compact``).
+    """
+    manifest = load_manifest(output, committed_runs(output))
+    wanted = {(e["run"], e["file_index"]) for e in manifest.values()}
+    selected: dict[str, list[str]] = {}
+    for table in TABLES:
+        paths = match_files(FileSystems.join(output, table, "run=*", "*.parquet"))
+        if table in ("documents", "identifiers"):
+            paths = [p for p in paths if _chunk_of(p) in wanted]
+        selected[table] = paths
+    return selected
+
+
+def _chunk_of(path: str) -> tuple[str, int] | None:
+    """(run, file index) of a per-chunk partition file; None for other files."""
+    directory, name = FileSystems.split(path)
+    found = _CHUNK_FILE.match(name)
+    run = FileSystems.split(directory)[1].removeprefix("run=")
+    return (run, int(found.group(1))) if found else None
+
+
+def current_origins(output: str) -> dict[str, str]:
+    """Input path -> the run whose rows of it are current (for quarantine rows)."""
+    manifest = load_manifest(output, committed_runs(output))
+    return {path: e["run"] for path, e in manifest.items()}
