@@ -18,6 +18,7 @@ import time
 import pyarrow.dataset as ds
 import pytest
 
+from deid_pipeline.cli import main as cli_main
 from deid_pipeline.pipelines.deidentify import RunError, main, run
 from deid_pipeline.synthetic.cli import main as generate
 from deid_pipeline.transforms.incremental import OutputLock, current_files
@@ -139,6 +140,18 @@ def test_when_file_changes_then_it_is_read_again_and_its_rows_superseded(
     assert after - new == before - old
     # Every partition is kept: the superseded row is still in the union.
     assert old <= _rows(str(out / "documents"), ["doc_id", "person_id", "text"])
+    # compact writes exactly the current rows, the run column in their path.
+    assert cli_main(["compact", "--output", str(out)]) == 0
+    compacted = ds.dataset(
+        out / "current" / "documents", format="parquet", partitioning="hive"
+    ).to_table()
+    assert compacted.num_rows == len(after)
+    columns = ["doc_id", "person_id", "text"]
+    assert _rows(str(out / "current" / "documents"), columns) == after
+    runs = dict(zip(compacted.column("doc_id").to_pylist(),
+                    compacted.column("run").to_pylist(), strict=True))
+    assert runs[stem] == plan["run"]
+    assert cli_main(["compact", "--output", str(tmp_path / "none")]) == 2
 
 
 def test_when_output_locked_then_run_refused_with_exit_2(

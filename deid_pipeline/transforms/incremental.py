@@ -327,3 +327,77 @@ def current_origins(output: str) -> dict[str, str]:
     """Input path -> the run whose rows of it are current (for quarantine rows)."""
     manifest = load_manifest(output, committed_runs(output))
     return {path: e["run"] for path, e in manifest.items()}
+
+
+# --- compact: the current rows as one table per kind --------------------------
+
+
+def compact(output: str) -> dict[str, int]:
+    """Write ``DIR/current/<table>/run=<ts>/`` holding only the current rows.
+
+    documents and identifiers: the current partition files, copied (rows
+    unchanged, the ``run`` column kept by the path); quarantine: the rows of
+    each input file's current run (and rows of no manifest file, such as a
+    broken link). Persons stay per run (``n_documents`` counts that run's
+    documents). The new tree replaces ``current/`` whole when local. Earlier
+    partitions are not touched. Returns the files written per table.
+    """
+    import uuid
+
+    from deid_pipeline.transforms.storage import replace_directory
+
+    if not committed_runs(output):
+        raise IncrementalError(f"{output!r} holds no --incremental run")
+    with OutputLock(output):
+        recover(output, committed_runs(output))
+        tmp = FileSystems.join(output, f".current-{uuid.uuid4().hex[:12]}")
+        written = _write_current(output, tmp)
+        target = FileSystems.join(output, CURRENT)
+        if is_local(output):
+            replace_directory(tmp, target, FileSystems.join(output, ".current-old"))
+        else:
+            delete_tree(target)
+            sources = match_files(FileSystems.join(tmp, "**"))
+            move(sources, [target + p[len(tmp) :] for p in sources])
+            delete_tree(tmp)
+    return written
+
+
+def _write_current(output: str, tmp: str) -> dict[str, int]:
+    """Copy or filter the current rows of each table into ``tmp``."""
+    selected = current_files(output)
+    written = {}
+    for table in ("documents", "identifiers"):
+        sources = selected[table]
+        targets = [tmp + p[len(output) :] for p in sources]
+        if is_local(tmp):
+            for target in targets:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+        if sources:
+            FileSystems.copy(sources, targets)
+        written[table] = len(sources)
+    written["quarantine"] = _filter_quarantine(output, tmp, selected["quarantine"])
+    return written
+
+
+def _filter_quarantine(output: str, tmp: str, paths: list[str]) -> int:
+    """Quarantine rows of superseded file readings left out; returns files written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deid_pipeline.transforms.write import SCHEMAS, write_table_file
+
+    origins = current_origins(output)
+    count = 0
+    for path in paths:
+        run = FileSystems.split(FileSystems.split(path)[0])[1].removeprefix("run=")
+        with FileSystems.open(
+            path, compression_type=CompressionTypes.UNCOMPRESSED
+        ) as channel:
+            rows = pq.read_table(pa.BufferReader(channel.read())).to_pylist()
+        kept = [r for r in rows if origins.get(r["origin"], run) == run]
+        if kept:
+            target = tmp + path[len(output) :]
+            write_table_file(target, SCHEMAS["quarantine"], kept)
+            count += 1
+    return count
