@@ -46,6 +46,7 @@ from deid_pipeline.transforms.incremental import (
     check_layout,
     committed_runs,
     finish_publish,
+    link_history,
     literal_pattern,
     load_manifest,
     plan_inputs,
@@ -474,7 +475,9 @@ def _log_plan(job: _Job, total_bytes: int, n_patterns: int) -> None:
     )
 
 
-def _execute(job: _Job, patterns: list[str], staging: str, test_pipeline):
+def _execute(
+    job: _Job, patterns: list[str], staging: str, test_pipeline, history=None
+):
     """Build and run the pipeline into ``staging``; returns (result, seconds).
 
     A failure deletes staging and re-raises: nothing is published.
@@ -502,6 +505,7 @@ def _execute(job: _Job, patterns: list[str], staging: str, test_pipeline):
         else None,
         max_file_bytes=args.max_file_bytes,
         filesystem_flags=flags,
+        link_history=history,
     )
     # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
     persons_written = outputs.persons | "WritePersons" >> WriteSortedParquet(
@@ -591,8 +595,10 @@ def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
             manifest = load_manifest(output, runs)
             paths, entries, plan = plan_inputs(job.args.input, manifest, run_id)
             _log_plan(job, total_bytes, len(paths))
+            history = link_history(output, runs, staging, tuple(job.beam_args))
             result, elapsed = _execute(
-                job, [literal_pattern(p) for p in paths], staging, test_pipeline
+                job, [literal_pattern(p) for p in paths], staging, test_pipeline,
+                history,
             )
             summary = _summary(job, result, elapsed, staging)
             summary["files"] = {

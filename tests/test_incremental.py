@@ -215,3 +215,43 @@ def test_when_run_killed_mid_way_then_nothing_published_and_next_run_redoes_it(
     assert redo["files_read"] == len(generated)
     assert not [n for n in os.listdir(out) if n.startswith(".staging-")]
     assert json.loads((out / "runs" / f"{redo['incremental']['run']}.json").read_text())
+
+
+def _note(directory, name, text) -> None:
+    (directory / name).write_text(text, encoding="utf-8")
+
+
+def _documents(out) -> dict[str, tuple[str, str]]:
+    rows = _rows(str(out / "documents"), ["doc_id", "person_id", "text"])
+    return {doc_id: (person, text) for doc_id, person, text in rows}
+
+
+def test_when_later_note_links_by_text_then_earlier_person_id_and_date_shift_kept(
+    tmp_path, key_file
+):
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    seen = "Seen in clinic on 03/14/2019 for follow-up.\n"
+    _note(archive, "a.txt", f"Unit No 30198928\nSocial Security #: 330-51-3611\n{seen}")
+    _note(archive, "c.txt", f"Unit No 41122334\n{seen}")
+    _note(archive, "d.txt", f"Social Security #: 512-44-8123\n{seen}")
+    out = tmp_path / "out"
+    _night(archive, out, key_file)
+    # b shares only the SSN with a; e joins c (MRN) and d (SSN).
+    _note(archive, "b.txt", f"Social Security #: 330-51-3611\n{seen}")
+    _note(archive, "e.txt", f"Unit No 41122334\nSocial Security #: 512-44-8123\n{seen}")
+    second = _night(archive, out, key_file)
+    assert second["files_read"] == 2
+    docs = _documents(out)
+    assert docs["b"][0] == docs["a"][0]
+    # One date shift: the same date reads the same in both persons' notes.
+    assert docs["b"][1].splitlines()[-1] == docs["a"][1].splitlines()[-1]
+    assert docs["c"][0] != docs["d"][0]
+    assert docs["e"][0] == docs["c"][0]  # the MRN person is kept (stronger)
+    merges = ds.dataset(out / "person_merges", format="parquet").to_table()
+    assert merges.to_pylist() == [
+        {"person_id": docs["c"][0], "merged_person_id": docs["d"][0]}
+    ]
+    # Each night's protected link history is its own partition.
+    runs = sorted(p.removesuffix(".json") for p in os.listdir(out / "runs"))
+    assert sorted(os.listdir(out / "links")) == [f"run={r}" for r in runs]

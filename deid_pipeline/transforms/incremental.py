@@ -26,24 +26,35 @@ from __future__ import annotations
 
 import datetime
 import glob
+import gzip
 import hashlib
 import json
 import os
 import re
+from dataclasses import dataclass
 
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from deid_pipeline.linking.graph import PriorPerson
 from deid_pipeline.transforms.storage import (
+    FileSystemFlags,
     delete_tree,
     is_local,
     match_files,
     move,
     read_bytes,
     write_atomically,
+    write_bytes,
 )
 
 TABLES = ("documents", "identifiers", "persons", "quarantine")
+# Also partitioned per run, besides the tables every run writes: the person
+# merges (ids only) and the PROTECTED link history (identifier values).
+PERSON_MERGES = "person_merges"
+LINKS = "links"
+HISTORY_FILE = "history.jsonl.gz"
+PARTITIONED = TABLES + (PERSON_MERGES, LINKS)
 RUNS = "runs"
 INPUTS = "inputs"
 CURRENT = "current"
@@ -226,6 +237,58 @@ def literal_pattern(path: str) -> str:
     return glob.escape(path) if any(ch in path for ch in "*?[") else path
 
 
+# --- persons across runs: the protected link history -------------------------
+
+
+@dataclass(frozen=True)
+class LinkHistory:
+    """Where the link stage reads earlier persons and writes this run's.
+
+    ``prior_paths``: the history files of the committed runs; ``output_path``
+    and ``merges_path``: this run's, inside its staging directory.
+    """
+
+    prior_paths: tuple[str, ...]
+    output_path: str
+    merges_path: str
+    filesystem_flags: FileSystemFlags = None
+
+
+def link_history(output: str, runs: list[str], staging: str, flags) -> LinkHistory:
+    """The history of ``runs`` under ``output``, and this run's files in staging."""
+    prior = tuple(
+        path
+        for run in runs
+        for path in match_files(
+            FileSystems.join(output, LINKS, f"run={run}", HISTORY_FILE)
+        )
+    )
+    return LinkHistory(
+        prior,
+        FileSystems.join(staging, LINKS, HISTORY_FILE),
+        FileSystems.join(staging, PERSON_MERGES, "part-00000-of-00001.parquet"),
+        flags,
+    )
+
+
+def write_history(path: str, persons: list[PriorPerson]) -> None:
+    """One JSON line per person: its key and identifiers (PHI: protected)."""
+    lines = "".join(
+        json.dumps([p.person_key, [list(i) for i in p.identifiers]]) + "\n"
+        for p in persons
+    )
+    write_bytes(path, gzip.compress(lines.encode("utf-8"), mtime=0))
+
+
+def read_history(path: str) -> list[PriorPerson]:
+    """The persons ``write_history`` wrote."""
+    text = gzip.decompress(read_bytes(path)).decode("utf-8")
+    return [
+        PriorPerson(key, tuple(tuple(i) for i in ids))
+        for key, ids in (json.loads(line) for line in text.splitlines() if line)
+    ]
+
+
 # --- publishing and recovery --------------------------------------------------
 
 
@@ -260,7 +323,7 @@ def finish_publish(output: str, staging: str, run: str) -> None:
     Each table directory becomes ``DIR/<table>/run=<ts>`` whole (locally one
     rename, so a reader never sees a partition partly there).
     """
-    for table in TABLES:
+    for table in PARTITIONED:
         _move_tree(
             FileSystems.join(staging, table),
             FileSystems.join(output, table, f"run={run}"),
