@@ -19,6 +19,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from deid_pipeline.cli import main as cli_main
+from deid_pipeline.pipelines import deidentify as job
 from deid_pipeline.pipelines.deidentify import RunError, main, run
 from deid_pipeline.synthetic.cli import main as generate
 from deid_pipeline.transforms.incremental import OutputLock, current_files
@@ -87,8 +88,11 @@ def test_when_two_nights_then_night_two_reads_only_new_files_and_union_equals_on
     first = _night(archive, out, key_file)
     assert first["incremental"]["new"] == half and first["accounted"]
     _archive(tmp_path, generated)
-    second = _night(archive, out, key_file)
+    hl7_out = tmp_path / "hl7-out"
+    second = _night(archive, out, key_file, "--hl7-output", str(hl7_out))
     plan = second["incremental"]
+    new_hl7 = sorted(os.path.basename(p) for p in generated[1::2] if p.endswith(".hl7"))
+    assert sorted(os.listdir(hl7_out)) == new_hl7 == second["hl7_output"]["files"]
     assert (plan["new"], plan["unchanged"], plan["changed"]) == (half, half, 0)
     assert second["files_read"] == half
     # Partitions: one per night, each with its runs/<ts>.json.
@@ -108,6 +112,19 @@ def test_when_two_nights_then_night_two_reads_only_new_files_and_union_equals_on
     columns = ["doc_id", "person_id", "text"]
     union = _rows(str(out / "documents"), columns)
     assert union == _rows(str(whole / "documents"), columns)
+    # Patients whose reports span both nights: one person_id (and, the texts
+    # being equal to the single run's, one date shift).
+    by_night = [
+        {r[1] for r in _rows(str(out / "documents" / f"run={ts}"), columns)}
+        for ts in runs
+    ]
+    assert by_night[0] & by_night[1]
+    # Layouts never mix: a plain run would swap the tables, dropping partitions.
+    with pytest.raises(RunError, match="without --incremental"):
+        _night(archive, whole, key_file)
+    with pytest.raises(RunError, match="add --incremental"):
+        run(["--input", f"{archive}/*", "--output", str(out), "--key-file",
+             key_file, *ARGS])
     # A third night with nothing new reads nothing and adds an empty partition.
     third = _night(archive, out, key_file)
     assert third["files_read"] == 0 and third["records_written"] == 0
@@ -168,21 +185,6 @@ def test_when_output_locked_then_run_refused_with_exit_2(
         )
     assert code == 2 and "lock" in capsys.readouterr().err
     assert not os.path.exists(out / "runs")
-
-
-def test_when_layouts_mixed_then_refused(generated, tmp_path, key_file):
-    archive = _archive(tmp_path, generated[:1])
-    plain = tmp_path / "plain"
-    run(["--input", f"{archive}/*", "--output", str(plain), "--key-file", key_file,
-         *ARGS])
-    with pytest.raises(RunError, match="without --incremental"):
-        _night(archive, plain, key_file)
-    nightly = tmp_path / "nightly"
-    _night(archive, nightly, key_file)
-    with pytest.raises(RunError, match="add --incremental"):
-        run(["--input", f"{archive}/*", "--output", str(nightly), "--key-file",
-             key_file, *ARGS])
-    assert os.listdir(nightly / "documents")[0].startswith("run=")
 
 
 def test_when_run_killed_mid_way_then_nothing_published_and_next_run_redoes_it(
@@ -255,3 +257,27 @@ def test_when_later_note_links_by_text_then_earlier_person_id_and_date_shift_kep
     # Each night's protected link history is its own partition.
     runs = sorted(p.removesuffix(".json") for p in os.listdir(out / "runs"))
     assert sorted(os.listdir(out / "links")) == [f"run={r}" for r in runs]
+
+
+def test_when_killed_after_commit_then_next_run_finishes_the_publish(
+    generated, tmp_path, key_file, monkeypatch
+):
+    out = tmp_path / "out"
+    archive = _archive(tmp_path, generated[:4])
+    finish = job.finish_publish
+
+    def killed(*args):
+        raise KeyboardInterrupt("killed between commit and the moves")
+
+    monkeypatch.setattr(job, "finish_publish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        _night(archive, out, key_file)
+    (committed,) = os.listdir(out / "runs")
+    assert not (out / "documents").exists()
+    monkeypatch.setattr(job, "finish_publish", finish)
+    second = _night(archive, out, key_file)
+    assert second["incremental"]["unchanged"] == 4 and second["files_read"] == 0
+    ts = committed.removesuffix(".json")
+    assert os.listdir(out / "documents" / f"run={ts}")
+    assert (out / "inputs" / committed).exists()
+    assert not [n for n in os.listdir(out) if n.startswith(".staging-")]
