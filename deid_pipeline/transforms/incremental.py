@@ -295,8 +295,9 @@ def read_history(path: str) -> list[PriorPerson]:
 def staged_commit(staging: str, run: str, summary: dict, files: list[dict]) -> bytes:
     """Write the manifest into staging; returns the ``runs/<ts>.json`` bytes.
 
-    The summary names its staging directory so that a run killed after its
-    commit is finished by the next one (``recover``).
+    The manifest names the run, so that a run killed after its commit is
+    finished by the next one (``recover``); the summary names the staging
+    directory for whoever reads it.
     """
     write_atomically(
         FileSystems.join(staging, f"_{INPUTS}.json"),
@@ -340,19 +341,21 @@ def finish_publish(output: str, staging: str, run: str) -> None:
 def recover(output: str, runs: list[str]) -> list[str]:
     """Finish the publish of committed runs whose staging is still there.
 
-    Returns the runs finished. Staging directories of uncommitted runs are
-    left for ``_new_staging_dir`` to delete (it deletes every stale one).
+    A staging directory holding a manifest names its run; if that run has
+    its ``runs/<ts>.json`` it committed and is finished here (roll forward).
+    Returns the runs finished. Other staging directories are of uncommitted
+    runs, left for ``_new_staging_dir`` to delete. Costs one listing, not
+    one per earlier run.
     """
+    committed = set(runs)
     finished = []
-    for run in runs:
-        summary = json.loads(read_bytes(FileSystems.join(output, RUNS, f"{run}.json")))
-        staging = FileSystems.join(output, summary.get(COMMIT_STAGING, ""))
-        if summary.get(COMMIT_STAGING) and match_files(
-            FileSystems.join(staging, "**")
-        ):
-            finish_publish(output, staging, run)
+    manifests = match_files(FileSystems.join(output, ".staging-*", f"_{INPUTS}.json"))
+    for manifest in manifests:
+        run = json.loads(read_bytes(manifest))["run"]
+        if run in committed:
+            finish_publish(output, FileSystems.split(manifest)[0], run)
             finished.append(run)
-    return finished
+    return sorted(finished)
 
 
 # --- which rows are current ---------------------------------------------------
