@@ -25,7 +25,6 @@ its newest reading; ``current_files`` selects exactly those files, and
 from __future__ import annotations
 
 import datetime
-import glob
 import gzip
 import hashlib
 import json
@@ -41,6 +40,7 @@ from deid_pipeline.transforms.storage import (
     FileSystemFlags,
     delete_tree,
     is_local,
+    make_directory,
     match_files,
     move,
     read_bytes,
@@ -115,6 +115,7 @@ class OutputLock:
         return self
 
     def _lock_local(self) -> None:
+        """Local-only: ``flock`` exists only on a local file system."""
         import fcntl
 
         os.makedirs(self._output, exist_ok=True)
@@ -139,13 +140,17 @@ class OutputLock:
 
     def __exit__(self, *exc) -> None:
         if self._fd is not None:
-            import fcntl
-
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+            self._unlock_local()
         elif FileSystems.exists(self._path):
             FileSystems.delete([self._path])
+
+    def _unlock_local(self) -> None:
+        """Local-only: releases the ``flock`` of ``_lock_local``."""
+        import fcntl
+
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
 
 
 def check_layout(output: str, incremental: bool) -> None:
@@ -234,7 +239,7 @@ def plan_inputs(
 
 def literal_pattern(path: str) -> str:
     """A glob that matches exactly ``path`` (its wildcard characters escaped)."""
-    return glob.escape(path) if any(ch in path for ch in "*?[") else path
+    return re.sub(r"([*?[])", r"[\1]", path)
 
 
 # --- persons across runs: the protected link history -------------------------
@@ -311,7 +316,7 @@ def _move_tree(source: str, target: str) -> None:
     """Move a staged directory into place: one rename locally, per file elsewhere."""
     if is_local(source):
         if FileSystems.exists(source):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+            make_directory(FileSystems.split(target)[0])
             FileSystems.rename([source], [target])
         return
     sources = match_files(FileSystems.join(source, "*"))
@@ -332,8 +337,7 @@ def finish_publish(output: str, staging: str, run: str) -> None:
     manifest = FileSystems.join(staging, f"_{INPUTS}.json")
     if FileSystems.exists(manifest):
         target = FileSystems.join(output, INPUTS, f"{run}.json")
-        if is_local(target):
-            os.makedirs(os.path.dirname(target), exist_ok=True)
+        make_directory(FileSystems.split(target)[0])
         FileSystems.rename([manifest], [target])
     delete_tree(staging)
 
@@ -436,9 +440,8 @@ def _write_current(output: str, tmp: str) -> dict[str, int]:
     for table in ("documents", "identifiers"):
         sources = selected[table]
         targets = [tmp + p[len(output) :] for p in sources]
-        if is_local(tmp):
-            for target in targets:
-                os.makedirs(os.path.dirname(target), exist_ok=True)
+        for directory in sorted({FileSystems.split(t)[0] for t in targets}):
+            make_directory(directory)
         if sources:
             FileSystems.copy(sources, targets)
         written[table] = len(sources)
