@@ -79,6 +79,13 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="output directory (tables are replaced on success)",
     )
     parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="add this run as a partition of DIR (documents/run=<UTC ts>/, ...) "
+        "with runs/<ts>.json, reading only input files that are new or "
+        "changed since the runs already in DIR (docs/incremental.md)",
+    )
+    parser.add_argument(
         "--mode",
         default="surrogate",
         choices=MODES,

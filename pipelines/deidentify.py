@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -39,6 +40,20 @@ from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
+from deid_pipeline.transforms.incremental import (
+    IncrementalError,
+    OutputLock,
+    check_layout,
+    committed_runs,
+    finish_publish,
+    link_history,
+    literal_pattern,
+    load_manifest,
+    plan_inputs,
+    recover,
+    run_timestamp,
+    staged_commit,
+)
 from deid_pipeline.transforms.storage import (
     absolute,
     delete_file,
@@ -344,10 +359,8 @@ def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
     direct.is_interactive()
     return beam.Pipeline(runner=direct, options=options)
 
-def run(
-    argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
-) -> dict:
-    """Run the job; returns the run summary also written to ``OUTPUT/run.json``."""
+def _prepare(argv: list[str] | None):
+    """Parse and check everything before any output is touched (RunError: exit 2)."""
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
     check_beam_args(beam_args, parser)
@@ -359,6 +372,18 @@ def run(
     tagger_config = TaggerConfig(
         detectors=detectors, model_path=args.model, bias=args.bias
     )
+    return args, beam_args, key, key_source, tagger_config
+
+
+def run(
+    argv: list[str] | None = None, test_pipeline: beam.Pipeline | None = None
+) -> dict:
+    """Run the job; returns the run summary also written to ``OUTPUT/run.json``.
+
+    With ``--incremental`` the summary goes to ``OUTPUT/runs/<ts>.json`` and
+    the tables to partitions (``transforms/incremental.py``).
+    """
+    args, beam_args, key, key_source, tagger_config = _prepare(argv)
     versions = _versions(tagger_config)
     pipeline_version = __version__ + (
         f"+{versions['model']}" if "model" in versions else ""
@@ -377,8 +402,63 @@ def run(
     hl7_target = absolute(args.hl7_output) if args.hl7_output else None
     _check_same_storage(output, hl7_target)
     total_bytes = input_bytes(args.input)
-    num_shards = output_shards(total_bytes, args.output_shards)
+    job = _Job(
+        args, beam_args, options, tagger_config, rewriter, output, hl7_target,
+        output_shards(total_bytes, args.output_shards),
+        {
+            "key": {"source": key_source, "fingerprint": key_fingerprint(key)},
+            "versions": versions,
+            "pipeline_version": pipeline_version,
+        },
+    )
+    if args.incremental:
+        return _run_incremental(job, total_bytes, test_pipeline)
+    try:
+        check_layout(output, incremental=False)
+    except IncrementalError as exc:
+        raise RunError(str(exc)) from exc
     staging = _new_staging_dir(output)
+    _log_plan(job, total_bytes, len(args.input))
+    result, elapsed = _execute(job, args.input, staging, test_pipeline)
+    staged = _staged_tables(staging)
+    summary = _summary(job, result, elapsed, staging)
+    # Without run.json a directory is not a finished run: it goes first and
+    # comes back last, so no reader ever pairs new tables with an old summary.
+    # The tables and HL7 files run.json lists are its manifest: what a reader
+    # of an object store (where a table directory is not swapped whole) reads.
+    run_json = FileSystems.join(output, "run.json")
+    delete_file(run_json)
+    summary["files"] = _publish(staged, staging, output)
+    if hl7_target:
+        summary["hl7_output"]["files"] = sorted(
+            move_files(FileSystems.join(staging, "hl7"), hl7_target)
+        )
+    write_atomically(run_json, _json_bytes(summary))
+    log.debug(
+        "published %d documents, %d quarantined",
+        summary["records_written"],
+        summary["records_quarantined"],
+    )
+    delete_tree(staging)
+    return summary
+
+
+class _Job(NamedTuple):
+    """What every step of one run needs, checked and built by ``run``."""
+
+    args: argparse.Namespace
+    beam_args: list[str]
+    options: PipelineOptions
+    tagger_config: TaggerConfig
+    rewriter: Rewriter
+    output: str
+    hl7_target: str | None
+    num_shards: int
+    provenance: dict
+
+
+def _log_plan(job: _Job, total_bytes: int, n_patterns: int) -> None:
+    """Beam stays at INFO or above; the plan is logged (counts only)."""
     # Beam logs every element's repr at DEBUG, and rows are dicts holding PHI:
     # whatever the caller's logging, Beam stays at INFO or above.
     beam_logger = logging.getLogger("apache_beam")
@@ -387,25 +467,34 @@ def run(
         "input: %d bytes in %d pattern(s); %d shard(s) for persons and "
         "quarantine; chunks of %d documents; detectors %s; mode %s",
         total_bytes,
-        len(args.input),
-        num_shards,
-        args.chunk_size,
-        ",".join(detectors),
-        args.mode,
+        n_patterns,
+        job.num_shards,
+        job.args.chunk_size,
+        ",".join(job.tagger_config.detectors),
+        job.args.mode,
     )
 
+
+def _execute(
+    job: _Job, patterns: list[str], staging: str, test_pipeline, history=None
+):
+    """Build and run the pipeline into ``staging``; returns (result, seconds).
+
+    A failure deletes staging and re-raises: nothing is published.
+    """
+    args = job.args
     started = time.time()
-    pipeline = test_pipeline or local_pipeline(options)
+    pipeline = test_pipeline or local_pipeline(job.options)
     # Spilled documents hold PHI: inside the staging directory, deleted
     # before anything is published (and with staging when the run fails).
     spill = FileSystems.join(staging, "_spill")
     # Every worker step that touches files sets its file systems' options.
-    flags = tuple(beam_args)
+    flags = tuple(job.beam_args)
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
-        args.input,
+        patterns,
         args.input_format,
-        tagger_config,
-        rewriter,
+        job.tagger_config,
+        job.rewriter,
         staging,
         spill_directory=spill,
         chunk_size=args.chunk_size,
@@ -416,16 +505,17 @@ def run(
         else None,
         max_file_bytes=args.max_file_bytes,
         filesystem_flags=flags,
+        link_history=history,
     )
     # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
     persons_written = outputs.persons | "WritePersons" >> WriteSortedParquet(
-        staging, "persons", num_shards, flags
+        staging, "persons", job.num_shards, flags
     )
     quarantine_written = (
         outputs.quarantine
         | "QuarantineRows" >> beam.Map(quarantine_row)
         | "WriteQuarantine"
-        >> WriteSortedParquet(staging, "quarantine", num_shards, flags)
+        >> WriteSortedParquet(staging, "quarantine", job.num_shards, flags)
     )
     _ = (
         (
@@ -444,9 +534,12 @@ def run(
         raise
     # Spilled documents go before anything is counted or published.
     delete_spill(spill)
-    elapsed = time.time() - started
+    return result, time.time() - started
 
-    staged = _staged_tables(staging)
+
+def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
+    """run.json's content (no PHI: counts, options, versions, the key's fingerprint)."""
+    args = job.args
     counts = read_counts(staging)
     written = counts["documents", ""]
     by_stage = _by(counts, "quarantine")
@@ -470,32 +563,62 @@ def run(
         "options": {
             k: v for k, v in sorted(vars(args).items()) if k not in _SECRET_OPTIONS
         },
-        "key": {"source": key_source, "fingerprint": key_fingerprint(key)},
-        "beam_options": redact_beam_args(beam_args),
-        "versions": versions,
-        "pipeline_version": pipeline_version,
+        "key": job.provenance["key"],
+        "beam_options": redact_beam_args(job.beam_args),
+        "versions": job.provenance["versions"],
+        "pipeline_version": job.provenance["pipeline_version"],
     }
     if args.hl7_output:
         summary["hl7_output"] = {
-            "directory": hl7_target,
+            "directory": job.hl7_target,
             "messages_in": _counter(result, "hl7_messages_in"),
             "messages_out": _counter(result, "hl7_messages_out"),
             "reports_tagged_again": _counter(result, "hl7_reports_tagged_again"),
         }
-    # Without run.json a directory is not a finished run: it goes first and
-    # comes back last, so no reader ever pairs new tables with an old summary.
-    # The tables and HL7 files run.json lists are its manifest: what a reader
-    # of an object store (where a table directory is not swapped whole) reads.
-    run_json = FileSystems.join(output, "run.json")
-    delete_file(run_json)
-    summary["files"] = _publish(staged, staging, output)
-    if hl7_target:
-        summary["hl7_output"]["files"] = sorted(
-            move_files(FileSystems.join(staging, "hl7"), hl7_target)
-        )
-    write_atomically(run_json, _json_bytes(summary))
-    log.debug("published %d documents, %d quarantined", written, quarantined)
-    delete_tree(staging)
+    return summary
+
+
+def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
+    """One night's partition: lock, recover, read only new or changed files, commit.
+
+    The order is the contract of ``transforms/incremental.py``: everything
+    staged, then ``runs/<ts>.json`` (the commit), then the moves into place.
+    """
+    output = job.output
+    try:
+        with OutputLock(output):
+            check_layout(output, incremental=True)
+            runs = committed_runs(output)
+            recover(output, runs)
+            staging = _new_staging_dir(output)
+            run_id = run_timestamp(runs[-1] if runs else None)
+            manifest = load_manifest(output, runs)
+            paths, entries, plan = plan_inputs(job.args.input, manifest, run_id)
+            _log_plan(job, total_bytes, len(paths))
+            history = link_history(output, runs, staging, tuple(job.beam_args))
+            result, elapsed = _execute(
+                job, [literal_pattern(p) for p in paths], staging, test_pipeline,
+                history,
+            )
+            summary = _summary(job, result, elapsed, staging)
+            summary["files"] = {
+                table: sorted(FileSystems.split(p)[1] for p in files)
+                for table, files in _staged_tables(staging).items()
+            }
+            summary["incremental"] = {"run": run_id, **plan}
+            if job.hl7_target:
+                summary["hl7_output"]["files"] = sorted(
+                    FileSystems.split(p)[1]
+                    for p in match_files(FileSystems.join(staging, "hl7", "*"))
+                )
+            commit = staged_commit(staging, run_id, summary, entries)
+            if job.hl7_target:
+                move_files(FileSystems.join(staging, "hl7"), job.hl7_target)
+            write_atomically(FileSystems.join(output, "runs", f"{run_id}.json"), commit)
+            finish_publish(output, staging, run_id)
+    except IncrementalError as exc:
+        raise RunError(str(exc)) from exc
+    log.debug("run %s published %d documents", run_id, summary["records_written"])
     return summary
 
 

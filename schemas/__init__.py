@@ -115,6 +115,19 @@ PERSONS = pa.schema(
     ]
 )
 
+# Only --incremental runs write it (person_merges/run=<ts>/): earlier persons a
+# new document joined. Not in TABLES: a plain run has no earlier persons.
+PERSON_MERGES = pa.schema(
+    [
+        _field("person_id", pa.string(), "The person id kept from now on."),
+        _field(
+            "merged_person_id",
+            pa.string(),
+            "An earlier person id merged into it; rows already published keep it.",
+        ),
+    ]
+)
+
 TABLES: dict[str, pa.Schema] = {
     "documents": DOCUMENTS,
     "identifiers": IDENTIFIERS,

@@ -200,3 +200,65 @@ def resolve(records: Iterable[LinkRecord]) -> list[PersonAssignment]:
             key = rec.fallback_key
         assignments.append(PersonAssignment(rec.doc_key, key, kinds))
     return assignments
+
+
+@dataclass(frozen=True, slots=True)
+class PriorPerson:
+    """A person of an earlier run: the key it was given and its identifiers.
+
+    From the protected link history of an ``--incremental`` output; the key is
+    what that run rewrote the person's documents with (ids, date shift,
+    surrogates all derive from it), so a later document linked to it must
+    get the same key.
+    """
+
+    person_key: str
+    identifiers: tuple[tuple[str, str], ...]
+
+
+def _key_strength(person_key: str) -> tuple[int, str]:
+    """Rank a person key as its node would rank (a bare key is a record key)."""
+    kind = person_key.split(":", 1)[0]
+    return _strength(person_key if kind in KIND_ORDER else f"record:{person_key}")
+
+
+def resolve_with_prior(
+    records: Iterable[LinkRecord], prior: Iterable[PriorPerson]
+) -> tuple[list[PersonAssignment], list[tuple[str, str]]]:
+    """``resolve`` for new documents, persons of earlier runs kept.
+
+    A document without a header key that shares an identifier (directly or
+    through other new documents) with an earlier person gets that person's
+    key. If it joins several earlier persons, they are merged: the strongest
+    key (``KIND_ORDER``, then text order) is kept and each other one is
+    returned as ``(kept key, merged key)``; rows already published keep their
+    old id (partitions are never rewritten), the merge record maps it.
+    """
+    prior = list(prior)
+    records = sorted(records, key=lambda r: r.doc_key)
+    uf = _UnionFind()
+    for person in prior:
+        node = f"prior:{person.person_key}"
+        uf.find(node)
+        for kind, value in person.identifiers:
+            uf.union(node, f"{kind}:{value}")
+    plain = {a.doc_key: a for a in resolve(records)}
+    for rec in records:
+        uf.find(f"doc:{rec.doc_key}")
+        if rec.own_key:
+            uf.union(f"doc:{rec.doc_key}", f"record:{rec.own_key}")
+        for kind, value in rec.identifiers:
+            uf.union(f"doc:{rec.doc_key}", f"{kind}:{value}")
+    earlier: dict[str, set[str]] = defaultdict(set)
+    for person in prior:
+        earlier[uf.find(f"prior:{person.person_key}")].add(person.person_key)
+    assignments, merges = [], set()
+    for rec in records:
+        keys = earlier.get(uf.find(f"doc:{rec.doc_key}"))
+        assignment = plain[rec.doc_key]
+        if keys and not rec.own_key:
+            kept = min(keys, key=_key_strength)
+            merges.update((kept, other) for other in keys if other != kept)
+            assignment = PersonAssignment(rec.doc_key, kept, assignment.linked_by)
+        assignments.append(assignment)
+    return assignments, sorted(merges)

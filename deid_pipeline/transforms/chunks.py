@@ -44,12 +44,23 @@ from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.keys import person_id
-from deid_pipeline.linking.graph import LinkRecord, link_record, resolve
+from deid_pipeline.linking.graph import (
+    LinkRecord,
+    PriorPerson,
+    link_record,
+    resolve_with_prior,
+)
 from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import document_row, identifier_rows
 from deid_pipeline.progress import process_progress
+from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.transforms.incremental import (
+    LinkHistory,
+    read_history,
+    write_history,
+)
 from deid_pipeline.transforms.persons import persons_row
 from deid_pipeline.transforms.quarantine import to_quarantine
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
@@ -280,15 +291,30 @@ def solve_links(
     document alone, which ``Rewriter.person_id_for`` derives from the
     document itself. The persons rows are as ``Persons`` makes them.
     """
+    by_chunk, rows, _history, _merges = solve_links_with_prior(items, key, ())
+    return by_chunk, rows
+
+
+def solve_links_with_prior(
+    items: Iterable[LinkItem], key: bytes, prior: Iterable[PriorPerson]
+) -> tuple[dict, list[dict], list[PriorPerson], list[tuple[str, str]]]:
+    """``solve_links`` against the persons of earlier runs (``--incremental``).
+
+    Also returns this run's persons as ``PriorPerson`` (the next run's
+    history: the key each was rewritten with and its identifiers) and the
+    merges of earlier persons (kept key, merged key).
+    """
     items = list(items)
     records = [
         LinkRecord(f"{c[0]}:{c[1]}:{pos}", own, "", ids)
         for c, pos, own, ids, _alone, _quasi in items
     ]
-    assignments = {a.doc_key: a for a in resolve(records)}
+    solved, merges = resolve_with_prior(records, prior)
+    assignments = {a.doc_key: a for a in solved}
     by_chunk: dict[tuple[int, int], list[str | None]] = {}
     by_person: dict[str, list] = {}
-    for (chunk_id, pos, own, _ids, alone, quasi), record in zip(
+    history: dict[str, set] = {}
+    for (chunk_id, pos, own, ids, alone, quasi), record in zip(
         items, records, strict=True
     ):
         assignment = assignments[record.doc_key]
@@ -303,8 +329,11 @@ def solve_links(
         by_person.setdefault(pid, []).append(
             (assignment.linked_by, QuasiIdentifiers(*quasi))
         )
+        if ids and (sent or own):
+            history.setdefault(sent or own, set()).update(ids)
     rows = [persons_row(pid, entries) for pid, entries in sorted(by_person.items())]
-    return {c: tuple(keys) for c, keys in by_chunk.items()}, rows
+    persons = [PriorPerson(k, tuple(sorted(v))) for k, v in sorted(history.items())]
+    return {c: tuple(keys) for c, keys in by_chunk.items()}, rows, persons, merges
 
 
 class TagChunkFn(beam.DoFn):
@@ -373,17 +402,44 @@ class TagChunkFn(beam.DoFn):
 class _SolveFn(beam.DoFn):
     PERSONS = "persons"
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, history: LinkHistory | None = None) -> None:
         self._key = key
+        self._history = history
+
+    def setup(self) -> None:
+        if self._history is not None:
+            use_filesystem_flags(self._history.filesystem_flags)
 
     def process(self, element):
         _none, packed = element
         items = (item for blob in packed for item in unpack(blob))
-        by_chunk, rows = solve_links(items, self._key)
+        if self._history is None:
+            by_chunk, rows = solve_links(items, self._key)
+        else:
+            by_chunk, rows = self._solve_with_history(items)
         for chunk_id in sorted(by_chunk):
             yield chunk_id, pack(by_chunk[chunk_id])
         for row in rows:
             yield beam.pvalue.TaggedOutput(self.PERSONS, row)
+
+
+    def _solve_with_history(self, items):
+        """Solve against earlier runs' persons; write this run's history and merges."""
+        history = self._history
+        prior = [p for path in history.prior_paths for p in read_history(path)]
+        by_chunk, rows, persons, merges = solve_links_with_prior(
+            items, self._key, prior
+        )
+        write_history(history.output_path, persons)
+        merge_rows = [
+            {"person_id": person_id(self._key, kept),
+             "merged_person_id": person_id(self._key, other)}
+            for kept, other in merges
+        ]
+        write_table_file(history.merges_path, PERSON_MERGES, sorted(
+            merge_rows, key=lambda r: (r["person_id"], r["merged_person_id"])
+        ))
+        return by_chunk, rows
 
 
 class SolveLinks(beam.PTransform):
@@ -395,9 +451,12 @@ class SolveLinks(beam.PTransform):
     solved in one place (a few short strings per document).
     """
 
-    def __init__(self, rewriter: Rewriter) -> None:
+    def __init__(
+        self, rewriter: Rewriter, history: LinkHistory | None = None
+    ) -> None:
         super().__init__()
         self._key = rewriter.key
+        self._history = history
 
     def expand(self, links):
         solved = (
@@ -405,7 +464,7 @@ class SolveLinks(beam.PTransform):
             | "AllLinks" >> beam.Map(lambda item: (None, item))
             | "GroupLinks" >> beam.GroupByKey()
             | "Solve"
-            >> beam.ParDo(_SolveFn(self._key)).with_outputs(
+            >> beam.ParDo(_SolveFn(self._key, self._history)).with_outputs(
                 _SolveFn.PERSONS, main="keys"
             )
         )

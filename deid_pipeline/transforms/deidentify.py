@@ -26,6 +26,7 @@ from deid_pipeline.transforms.chunks import (
     WriteChunkFn,
 )
 from deid_pipeline.transforms.hl7_output import Hl7Output, WriteHl7Files
+from deid_pipeline.transforms.incremental import LinkHistory
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
@@ -107,6 +108,7 @@ class DeidentifyFiles(beam.PTransform):
     directory (``transforms/hl7_output.py``), from the same tagged chunks.
     ``filesystem_flags`` (the job's Beam options) go to every worker step
     that touches files, so s3:// and gs:// paths work on any SDK harness.
+    ``link_history`` (``--incremental``): persons of earlier runs to link to.
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class DeidentifyFiles(beam.PTransform):
         hl7_output: Hl7Output | None = None,
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         filesystem_flags: FileSystemFlags = None,
+        link_history: LinkHistory | None = None,
     ) -> None:
         super().__init__()
         if chunk_size < 1:
@@ -135,6 +138,7 @@ class DeidentifyFiles(beam.PTransform):
         self._hl7_output = hl7_output
         self._max_file_bytes = max_file_bytes
         self._flags = filesystem_flags
+        self._history = link_history
         self._shared = shared.Shared()
 
     def expand(self, pbegin) -> FileOutputs:
@@ -162,7 +166,9 @@ class DeidentifyFiles(beam.PTransform):
                 )
             ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
         )
-        person_keys, persons = links | "Link" >> SolveLinks(self._rewriter)
+        person_keys, persons = links | "Link" >> SolveLinks(
+            self._rewriter, self._history
+        )
         tagged_by_id = tagged | "ChunkId" >> beam.Map(
             lambda ref: ((ref.file_index, ref.chunk_index), ref)
         )
