@@ -8,6 +8,8 @@ The public face is small: :class:`~deid_pipeline.tagger.tagging.PhiTagger`
 model) and ``deid-pipeline train`` (:mod:`deid_pipeline.tagger.training`).
 
 Imports only the core (data model, tokenizer, labels, leak guard's matcher)
-and never Beam, HL7, surrogates, linking or evaluation: the tagger must be
-usable and testable on a plain string.
+and never Beam, HL7, linking or evaluation: the tagger must be usable and
+testable on a plain string. The one exception is training's
+:mod:`~deid_pipeline.tagger.augment`, which borrows the surrogate generators
+to make surrogate copies of annotated notes; tagging never loads it.
 """
