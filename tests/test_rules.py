@@ -77,6 +77,11 @@ PHONE_ROWS = [
     ("Pager # 98765", [("98765", "PHONE")]),
     ("page covering MD, beeper 4471", [("4471", "PHONE")]),
     ("social work ext. 4455", [("4455", "PHONE")]),
+    ("paged covering resident PG 56789 re: K+", [("56789", "PHONE")]),
+    ("Dr. Ames aware, pg#41234", [("41234", "PHONE")]),
+    ("paged 34567 x2, no call back", [("34567", "PHONE")]),
+    ("MD to call with update: 410 392 0780 x45.", [("410 392 0780 x45", "PHONE")]),
+    ("son visited today (301 273 4516)", [("301 273 4516", "PHONE")]),
     ("Fax: 617-555-9876", [("617-555-9876", "FAX")]),
     ("tel 617-555-1234, fax 617-555-9876",
      [("617-555-1234", "PHONE"), ("617-555-9876", "FAX")]),
@@ -92,6 +97,9 @@ PHONE_ROWS = [
     ("lasix 40 mg iv x1 at 1400, heparin 1000 units/hr", []),
     ("MRN 1234567, acct 123-4567", []),
     ("pt weight 72.5 kg, 5551234 on the bag", []),
+    ("pg 2 of 3, page 12 of report", []),
+    ("I/O 500 300 1500 today", []),
+    ("totals 800 250 1200 for shift", []),
 ]
 
 
@@ -483,6 +491,14 @@ STAFF_ROWS = [
     ("met with dr.lindqvist and family", [("lindqvist", "DOCTOR")]),
     ("Dr paged, RN aware, MD aware", []),
     ("RN sats 95% on 2L", []),
+    # "Drs" and a list: every name of it, up to the first word that is not one.
+    ("NSICU called and Drs Marchetti and Oyelaran in to see pt",
+     [("Marchetti", "DOCTOR"), ("Oyelaran", "DOCTOR")]),
+    ("Drs. Kowalski, Brandt, and Nakamura saw pt",
+     [("Kowalski", "DOCTOR"), ("Brandt", "DOCTOR"), ("Nakamura", "DOCTOR")]),
+    ("DRS HALVORSEN/ABERNATHY AWARE",
+     [("HALVORSEN", "DOCTOR"), ("ABERNATHY", "DOCTOR")]),
+    ("seen by Drs Lindqvist and team, plan per pulmonary", [("Lindqvist", "DOCTOR")]),
     # A second word that reads as a surname is taken with the first name.
     ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
     ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),

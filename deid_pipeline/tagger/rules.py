@@ -387,7 +387,9 @@ class PhoneRecognizer(PatternRecognizer):
     """US phone and fax numbers in the forms clinical notes write them.
 
     Ten digits with separators (``617-555-1234``, ``(617) 555-1234``,
-    ``+1 617 555 1234``) need no context. A dashed seven-digit ``555-1234``
+    ``+1 617 555 1234``, ``410 392 0780``) need no context; the blank-separated
+    form needs an area code's first digit and not two round groups (``500 300
+    1500`` is a column of totals). A dashed seven-digit ``555-1234``
     needs none either, but is dropped when it reads as a range of round
     numbers (``900-1300``) and no phone word is near, or when a vital-sign or
     ID word precedes it. Undelimited digits need a phone word nearby; pager
@@ -416,6 +418,9 @@ class PhoneRecognizer(PatternRecognizer):
                     **num),
             Pattern("seven", rf"{_NUM_LEFT}(?P<tail>\d{{3}}-\d{{4}}){_NUM_RIGHT}{_EXT}",
                     **num),
+            Pattern("spaced", rf"{_NUM_LEFT}\(?[2-9]\d{{2}}\)?[ \t]{{1,2}}"
+                              rf"(?P<tail>\d{{3}}[ \t]{{1,2}}\d{{4}})"
+                              f"{_NUM_RIGHT}{_EXT}", **num),
             Pattern("digits", rf"{_NUM_LEFT}(?:\d{{3}}[ \t.-]?)?\d{{3}}[ \t.]?\d{{4}}"
                               f"{_NUM_RIGHT}{_EXT}", needs_context=True, **num),
             Pattern("pager", rf"(?<![a-z])(?:{_trie(pager_words)})(?![a-z])[ \t]*"
@@ -1070,18 +1075,8 @@ class NameRecognizer(PatternRecognizer):
                     _reads_as_surname(surname.group("name"), lex, capitalised=True)):
                 hit.end = surname.end()
                 return True
-            # After "Dr" a name in the lexicons, or an unknown word that does
-            # not read like shorthand (CXR), a verb or a plural (paged, sats).
-            if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
-                return True
-            # "dr small", "Dr. Brown": after a doctor's title a common
-            # surname is still one.
-            if band == 5 and {"fn1", "ln1"} & set(flags) and (
-                    word not in self._not_names) and self._doctor.search(
-                    text, hit.whole[0], hit.start):
-                return True
-            return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (
-                not word.endswith(("ed", "ing", "ly", "s")))
+            return self._staff_name(word, flags, band, bool(self._doctor.search(
+                text, hit.whole[0], hit.start)))
         if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
             return False
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
@@ -1091,6 +1086,45 @@ class NameRecognizer(PatternRecognizer):
         limit = 5 if titled else 4
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
+
+    def _staff_name(self, word: str, flags: Sequence[str], band: int,
+                    doctor_title: bool) -> bool:
+        """Whether ``word`` after a staff title reads as a name.
+
+        A name in the lexicons, or an unknown word that does not read like
+        shorthand (CXR), a verb or a plural (paged, sats); after a doctor's
+        title (``dr small``, ``Dr. Brown``) a common surname is still one.
+        """
+        if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
+            return True
+        if band == 5 and {"fn1", "ln1"} & set(flags) and (
+                word not in self._not_names) and doctor_title:
+            return True
+        return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (
+            not word.endswith(("ed", "ing", "ly", "s")))
+
+    def _more_doctors(self, text: str) -> list[PhiSpan]:
+        """The second and later names after ``Drs``, each checked as after ``Dr``.
+
+        The first name is the ``staff`` shape's; a list stops at the first
+        word that does not read as a name (``Drs Ames and team``).
+        """
+        from deid_pipeline.tagger import lexicons
+
+        spans = []
+        for match in _MORE_DOCTORS.finditer(text):
+            lex = lexicons.load()
+            start, end = match.span("more")
+            for word in _LISTED_NAME.finditer(text, start, end):
+                if word.group().lower() == "and":
+                    continue
+                key = _name_key(word.group())
+                if not self._staff_name(key, lex.flags(key), lex.english_band(key),
+                                        True):
+                    break
+                spans.append(PhiSpan(word.start(), word.end(), self.label,
+                                     self.source, self.patterns[0].confidence))
+        return spans
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """The shapes after a cue, then the one or two names before ``aware``.
@@ -1103,6 +1137,8 @@ class NameRecognizer(PatternRecognizer):
         spans = super().analyze(text)
         if not self.applies(text):
             return spans
+        spans.extend(s for s in self._more_doctors(text)
+                     if not any(o.start < s.end and s.start < o.end for o in spans))
         from deid_pipeline.tagger import lexicons
 
         lex = None
@@ -1203,6 +1239,11 @@ class CredentialNameRecognizer(PatternRecognizer):
 
 # Two capitalised words of four letters or more (``AGNES MUNROE``, ``Agnes
 # Munroe``): checked as a listed first name then a listed surname.
+# "Drs Ferullo and Saeed", "Drs. Kim, Patel and Ngata": the names after the first.
+_MORE_DOCTORS = re.compile(
+    rf"(?<![a-z])drs\.?[ \t]+{_NAME}(?P<more>(?:[ \t]*(?:,[ \t]*(?:and|&)?|/|&|and)"
+    rf"[ \t]*{_NAME}){{1,3}})", _FLAGS)
+_LISTED_NAME = re.compile(_NAME)
 _FULL_NAME = re.compile(
     r"(?<![\w'&/.-])(?P<first>[A-Z][a-z]{3,}|[A-Z]{4,})[ \t]+"
     r"(?P<last>[A-Z][a-z]{3,}|[A-Z]{4,})(?![\w'&/-])")
