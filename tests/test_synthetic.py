@@ -564,3 +564,51 @@ def test_nursing_notes_name_hospitals_by_their_short_form(notes):
     generic = ("hospital", "medical center", "clinic", "nursing", "hospice")
     short = [h for h in hospitals if not any(g in h.lower() for g in generic)]
     assert len(short) >= 5
+
+
+def _labelled(note, label):
+    doc = note.document
+    return [(s, doc.text[s.start : s.end]) for s in doc.gold if s.label == label]
+
+
+def test_notes_teach_the_shapes_new_patients_show(notes):
+    """Pagers after a cue, year-less event dates and ranges, an ordinal day, two
+    doctors after one title, regional names of common words, lower-case facilities
+    and relatives named by first name alone: each labelled where it stands."""
+    text_of = {id(n): n.document.text for n in notes}
+    pagers = [
+        v
+        for n in notes
+        for s, v in _labelled(n, "PHONE")
+        if re.search(r"(?i)(pager #|\bpg ?#?|pgr #?|beeper #) ?$",
+                     text_of[id(n)][: s.start])
+    ]
+    assert len(pagers) >= 5 and all(re.fullmatch(r"\d{5}|\d-\d{4}", v) for v in pagers)
+    dates = [v for n in notes for _, v in _labelled(n, "DATE")]
+    assert any(re.fullmatch(r"\d{1,2}(st|nd|rd|th)", v) for v in dates)
+    ranges = [
+        n
+        for n in notes
+        if re.search(r"\b\d{1,2}/\d{1,2}(-| - | to )\d{1,2}/\d{1,2}\b", text_of[id(n)])
+    ]
+    assert ranges
+    for n in ranges:  # both ends of a range are dates, the dash is not
+        doc = n.document
+        m = re.search(r"\b(\d{1,2}/\d{1,2})(-| - | to )(\d{1,2}/\d{1,2})\b", doc.text)
+        spans = {(s.start, s.end) for s in doc.gold if s.label == "DATE"}
+        if (m.start(1), m.end(1)) in spans:
+            assert (m.start(3), m.end(3)) in spans
+    two_doctors = 0
+    for n in notes:
+        doc = n.document
+        for m in re.finditer(r"(?i)\bdrs\.? (\w+)( and | & |/|, | \+ )(\w+)", doc.text):
+            spans = {(s.start, s.end) for s in doc.gold if s.label == "DOCTOR"}
+            assert (m.start(1), m.end(1)) in spans and (m.start(3), m.end(3)) in spans
+            two_doctors += 1
+    assert two_doctors >= 3
+    regions = [v for n in notes for _, v in _labelled(n, "LOCATION")]
+    land = ("shore", "ridge", "hills", "end", "valley", "point", "side", "harbor",
+            "falls", "woods", "meadows", "heights")
+    assert any(len(v.split()) == 2 and v.split()[1].lower() in land for v in regions)
+    hospitals = [v for n in notes for _, v in _labelled(n, "HOSPITAL")]
+    assert any(v.islower() for v in hospitals)

@@ -83,6 +83,7 @@ def format_date(d: dt.date, style: str) -> str:
         "yyyy-mm-dd": d.isoformat(),
         "Month d": f"{month} {d.day}",
         "Month dth": f"{month} {_ordinal(d.day)}",
+        "dth": _ordinal(d.day),
         "mm-dd-yyyy": f"{d.month:02d}-{d.day:02d}-{d.year}",
         "m-d-yy": f"{d.month}-{d.day}-{d.year % 100:02d}",
         "yyyymmdd": f"{d.year}{d.month:02d}{d.day:02d}",
@@ -96,6 +97,27 @@ def format_date(d: dt.date, style: str) -> str:
         "yy": f"{d.year % 100:02d}",
     }
     return table[style]
+
+
+# Regional place names made of common words ("North Shore", "Oak Ridge", "Cape
+# Pine"): how nurses name where a patient lives or comes from, with no cue in
+# the words themselves. Built from generic parts, none taken from any corpus.
+_REGION_DIRECTIONS = ("North", "South", "East", "West", "Upper", "Lower")
+_REGION_LAND = ("Shore", "End", "Side", "Hills", "Valley", "Ridge", "Point",
+                "Harbor", "Falls", "Woods", "Meadows", "Heights")
+_REGION_LEADS = ("Cape", "Lake", "Mount", "Port", "Glen", "Bay")
+_REGION_NATURE = ("Pine", "Cedar", "Oak", "Maple", "Elm", "Willow", "Stone",
+                  "Rock", "Spring", "Clear", "Green", "Fox", "Deer", "Bear")
+
+
+def region_name(rng: random.Random) -> str:
+    """A regional place name of two common words."""
+    form = rng.randrange(3)
+    if form == 0:
+        return f"{rng.choice(_REGION_DIRECTIONS)} {rng.choice(_REGION_LAND)}"
+    if form == 1:
+        return f"{rng.choice(_REGION_LEADS)} {rng.choice(_REGION_NATURE)}"
+    return f"{rng.choice(_REGION_NATURE)} {rng.choice(_REGION_LAND)}"
 
 
 def format_phone(digits: str, style: int) -> str:
@@ -309,7 +331,17 @@ class DocContext:
             raise ValueError(form)
 
     def s_dr(self, arg: str, out: list[Piece]) -> None:
-        """Render a doctor of this document (``{dr:name}``, ``{dr:sig}``, ...)."""
+        """Render a doctor of this document (``{dr:name}``, ``{dr:sig}``, ...).
+
+        ``{dr:drs}`` is two doctors after one title (``Drs Lee and Okafor``).
+        """
+        if arg == "drs":
+            first, second = self.rng.sample(self.doctors, 2)
+            out.append((self.pick("Drs ", "Drs. ", "drs ", "DRS "), None))
+            out.append((first.last, "DOCTOR"))
+            out.append((self.pick(" and ", " & ", "/", ", ", " + "), None))
+            out.append((second.last, "DOCTOR"))
+            return
         self._doctor_pieces(self._doctor("any"), arg, out)
 
     def s_att(self, arg: str, out: list[Piece]) -> None:
@@ -371,12 +403,18 @@ class DocContext:
             name = fac.short
         else:
             name = fac.name
+        if self.kind == "nursing" and self.rng.random() < 0.15:
+            name = name.lower()  # "transferred from st. mary's"
         out.append((name, "HOSPITAL"))
 
     def s_city(self, arg: str, out: list[Piece]) -> None:
         """Render the patient's city, or the hospital's with ``{city:hosp}``."""
         addr = self.patient.hospital.address if arg == "hosp" else self.patient.address
         out.append((addr.city, "CITY"))
+
+    def s_region(self, arg: str, out: list[Piece]) -> None:
+        """Render a regional place name of common words (``North Shore``)."""
+        out.append((region_name(self.rng), "LOCATION"))
 
     def s_state(self, arg: str, out: list[Piece]) -> None:
         """Render the patient's state, abbreviated or written out."""
@@ -437,7 +475,18 @@ class DocContext:
         what, _, style = arg.partition(",")
         d = self._date_value(what)
         rng = self.rng
-        if style == "short":
+        if style == "range":
+            # "10/2-10/5": two dates, the second a few days after the first.
+            out.append((format_date(d, "m/d"), "DATE"))
+            out.append((rng.choice(("-", " - ", " to ", "-")), None))
+            end = d + dt.timedelta(days=rng.randint(1, 10))
+            out.append((format_date(end, "m/d"), "DATE"))
+            return
+        if style == "md":
+            style = "m/d"
+        elif style == "ordinal":
+            style = "dth"
+        elif style == "short":
             style = rng.choice(("m/d", "m/d", "m/d/yy", "mm/dd"))
             style = "m/d" if style == "mm/dd" else style
         elif style == "long":

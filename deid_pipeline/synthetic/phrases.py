@@ -229,6 +229,9 @@ NURSING_SYSTEMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "{rel:rel} [lives|is staying] [nearby in|in|out in] {city}[ and will be in "
             "later|, will visit tomorrow|]",
             "{rel:rel} [works for|just started a new job at|works at] {employer}",
+            "[pt lives in|family from|{rel:rel} lives in|pt from] {region}[ area|]",
+            "{rel:first} [called|in to visit|phoned for update] [, questions "
+            "answered|, updated by RN|]",
         ),
     ),
     "plan": (
@@ -283,6 +286,27 @@ NURSING_FREE = (
     "[at {time}|tomorrow|today]",
     "{pt:title} [resting comfortably|aware of plan|tearful|fair]",
     "{rel:title} [aware|updated|at bedside|called] [re: plan|this eve|]",
+    # Shapes the corpus has few of, each in the context that says PHI: a
+    # pager after its cue, year-less dates of clinical events, two doctors
+    # after one title, a surname after MD, a relative's first name alone.
+    "[paged|pg'd|paged covering MD|called] {dr} [at|@|on|] [pager #|PG|pg #|pgr|"
+    "pager|beeper #|PG#] {phone:pager}[, awaiting call back| re: {lab}|]",
+    "{dr:staff} [(pager {phone:pager})|pg {phone:pager}|PG {phone:pager}|pgr "
+    "#{phone:pager}] [aware|notified|called back|in to see pt]",
+    "[blood cx|BC|bld cx|urine cx|sputum cx|stool for c diff|cx] [drawn|sent|sent "
+    "off|obtained|done] [on|] {date:prior,md} [still pending|neg to date|grew "
+    "GNR|no growth so far|]",
+    "[surgery|cath|EGD|bronch|TEE|line change|PICC|trach|peg] [done|performed|"
+    "placed|changed] [on|] {date:prior,md}[ without incident| at {hosp:other}|]",
+    "[on abx|in micu|at {hosp:other}|intubated|on levo|NPO] {date:prior,range}",
+    "[dressing|line|foley|trach ties] [due to be changed|last changed|to be "
+    "changed] [on the|the] {date:future,ordinal}",
+    "[transferred from|pt from|lives in|family in|d/c home to] {region}[, "
+    "{state}|]",
+    "{dr:drs} [in to see pt|aware|at bedside|notified|updated]",
+    "[MD|md|HO] {dr:last} [aware|notified|at bedside|in to see pt]",
+    "{rel:first} [called|in to visit|at bedside|phoned][, updated on plan| and "
+    "was updated| this eve|]",
 )
 
 # --- discharge summaries -----------------------------------------------------
