@@ -12,6 +12,7 @@ the same positions.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -20,6 +21,11 @@ from deid_pipeline.hl7.message import Hl7Message, Segment
 
 __all__ = [
     "FIELDS",
+    "PERSON_KINDS",
+    "PERSON_SEGMENTS",
+    "code_leaves",
+    "kept_as_code",
+    "reads_as_code",
     "HeaderField",
     "Leaf",
     "fields_of",
@@ -242,6 +248,80 @@ def _typed_fields(listed: set[str]) -> tuple[HeaderField, ...]:
 
 
 FIELDS = FIELDS + _typed_fields({f.key for f in FIELDS})
+
+# ------------------------------------------------------- what else is kept
+
+# Segments that describe a person or their coverage: every field of these that
+# is not a typed PHI field above is written only when HL7 2.5 types it as a
+# code (sex, race, marital status, relationship, language: table values that
+# identify nobody), else emptied. A sender's free text, an employee number or
+# a birth place in a field nobody listed does not reach the output.
+PERSON_SEGMENTS = frozenset({"PID", "PD1", "NK1", "GT1", "IN1", "IN2", "MRG"})
+# Data types that describe a person wherever they stand (a provider in ORC-12,
+# a collector in OBR-10): only their PHI leaves (replaced) and code leaves are
+# kept, so a name in an XCN's check digit or a date in its validity range goes.
+PERSON_KINDS = frozenset({"XPN", "XCN", "PPN", "NDL", "CX", "XAD", "XTN"})
+_CODED_FIELD_TYPES = frozenset({"ID", "IS", "SI", "NM", "CE", "CWE", "CNE"})
+_CODE_LEAF_TYPES = frozenset({"ID", "IS", "SI"})
+# Untyped fields of person segments kept although not a code type: IN1-3 is
+# the insurance company's id, shared by all of its members.
+_KEPT_FIELDS = {"IN1": frozenset({3})}
+
+
+@functools.lru_cache(maxsize=1)
+def _library():
+    import hl7apy
+
+    return hl7apy.load_library("2.5")
+
+
+@functools.lru_cache(maxsize=256)
+def code_leaves(data_type: str) -> dict[tuple[int, int], frozenset[str] | None]:
+    """Positions of ``data_type`` typed as table codes -> the table's values.
+
+    Read from hl7apy's v2.5 structures: ``ID``/``IS``/``SI`` leaves (the name
+    type in XPN-7, the identifier type in CX-5, a phone's use code in XTN-2),
+    with the values of their HL7 table where HL7 lists them (None for the
+    site-defined tables).
+    """
+    lib = _library()
+    out: dict[tuple[int, int], frozenset[str] | None] = {}
+
+    def table(spec) -> frozenset[str] | None:
+        values = lib.TABLES.get(spec[4] or "", ("", ()))[1]
+        values = frozenset(v.upper() for v in values if v != "...")
+        return values or None
+
+    for c, (_, spec, *_rest) in enumerate(lib.DATATYPES_STRUCTS.get(data_type, ()), 1):
+        if spec[0] == "leaf":
+            if spec[2] in _CODE_LEAF_TYPES:
+                out[(c, 1)] = table(spec)
+            continue
+        for s, (_, sub, *_more) in enumerate(spec[1], 1):
+            if sub[0] == "leaf" and sub[2] in _CODE_LEAF_TYPES:
+                out[(c, s)] = table(sub)
+    return out
+
+
+def reads_as_code(value: str, values: frozenset[str] | None) -> bool:
+    """Whether a code leaf holds a code rather than a sender's free text.
+
+    A value of its table, where HL7 lists one; else anything but a word of
+    three letters or more (``MARY`` in a check digit scheme is a name, ``M10``
+    a scheme).
+    """
+    if values is not None:
+        return value.upper() in values
+    return not (value.isalpha() and len(value) >= 3)
+
+
+@functools.lru_cache(maxsize=1024)
+def kept_as_code(segment: str, number: int) -> bool:
+    """Whether an untyped field of a person segment is written as received."""
+    if number in _KEPT_FIELDS.get(segment, ()):
+        return True
+    spec = _library().FIELDS.get(f"{segment}_{number}")
+    return spec is not None and spec[2] in _CODED_FIELD_TYPES
 
 _BY_SEGMENT: dict[str, tuple[HeaderField, ...]] = {}
 for _field in FIELDS:

@@ -27,7 +27,7 @@ import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -47,13 +47,18 @@ from deid_pipeline.hl7.fields import (
     KINDS,
     NARRATIVE_OBX_TYPES,
     OPAQUE_OBX_TYPES,
+    PERSON_KINDS,
+    PERSON_SEGMENTS,
     HeaderField,
     Leaf,
+    code_leaves,
     fields_of,
     identifier_label,
+    kept_as_code,
     kind_of_obx,
     map_field,
     map_leaves,
+    reads_as_code,
     repetitions,
 )
 from deid_pipeline.hl7.framing import (
@@ -72,6 +77,7 @@ from deid_pipeline.hl7.message import (
     parse_message,
 )
 from deid_pipeline.hl7.seed import seed_dictionary
+from deid_pipeline.labels import category
 from deid_pipeline.model import (
     ClinicalDocument,
     DeidentifiedDocument,
@@ -428,6 +434,66 @@ def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
             fields[n] = map_leaves(raw, d, surrogate)
 
 
+# ------------------------------------------------------ person parts by allowlist
+
+
+@functools.lru_cache(maxsize=64)
+def _kept_leaves(kind: str) -> tuple[frozenset[tuple[int, int]], dict]:
+    """A data type's PHI leaves (written as their surrogates) and code leaves."""
+    return (frozenset((leaf.component, leaf.subcomponent) for leaf in KINDS[kind]),
+            code_leaves(kind))
+
+
+def _typed_and_code_leaves(raw: str, kind: str, d: Delimiters) -> str:
+    """``raw`` with every leaf emptied that is neither PHI of ``kind`` nor a code."""
+    typed, codes = _kept_leaves(kind)
+
+    def keep(component: int, sub: int, value: str) -> str | None:
+        if (component, sub) in typed:
+            return None
+        position = (component, sub)
+        if position in codes and reads_as_code(value, codes[position]):
+            return None
+        return ""
+
+    return map_leaves(raw, d, keep)
+
+
+def _empty_unlisted_person_parts(message: Hl7Message) -> None:
+    """Write of a person only what a table says is PHI (replaced) or a code.
+
+    In person segments (:data:`PERSON_SEGMENTS`) a field no table types is
+    kept only when HL7 types it as a code (sex, race, relationship), else
+    emptied; in every field typed as a person, address, phone or identifier
+    (:data:`PERSON_KINDS`, wherever it stands) and every typed field of a
+    person segment, a component that is neither a PHI leaf of its type nor a
+    table code is emptied: a mother's names in PID-21's check digit, a
+    birth place in a job-title field, a date in a name's validity range.
+    Seeded values there were already given their surrogates; this catches
+    what nobody seeded.
+    """
+    d = message.delimiters
+    for seg in message.segments:
+        person = seg.name in PERSON_SEGMENTS
+        specs = {spec.number: spec for spec in fields_of(seg.name)}
+        fields = seg.fields
+        for n in range(1, len(fields)):
+            raw = fields[n]
+            if not raw or raw == '""':
+                continue
+            spec = specs.get(n)
+            if seg.name == "OBX" and n == 5:
+                value_type = message.component(seg.get(2), 1).strip().upper()
+                spec = kind_of_obx(value_type)
+                if spec is None:
+                    continue  # narrative (rewritten from its tags) or emptied
+            if spec is None:
+                if person and not kept_as_code(seg.name, n):
+                    fields[n] = ""
+            elif person or spec.kind in PERSON_KINDS:
+                fields[n] = _typed_and_code_leaves(raw, spec.kind, d)
+
+
 # -------------------------------------------------------------- leak guard
 
 
@@ -470,6 +536,50 @@ def _unguarded(value: str, label: str) -> bool:
         label == "DATE" and sum(map(str.isdigit, value)) < 4)
 
 
+_TS_DATE = re.compile(r"(\d{4})(\d{2})(\d{2})(?:\d|[.+-]|$)")
+_MDY_DATE = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})$")
+_ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})$")
+
+
+def _date_key(value: str) -> tuple | str:
+    """How a surrogate date is compared with an original one.
+
+    A date written as an HL7 timestamp, ``m/d/y`` or ISO is (y, m, d); any
+    other text is itself, lower-cased.
+    """
+    value = value.strip()
+    m = _TS_DATE.match(value)
+    if m:
+        return int(m[1]), int(m[2]), int(m[3])
+    m = _MDY_DATE.match(value)
+    if m:
+        return m[3] if len(m[3]) == 2 else int(m[3]), int(m[1]), int(m[2])
+    m = _ISO_DATE.match(value)
+    if m:
+        return int(m[1]), int(m[2]), int(m[3])
+    return value.lower()
+
+
+_DIGIT_GROUPS = re.compile(r"\d+")
+
+
+def _same_date(value: str, found: str) -> bool:
+    """Whether text the guard matched for a date value says that date.
+
+    The guard matches a mostly-digit value digit by digit across any
+    separators, right for IDs and phones; for a date it also matches another
+    date: ``6/20/09`` in ``11/6/2009``. Both read as dates: the same day; else
+    the same digit groups (``03/05`` is ``3/5``).
+    """
+    a, b = _date_key(value), _date_key(found)
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        if isinstance(a[0], str) or isinstance(b[0], str):  # a two-digit year
+            a, b = (int(a[0]) % 100, *a[1:]), (int(b[0]) % 100, *b[1:])
+        return a == b
+    return ([g.lstrip("0") for g in _DIGIT_GROUPS.findall(value)]
+            == [g.lstrip("0") for g in _DIGIT_GROUPS.findall(found)])
+
+
 class _GuardedValues:
     """What the whole-message guard searches for, and the search.
 
@@ -479,11 +589,21 @@ class _GuardedValues:
     the tagger and the document guard have just made (the plan is cached by
     dictionary): it is searched whole and, only when a hit is labelled
     unguarded (a value's first label wins) or a date, searched again without them.
+
+    An original date that is also a surrogate date of the message is not
+    searched: shifting keeps intervals, so 3/1 and 3/15 shifted by 14 days
+    make a 3/15 that no rewrite can avoid, and it says nothing an interval
+    did not (the auditor's scan of birth dates still finds a real one, as a
+    birth date is never a shifted report date of the same week).
     """
 
     def __init__(self, dictionary: PatientDictionary, tagged: list[TaggedDocument],
-                 deids: list[DeidentifiedDocument], policy: str) -> None:
-        """Collect the values of ``dictionary`` and every report of the message."""
+                 deids: list[DeidentifiedDocument], policy: str,
+                 header_dates: Iterable[str] = ()) -> None:
+        """Collect the values of ``dictionary`` and every report of the message.
+
+        ``header_dates``: the shifted header timestamps written.
+        """
         own = [t.document.dictionary for t in tagged
                if t.document.dictionary is not None]
         if len(own) == 1:
@@ -494,9 +614,17 @@ class _GuardedValues:
                 if extra is not dictionary:
                     entries.extend(extra.entries[len(dictionary.entries):])
             self.dictionary = PatientDictionary(tuple(entries), dictionary.person_key)
-        self.removed = leak_guard.removed_values(deids, policy, _unguarded)
+        self._shifted = {_date_key(r.replacement) for deid in deids
+                         for r in deid.replacements if category(r.span.label) == "DATE"}
+        self._shifted.update(_date_key(ts) for ts in header_dates if ts)
+        self.removed = leak_guard.removed_values(deids, policy, self._skipped)
         self.policy = policy
         self._guarded: PatientDictionary | None = None
+
+    def _skipped(self, value: str, label: str) -> bool:
+        """Left out of the search: unguarded, or an original date a shift rewrote."""
+        return _unguarded(value, label) or (
+            category(label) == "DATE" and _date_key(value) in self._shifted)
 
     def found(self, text: str) -> Counter:
         """Labels (with counts) of the guarded values found in ``text``."""
@@ -506,11 +634,24 @@ class _GuardedValues:
             if self._guarded is None:
                 self._guarded = PatientDictionary(
                     tuple(e for e in self.dictionary.entries
-                          if not _unguarded(e.value, e.label)),
+                          if not self._skipped(e.value, e.label)),
                     self.dictionary.person_key)
             leaks = leak_guard.find_anywhere(text, self._guarded, self.removed,
                                              self.policy)
+            if leaks["DATE"] and not self._says_a_date(text):
+                del leaks["DATE"]
         return +leaks
+
+    def _says_a_date(self, text: str) -> bool:
+        """Whether a guarded date's match in ``text`` says that date."""
+        values = [e.value for e in self._guarded.entries if category(e.label) == "DATE"]
+        values += [v[0] for v in self.removed if category(v[1]) == "DATE"]
+        for value in values:
+            pattern = leak_guard.value_pattern(value)
+            if pattern is not None and any(_same_date(value, m.group())
+                                           for m in pattern.finditer(text)):
+                return True
+        return False
 
 
 def _replace_telling_control_id(message: Hl7Message, guarded: _GuardedValues,
@@ -614,12 +755,15 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     header = _HeaderRewriter(rewriter, pid, avoid)
     _replace_header(message, header)
     _replace_seeded(message, seeded_values(dictionary), header)
+    _empty_unlisted_person_parts(message)
     if z_segments == "empty":
         _empty_z_segments(message)
     if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
         state[0] = "leak_guard"
         guarded = _GuardedValues(dictionary, tagged, deids,
-                                 getattr(rewriter, "policy", "safe-harbor"))
+                                 getattr(rewriter, "policy", "safe-harbor"),
+                                 [v for (_, kind), v in header.cache.items()
+                                  if kind == "<ts>"])
         _replace_telling_control_id(message, guarded, header)
         _output_guard(message, guarded)
     state[0] = "write"
