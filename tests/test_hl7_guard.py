@@ -95,3 +95,19 @@ def test_when_a_doctors_initials_spell_the_message_type_then_still_written():
     result = deidentify_message(text, TAGGER, FakeRewriter(), "g.hl7")
     assert result.ok, [q.error_message for q in result.quarantined]
     assert parse_message(result.er7).message_type == "MDM^T02"
+
+
+def test_when_an_old_age_is_also_a_lab_value_then_the_message_is_written():
+    """A removed age (``100``) is no leak in a glucose of 100: numbers that short
+    are left to each report's document guard, which knows its surrogates."""
+    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.tagger.detectors import TaggerConfig, create
+
+    tagger = PhiTagger(create(TaggerConfig(detectors=("rules", "dictionary"))))
+    message = (HEAD + "OBX|1|TX|||Pt is a 100 year old woman, comfortable.\r"
+               "OBX|2|NM|2345-7^GLUCOSE^LN||100|mg/dL|70-110\r")
+    result = deidentify_message(message, tagger, Rewriter("surrogate", key=b"k" * 32),
+                                "g.hl7")
+    assert result.ok, result.quarantined
+    assert "100 year old" not in result.er7
+    assert "|100|mg/dL|" in result.er7

@@ -526,13 +526,14 @@ UNGUARDED_LABELS = frozenset({"HOSPITAL", "ORGANIZATION", "DEPARTMENT", "ROOM",
 def _unguarded(value: str, label: str) -> bool:
     """Whether the whole-message guard leaves a value out.
 
-    Labels in :data:`UNGUARDED_LABELS`, and dates without their year
-    (``July 21``, ``7/21``): any shifted date may say one. The document guard
-    exempts surrogate text, where such a coincidence stands; this guard
-    exempts nothing, so it searches the dated forms (``July 21, 1950``,
-    ``7/21/50``) only.
+    Labels in :data:`UNGUARDED_LABELS`, dates without their year (``July
+    21``, ``7/21``): any shifted date may say one, and ages (``92``, ``100``):
+    any number may, a lab value or an IP surrogate's ``198.51.100.7``. The
+    document guard exempts surrogate text, where such a coincidence stands,
+    and checks each report for them; this guard exempts nothing, so it
+    searches the dated forms (``July 21, 1950``, ``7/21/50``) only.
     """
-    return label in UNGUARDED_LABELS or (
+    return label in UNGUARDED_LABELS or label == "AGE" or (
         label == "DATE" and sum(map(str.isdigit, value)) < 4)
 
 
