@@ -135,3 +135,35 @@ def test_an_empty_sequence_decodes_to_nothing(shipped):
     weights, _ = shipped
     out = decode(weights, [])
     assert out.path.shape == (0,) and out.marginals.shape == (0, len(weights.labels))
+
+
+def _crfsuite_viterbi(state: np.ndarray, trans: np.ndarray) -> list[int]:
+    """CRFsuite's Viterbi as written: each label keeps the first strictly better
+    predecessor in id order, and the last position the first best label."""
+    n, labels = state.shape
+    score = state[0].copy()
+    back = np.zeros((n, labels), np.int64)
+    for t in range(1, n):
+        new = np.empty(labels)
+        for j in range(labels):
+            best, arg = -np.inf, 0
+            for i in range(labels):
+                if best < score[i] + trans[i, j]:
+                    best, arg = score[i] + trans[i, j], i
+            new[j], back[t, j] = best + state[t, j], arg
+        score = new
+    path = [int(np.argmax(score))]
+    for t in range(n - 1, 0, -1):
+        path.append(int(back[t, path[-1]]))
+    return path[::-1]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_viterbi_breaks_ties_as_crfsuite_does(seed):
+    """Small integer scores tie often: the path must still be CRFsuite's."""
+    from deid_pipeline.tagger.crf_decoder import _viterbi
+
+    rng = np.random.default_rng(seed)
+    state = rng.integers(0, 3, (12, 5)).astype(float)
+    trans = rng.integers(-1, 2, (5, 5)).astype(float)
+    assert _viterbi(state, trans).tolist() == _crfsuite_viterbi(state, trans)

@@ -213,37 +213,46 @@ def _state_scores(ids, offsets, ref_ptr, ref_label, ref_weight,
 def _viterbi(state, trans):  # pragma: no cover
     """Best label path; ties go to the lowest label id, as in CRFsuite.
 
-    The loops run over the next label innermost (CRFsuite runs over the
-    previous one) so that they vectorize; each label still takes the first
-    strictly better predecessor in id order, the same choice.
+    The forward pass keeps only each label's best score (a max over the
+    previous labels, branch-free so that it vectorizes) and remembers every
+    position's scores; the back-pointer is recomputed only for the label the
+    path takes, as the first previous label that reaches that score in id
+    order: CRFsuite's choice, from the same sums.
     """
     n_tokens, n_labels = state.shape
-    back = np.zeros((n_tokens, n_labels), np.int64)
-    prev = state[0].copy()
+    score = np.empty((n_tokens, n_labels))
+    score[0] = state[0]
     best = np.empty(n_labels)
     for t in range(1, n_tokens):
+        prev = score[t - 1]
         best[:] = -np.inf
-        arg = back[t]
         for i in range(n_labels):
             p = prev[i]
             row = trans[i]
             for j in range(n_labels):
-                score = p + row[j]
-                if best[j] < score:
-                    best[j] = score
-                    arg[j] = i
+                best[j] = max(best[j], p + row[j])
         for j in range(n_labels):
-            prev[j] = best[j] + state[t, j]
+            score[t, j] = best[j] + state[t, j]
     path = np.empty(n_tokens, np.int64)
+    last = score[n_tokens - 1]
     top = -np.inf
-    last = 0
+    arg = 0
     for j in range(n_labels):
-        if top < prev[j]:
-            top = prev[j]
-            last = j
-    path[n_tokens - 1] = last
+        if top < last[j]:
+            top = last[j]
+            arg = j
+    path[n_tokens - 1] = arg
     for t in range(n_tokens - 1, 0, -1):
-        path[t - 1] = back[t, path[t]]
+        j = path[t]
+        prev = score[t - 1]
+        target = -np.inf
+        arg = 0
+        for i in range(n_labels):
+            value = prev[i] + trans[i, j]
+            if target < value:
+                target = value
+                arg = i
+        path[t - 1] = arg
     return path
 
 
