@@ -406,11 +406,18 @@ def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
         return
     d = message.delimiters
     nested = (d.component, d.repetition, d.subcomponent, d.escape)
+    # Most segments (the OBX lines of a report) hold no seeded leaf at all:
+    # one split of the whole segment says so before any field is walked. An
+    # escaped leaf is compared unescaped, so a segment with escapes is walked.
+    leaf_edges = re.compile("|".join(map(re.escape, (d.field, *nested[:3]))))
     for seg in message.segments:
+        fields = seg.fields
+        if d.escape not in "".join(fields[1:]) and seeded.keys().isdisjoint(
+                map(_leaf_key, leaf_edges.split(d.field.join(fields[1:])))):
+            continue
         typed = _typed_leaves(seg.name)
         skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
         text_field, obx_typed = _text_field(message, seg)
-        fields = seg.fields
         for n in range(1, len(fields)):
             raw = fields[n]
             if not raw or n in skip or n == text_field:
