@@ -342,6 +342,9 @@ _STRUCTURE = {"MSH": frozenset({1, 2, 9, 12})}
 _NO_FIELDS: frozenset[int] = frozenset()
 
 
+_BLANK_RUNS = re.compile(r"\s+")
+
+
 def _leaf_key(value: str) -> str:
     """How a leaf is compared with the seeded values: lower case, single spaces."""
     if value.isalnum():  # most leaves: nothing to squeeze
@@ -412,9 +415,10 @@ def _replace_seeded(message: Hl7Message, seeded: dict[str, str],
     leaf_edges = re.compile("|".join(map(re.escape, (d.field, *nested[:3]))))
     for seg in message.segments:
         fields = seg.fields
-        if d.escape not in "".join(fields[1:]) and seeded.keys().isdisjoint(
-                map(_leaf_key, leaf_edges.split(d.field.join(fields[1:])))):
-            continue
+        text = d.field.join(fields[1:])
+        if d.escape not in text and seeded.keys().isdisjoint(map(str.strip, (
+                leaf_edges.split(_BLANK_RUNS.sub(" ", text.lower()))))):
+            continue  # no leaf's _leaf_key is seeded
         typed = _typed_leaves(seg.name)
         skip = _STRUCTURE.get(seg.name, _NO_FIELDS)
         text_field, obx_typed = _text_field(message, seg)
@@ -481,24 +485,35 @@ def _empty_unlisted_person_parts(message: Hl7Message) -> None:
     """
     d = message.delimiters
     for seg in message.segments:
-        person = seg.name in PERSON_SEGMENTS
-        specs = {spec.number: spec for spec in fields_of(seg.name)}
+        person, kinds = _person_plan(seg.name)
         fields = seg.fields
+        if seg.name == "OBX" and len(fields) > 5 and fields[5]:
+            spec = kind_of_obx(message.component(seg.get(2), 1).strip().upper())
+            if spec is not None and spec.kind in PERSON_KINDS:
+                fields[5] = _typed_and_code_leaves(fields[5], spec.kind, d)
+        elif not person and not kinds:
+            continue
         for n in range(1, len(fields)):
             raw = fields[n]
-            if not raw or raw == '""':
+            if not raw or raw == '""' or (seg.name == "OBX" and n == 5):
                 continue
-            spec = specs.get(n)
-            if seg.name == "OBX" and n == 5:
-                value_type = message.component(seg.get(2), 1).strip().upper()
-                spec = kind_of_obx(value_type)
-                if spec is None:
-                    continue  # narrative (rewritten from its tags) or emptied
-            if spec is None:
-                if person and not kept_as_code(seg.name, n):
-                    fields[n] = ""
-            elif person or spec.kind in PERSON_KINDS:
-                fields[n] = _typed_and_code_leaves(raw, spec.kind, d)
+            kind = kinds.get(n)
+            if kind is not None:
+                fields[n] = _typed_and_code_leaves(raw, kind, d)
+            elif person and not kept_as_code(seg.name, n):
+                fields[n] = ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _person_plan(segment: str) -> tuple[bool, dict[int, str]]:
+    """Whether ``segment`` is a person segment, and the fields whose leaves count.
+
+    Field number -> data type: every typed field of a person segment, the
+    person-typed ones (:data:`PERSON_KINDS`) of any other.
+    """
+    person = segment in PERSON_SEGMENTS
+    return person, {spec.number: spec.kind for spec in fields_of(segment)
+                    if person or spec.kind in PERSON_KINDS}
 
 
 # -------------------------------------------------------------- leak guard
