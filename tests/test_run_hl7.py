@@ -188,3 +188,30 @@ def test_when_message_has_no_mrn_then_both_outputs_use_the_same_person(tmp_path)
     out = tmp_path / "hl7" / "nomrn.hl7"
     reread = {d.doc_id: d.text for d in read_hl7(str(out), out.read_bytes())}
     assert reread and reread == research
+
+
+def test_when_one_report_names_someone_its_sibling_tagged_then_both_are_rewritten(
+        tmp_path):
+    """Two reports of one message: the first names the radiologist after "Dr.",
+    the second by surname alone. Both research texts and the HL7 output lose it,
+    and the message is written, not quarantined by the whole-message guard."""
+    message = ("MSH|^~\\&|RIS|GH|||20240305||ORU^R01|RAD77|P|2.5\r"
+               "PID|1||4410021^^^GH^MR||PELLINGTON^ARDEN||19580211|M\r"
+               "OBR|1|O1|F1|71020^CHEST 2 VIEWS|||20240305\r"
+               "OBX|1|TX|||Read by Dr. Vasquez-Ortmann. No acute process.\r"
+               "OBR|2|O2|F2|71250^CT CHEST|||20240305\r"
+               "OBX|1|TX|||Vasquez-Ortmann compared with prior study; stable nodule.\r")
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "rad.hl7").write_bytes(message.encode())
+    summary = run(["--input", f"{src}/*.hl7", "--output", str(tmp_path / "o"),
+                   "--hl7-output", str(tmp_path / "hl7"), "--ephemeral-key",
+                   "--detectors", "rules,dictionary"])
+    assert summary["records_written"] == 2
+    assert summary["hl7_output"]["messages_out"] == 1
+    texts = pq.read_table(str(tmp_path / "o" / "documents"),
+                          columns=["text"]).column("text").to_pylist()
+    assert len(texts) == 2
+    assert not any("Vasquez" in t or "Ortmann" in t for t in texts)
+    written = (tmp_path / "hl7" / "rad.hl7").read_text()
+    assert "Vasquez" not in written and "Ortmann" not in written

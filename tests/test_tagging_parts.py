@@ -59,3 +59,26 @@ def test_when_document_long_then_crf_sees_parts_and_values_found_across_them(
     assert any(value.endswith(family) and start < 100 for value, start in found)
     assert (family, last_at) in found
     assert any(re.fullmatch(r"3/14/2011", value) for value, _ in found)
+
+
+def test_when_a_report_misses_a_value_its_sibling_tagged_then_it_is_tagged_there():
+    """Reports of one HL7 message: a name tagged in one is tagged in the other;
+    a report of another message, or a plain note, is left as it was."""
+    from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+    from deid_pipeline.tagger.tagging import reconcile_reports
+
+    def report(doc_id, text, spans=(), origin="feed.hl7", source="hl7"):
+        doc = ClinicalDocument(doc_id=doc_id, text=text, source=source, origin=origin)
+        return TaggedDocument(document=doc, spans=tuple(spans))
+
+    first = report("MSG0042-1", "Seen by Dr. Okonkwo today.",
+                   [PhiSpan(12, 19, "DOCTOR", "crf", 0.9)])
+    second = report("MSG0042-2", "Okonkwo reviewed the film with the family.")
+    other_message = report("MSG0043-1", "Okonkwo signed.")
+    other_file = report("MSG0042-3", "Okonkwo signed.", origin="other.hl7")
+    note = report("note-1", "Okonkwo called.", source="text")
+    out = reconcile_reports([first, second, other_message, other_file, note])
+    assert out[0] == first
+    (span,) = out[1].spans
+    assert (span.start, span.end, span.label) == (0, 7, "DOCTOR")
+    assert out[2:] == [other_message, other_file, note]

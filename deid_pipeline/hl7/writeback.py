@@ -86,6 +86,7 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.surrogates import Originals
+from deid_pipeline.tagger.tagging import reconcile_reports
 
 __all__ = [
     "Z_SEGMENT_MODES",
@@ -750,7 +751,7 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     docs = build_documents(message, origin, codec, reports, dictionary)
     key = dictionary.person_key or _fallback_key(origin, message)
     state[0] = "tag"
-    tagged = [tagger.tag(doc) for doc in docs]
+    tagged = reconcile_reports([tagger.tag(doc) for doc in docs])
     state[0] = "surrogate"
     # A message without an MRN: its reports are each the person the document
     # path (and its linking) made them, so both outputs use the same surrogates.

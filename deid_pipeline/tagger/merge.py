@@ -67,6 +67,33 @@ def merge_spans(spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
     return tuple(merged)
 
 
+Seeds = dict[str, tuple[str, float | None]]
+
+
+def found_values(text: str, spans: Iterable[PhiSpan]) -> Seeds:
+    """Value -> (label, confidence) of the spans worth marking elsewhere.
+
+    Values the default policy keeps (ages under 90, bare years) are left out:
+    they are too often not PHI elsewhere.
+    """
+    seeds: Seeds = {}
+    for span in spans:
+        value = text[span.start:span.end]
+        if not policy_keeps(span.label, value, "surrogate"):
+            seeds.setdefault(value, (span.label, span.confidence))
+    return seeds
+
+
+def occurrences(search: SearchText, seeds: Seeds) -> list[PhiSpan]:
+    """Spans for every occurrence of the ``seeds`` values in ``search``'s text."""
+    found = []
+    for value, (label, confidence) in seeds.items():
+        for start, end in search.matches(value):
+            if end > start:
+                found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
+    return found
+
+
 def other_occurrences(text: str, spans: Iterable[PhiSpan],
                       dictionary: PatientDictionary | None = None) -> list[PhiSpan]:
     """Spans for every further occurrence of a found value or a header value.
@@ -80,19 +107,11 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
     keeps (ages under 90, bare years) and values under three letters or
     digits are not propagated: they are too often not PHI elsewhere.
     """
-    seeds: dict[str, tuple[str, float | None]] = {}
-    for span in spans:
-        value = text[span.start:span.end]
-        if not policy_keeps(span.label, value, "surrogate"):
-            seeds.setdefault(value, (span.label, span.confidence))
+    seeds = found_values(text, spans)
     # One SearchText for all values: the header alone expands into hundreds
     # of forms per message, and a regex per value cost more than tagging.
     search = SearchText(text)
-    found = []
-    for value, (label, confidence) in seeds.items():
-        for start, end in search.matches(value):
-            if end > start:
-                found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
+    found = occurrences(search, seeds)
     if dictionary is not None:
         # A header value also found by a detector is searched once, as that span.
         plan = header_values(dictionary, "surrogate")

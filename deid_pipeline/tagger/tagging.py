@@ -18,9 +18,16 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from deid_pipeline.leak_guard import SearchText
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
-from deid_pipeline.tagger.merge import reconcile
+from deid_pipeline.tagger.merge import (
+    Seeds,
+    found_values,
+    merge_spans,
+    occurrences,
+    reconcile,
+)
 
 _INVISIBLE = (
     "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
@@ -99,6 +106,50 @@ def _map_back(span: PhiSpan, positions: list[int]) -> PhiSpan:
     return dataclasses.replace(
         span, start=positions[span.start], end=positions[span.end - 1] + 1
     )
+
+
+def _message_of(doc: ClinicalDocument) -> tuple[str, str] | None:
+    """The HL7 message a report belongs to (doc id ``<MSH-10>-<group>``), or None."""
+    if doc.source != "hl7" or "-" not in doc.doc_id:
+        return None
+    return doc.origin, doc.doc_id.rsplit("-", 1)[0]
+
+
+def reconcile_reports(tagged: Sequence[TaggedDocument]) -> list[TaggedDocument]:
+    """Reports of one HL7 message marked wherever a sibling report's value stands.
+
+    The reports of a message are one patient's, written into one message: a
+    name the tagger found in one report and missed in another would reach the
+    research text of the other, which its own leak guard cannot know about
+    (the whole-message guard of ``--hl7-output`` can, and quarantines the
+    message). So each report also gets every occurrence of the values tagged
+    in the others, with the propagation's own matching. Documents that are
+    not HL7 reports, and reports alone in their message, are returned as they
+    are; the order is kept.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, t in enumerate(tagged):
+        key = _message_of(t.document)
+        if key is not None:
+            groups.setdefault(key, []).append(i)
+    out = list(tagged)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        values = [found_values(tagged[i].document.text, tagged[i].spans)
+                  for i in members]
+        for k, i in enumerate(members):
+            seeds: Seeds = {}
+            for j, other in enumerate(values):
+                if j != k:
+                    for value, found in other.items():
+                        seeds.setdefault(value, found)
+            doc = tagged[i]
+            extra = occurrences(SearchText(doc.document.text), seeds)
+            if extra:
+                out[i] = dataclasses.replace(
+                    doc, spans=merge_spans([*doc.spans, *extra]))
+    return out
 
 
 class PhiTagger:

@@ -56,6 +56,7 @@ from deid_pipeline.outputs.rows import document_row, identifier_rows
 from deid_pipeline.progress import process_progress
 from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import reconcile_reports
 from deid_pipeline.transforms.incremental import (
     LinkHistory,
     read_history,
@@ -371,14 +372,17 @@ class TagChunkFn(beam.DoFn):
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
         chunk_id = (ref.file_index, ref.chunk_index)
+        tagged_docs: list[TaggedDocument] = []
         for doc in read_spill(ref.path):
             try:
-                tagged = self._tagger.tag(doc)
+                tagged_docs.append(self._tagger.tag(doc))
             except Exception as exc:  # noqa: BLE001 - errors are data
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE, to_quarantine("tag", _dead_letter(doc, exc))
                 )
-                continue
+        # A file's reports of one HL7 message are consecutive, so in one chunk
+        # (but for a message cut by a chunk boundary): one value, every report.
+        for tagged in reconcile_reports(tagged_docs):
             self._docs.inc()
             self._spans.inc(len(tagged.spans))
             try:

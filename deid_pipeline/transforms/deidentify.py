@@ -49,8 +49,10 @@ class DeidentifyRecords(beam.PTransform):
     Safe on unbounded PCollections (Kafka, Pub/Sub, an MLLP feed): every
     person id and surrogate is a pure function of the key and the record
     itself (its header key, else the document), so streaming gives the same
-    bytes as the batch run for any record that carries its own person key.
-    Returns (research documents, quarantine).
+    bytes as the batch run for any record that carries its own person key,
+    but for an HL7 report whose sibling reports were tagged with a value it
+    missed: the batch run marks it there too (``tagging.reconcile_reports``),
+    a record alone cannot. Returns (research documents, quarantine).
     """
 
     def __init__(self, tagger: TaggerConfig, rewriter: Rewriter) -> None:
