@@ -167,3 +167,14 @@ def test_viterbi_breaks_ties_as_crfsuite_does(seed):
     state = rng.integers(0, 3, (12, 5)).astype(float)
     trans = rng.integers(-1, 2, (5, 5)).astype(float)
     assert _viterbi(state, trans).tolist() == _crfsuite_viterbi(state, trans)
+
+
+def test_decoding_a_document_equals_decoding_its_feature_strings(physionet_docs):
+    model = load_model(None)
+    for doc in physionet_docs[:40]:
+        tokens = tuple(tokenize(doc.text))
+        strings = model.decode(document_features(doc, tokens))
+        ids = model.decode_document(doc, tokens)
+        np.testing.assert_array_equal(ids.path, strings.path)
+        np.testing.assert_array_equal(ids.marginals, strings.marginals)
+        assert ids.probability == strings.probability

@@ -169,3 +169,26 @@ def test_when_token_is_a_postal_town_then_town_flag():
     for word in ("bel", "air"):
         assert "P=town" in _features_of("new job in bel air", word)
     assert "lx=town" not in _features_of("he lives nearby in rockport now", "lives")
+
+
+@pytest.mark.parametrize("text", [
+    "", "Hi", "Dr. Moss", "Pt seen by Dr. Moss 7/22/2006; Moss to call 617-555-0142.",
+    "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss."])
+def test_when_encoded_then_ids_of_document_features_in_their_order(text):
+    import numpy as np
+
+    from deid_pipeline.tagger.features import FeatureEncoder
+
+    dictionary = PatientDictionary(entries=(
+        DictionaryEntry("Jane Quorrel", "PATIENT", "PID.5"),
+        DictionaryEntry("MR-99812", "MEDICALRECORD", "PID.3")))
+    doc = ClinicalDocument("d", text, "test", dictionary=dictionary)
+    feats = document_features(doc)
+    # A vocabulary that knows every other string: unknown ones must be -1.
+    seen = sorted({f for token in feats for f in token})
+    vocabulary = {f: i for i, f in enumerate(seen[::2])}
+    encoder = FeatureEncoder(vocabulary)
+    for _ in range(2):  # cold, then from the encoder's cache
+        ids, offsets = encoder.encode(doc)
+        assert offsets.tolist() == [0, *np.cumsum([len(t) for t in feats]).tolist()]
+        assert ids.tolist() == [vocabulary.get(f, -1) for t in feats for f in t]

@@ -42,12 +42,14 @@ from deid_pipeline.tagger.crf_decoder import (
     Decoded,
     ModelFormatError,
     decode,
+    decode_ids,
     read_model,
 )
 from deid_pipeline.tagger.detectors import Detection, Detector, TaggerConfig, register
 from deid_pipeline.tagger.features import (
     DICTIONARY_FEATURE_PREFIX,
     FEATURE_VERSION,
+    FeatureEncoder,
     document_features,
 )
 from deid_pipeline.tokenizer import Token, tokenize
@@ -338,10 +340,16 @@ class LoadedModel:
         # the IN_PATIENT_* features: computing them would be wasted work.
         self.uses_dictionary = any(attr.startswith(DICTIONARY_FEATURE_PREFIX)
                                    for attr in self.weights.attribute_ids)
+        self.encoder = FeatureEncoder(self.weights.attribute_ids)
 
     def decode(self, features: Sequence[Sequence[str]]) -> Decoded:
         """Best path and marginals of one document's token features."""
         return decode(self.weights, features)
+
+    def decode_document(self, doc: ClinicalDocument, tokens: Sequence[Token]
+                        ) -> Decoded:
+        """:meth:`decode` of ``document_features(doc, tokens)``, via their ids."""
+        return decode_ids(self.weights, *self.encoder.encode(doc, tokens))
 
     @property
     def model_id(self) -> str:
@@ -664,10 +672,9 @@ class CrfDetector(Detector):
             return Posterior((), (), (), {}, min_bias, None)
         if doc.dictionary is not None and not self.model.uses_dictionary:
             doc = dataclasses.replace(doc, dictionary=None)
-        feats = document_features(doc, tokens)
         threshold = outside_threshold(min_bias)
         model = self.model
-        decoded = model.decode(feats)
+        decoded = model.decode_document(doc, tokens)
         path = tuple(map(model.labels.__getitem__, decoded.path.tolist()))
         outside = decoded.marginals[:, model.outside]
         unsure = (outside < threshold) & (decoded.path == model.outside)

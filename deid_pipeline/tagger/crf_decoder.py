@@ -25,7 +25,8 @@ from typing import Sequence
 import numba
 import numpy as np
 
-__all__ = ["CrfWeights", "Decoded", "ModelFormatError", "decode", "read_model"]
+__all__ = ["CrfWeights", "Decoded", "ModelFormatError", "decode", "decode_ids",
+           "read_model"]
 
 
 class ModelFormatError(ValueError):
@@ -169,11 +170,20 @@ class Decoded:
 def decode(weights: CrfWeights, features: Sequence[Sequence[str]]) -> Decoded:
     """Viterbi path and marginals of one sequence of attribute-string lists."""
     n = len(features)
-    if n == 0:
-        return Decoded(np.zeros(0, np.int64), np.zeros((0, len(weights.labels))), 1.0)
     offsets = np.fromiter(accumulate(map(len, features), initial=0), np.int64, n + 1)
     ids = np.fromiter(map(weights.attribute_ids.get, chain.from_iterable(features),
                           repeat(-1)), np.int64, offsets[-1])
+    return decode_ids(weights, ids, offsets)
+
+
+def decode_ids(weights: CrfWeights, ids: np.ndarray, offsets: np.ndarray) -> Decoded:
+    """:func:`decode` of attribute ids, for callers that never spell the strings.
+
+    Token t's ids are ``ids[offsets[t]:offsets[t+1]]`` in the order of its
+    strings (the order of CRFsuite's sums); -1 is an attribute the model lacks.
+    """
+    if len(offsets) == 1:
+        return Decoded(np.zeros(0, np.int64), np.zeros((0, len(weights.labels))), 1.0)
     path, marginals, log_p = _decode(ids, offsets, weights.ref_ptr, weights.ref_label,
                                      weights.ref_weight, weights.transitions)
     return Decoded(path, marginals, float(np.exp(log_p)))

@@ -33,6 +33,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain, repeat
+
+import numpy as np
 
 from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
@@ -331,7 +334,43 @@ def document_features(doc: ClinicalDocument | str,
     ``tokens`` defaults to ``tokenize(doc.text)``; pass them when the caller
     already has them, they must come from :func:`deid_pipeline.tokenizer.tokenize`.
     ``doc`` may be a bare string for callers without a document (no header).
+    A token's list is its own features, its neighbours' context features at
+    each of ``_OFFSETS`` in that order, its document extras, then the two
+    bigrams: :class:`FeatureEncoder` gives the same ids in the same order.
     """
+    tokens, bases, extras = _document_parts(doc, tokens, lexicons)
+    n = len(tokens)
+    if n == 0:
+        return []
+    # Column k holds each token's neighbour at offset _OFFSETS[k], seen as
+    # context; past either end of the document, the pad.
+    ctx_cols = []
+    for k, off in enumerate(_OFFSETS):
+        pad = _PADS[k]
+        col = [b[k + 1] for b in bases]
+        if off < 0:
+            col = [pad] * min(-off, n) + col[:max(n + off, 0)]
+        else:
+            col = col[off:] + [pad] * min(off, n)
+        ctx_cols.append(col)
+    m4, m3, m2, m1, p1, p2, p3, p4 = ctx_cols
+    before, after = _bigrams(bases)
+    return [[*bases[i][0], *m4[i], *m3[i], *m2[i], *m1[i], *p1[i], *p2[i], *p3[i],
+             *p4[i], *extras[i], before[i], after[i]] for i in range(n)]
+
+
+def _bigrams(bases: Sequence[_Base]) -> tuple[list[str], list[str]]:
+    """Each token's bigram with the previous and with the next lower-cased word."""
+    lowers = [b[9] for b in bases]
+    before = [f"b-={prev}|{lower}" for prev, lower in zip(["<S>", *lowers], lowers)]
+    after = [f"b+={lower}|{nxt}" for lower, nxt in zip(lowers, [*lowers[1:], "</S>"])]
+    return before, after
+
+
+def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
+                    lexicons: lexicons_module.Lexicons | None
+                    ) -> tuple[Sequence[Token], list[_Base], list[list[str]]]:
+    """The tokens, their base records and their per-document extras."""
     if isinstance(doc, str):
         text, dictionary = doc, None
     else:
@@ -340,7 +379,7 @@ def document_features(doc: ClinicalDocument | str,
         tokens = tokenize(text)
     n = len(tokens)
     if n == 0:
-        return []
+        return tokens, [], []
     lex = lexicons if lexicons is not None else lexicons_module.load()
     cache = _BASE_CACHE
     bases = []
@@ -414,26 +453,101 @@ def document_features(doc: ClinicalDocument | str,
         extras[i].extend(f"P={f}" for f in sorted(flags))
     for i, feats in dictionary_token_features(dictionary, lowers).items():
         extras[i].extend(sorted(feats))
+    return tokens, bases, extras
 
-    # Column k holds each token's neighbour at offset _OFFSETS[k], seen as
-    # context; past either end of the document, the pad.
-    ctx_cols = []
-    for k, off in enumerate(_OFFSETS):
-        pad = _PADS[k]
-        col = [b[k + 1] for b in bases]
-        if off < 0:
-            col = [pad] * min(-off, n) + col[:max(n + off, 0)]
-        else:
-            col = col[off:] + [pad] * min(off, n)
-        ctx_cols.append(col)
-    m4, m3, m2, m1, p1, p2, p3, p4 = ctx_cols
-    out = []
-    prev_lower = "<S>"
-    for i in range(n):
-        lower = lowers[i]
-        next_lower = lowers[i + 1] if i + 1 < n else "</S>"
-        out.append([*bases[i][0], *m4[i], *m3[i], *m2[i], *m1[i], *p1[i], *p2[i],
-                    *p3[i], *p4[i], *extras[i], f"b-={prev_lower}|{lower}",
-                    f"b+={lower}|{next_lower}"])
-        prev_lower = lower
-    return out
+
+# Where a token's blocks of base-record features come from: its own record's
+# own features, then each neighbour's context features, in document_features'
+# order (source token offset, field of the base record).
+_BLOCKS = ((0, 0), *((off, k + 1) for k, off in enumerate(_OFFSETS)))
+
+
+class FeatureEncoder:
+    """:func:`document_features` as a model's attribute ids, without the strings.
+
+    Decoding needs ids only, and looking up ~34 strings a token in the model's
+    dict cost more than computing them. Most of them are the blocks of a
+    token's base record (its own features, its context features at each
+    offset), the same for every occurrence of the text: their ids are cached
+    per text, so a document's base-record ids are gathered from cached blocks
+    with numpy, and only its extras and bigrams are looked up string by string.
+    Attributes the model lacks are -1, as ``attribute_ids.get(s, -1)`` gives.
+    One encoder per model: the cache holds that model's ids.
+    """
+
+    def __init__(self, attribute_ids: dict[str, int]) -> None:
+        """Encode for the model whose attribute-string -> id map is given."""
+        self.attribute_ids = attribute_ids
+        self._cache = _Generations(_BASE_CACHE_LIMIT)
+        self._pad = self._block_ids(((),) + _PADS)
+
+    def _block_ids(self, blocks: Sequence[Sequence[str]]
+                   ) -> tuple[np.ndarray, list[int]]:
+        """The ids of the blocks' strings, one after another; the blocks' lengths."""
+        get = self.attribute_ids.get
+        ids = np.fromiter((get(s, -1) for block in blocks for s in block), np.int64)
+        return ids, [len(block) for block in blocks]
+
+    def encode(self, doc: ClinicalDocument | str,
+               tokens: Sequence[Token] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(ids, offsets)``: the ids of token t are ``ids[offsets[t]:offsets[t+1]]``.
+
+        The same ids, in the same order, as looking up each string of
+        ``document_features(doc, tokens)``.
+        """
+        tokens, bases, extras = _document_parts(doc, tokens, None)
+        n = len(tokens)
+        if n == 0:
+            return np.zeros(0, np.int64), np.zeros(1, np.int64)
+        # Slot 0 is the pad; slot s > 0 the s-th distinct text of the document.
+        first = {tok.text: b for tok, b in zip(tokens, bases)}
+        slot_of = {text: s for s, text in enumerate(first, 1)}
+        blocks = [self._pad]
+        cache = self._cache
+        for text, base in first.items():
+            block = cache.current.get(text)
+            if block is None:
+                block = cache.recall(text)
+            if block is None:
+                block = self._block_ids(base[:9])
+                cache.put(text, block)
+            blocks.append(block)
+        get = self.attribute_ids.get
+        extra_ids = np.fromiter(map(get, chain.from_iterable(extras), repeat(-1)),
+                                np.int64)
+        extra_len = np.fromiter(map(len, extras), np.int64, n)
+        before, after = _bigrams(bases)
+        bigram_ids = np.fromiter(map(get, chain.from_iterable(zip(before, after)),
+                                     repeat(-1)), np.int64, 2 * n)
+        pool = np.concatenate([*(ids for ids, _ in blocks), extra_ids, bigram_ids])
+
+        # Every token's segments of the pool, in document_features' order:
+        # the base-record blocks, then its extras, then its two bigrams.
+        block_len = np.array([lengths for _, lengths in blocks], np.int64)
+        block_start = np.cumsum(block_len).reshape(block_len.shape) - block_len
+        edge = max(abs(off) for off, _ in _BLOCKS)
+        slots = np.zeros(n + 2 * edge, np.int64)
+        slots[edge:edge + n] = np.fromiter(map(slot_of.__getitem__,
+                                               (tok.text for tok in tokens)),
+                                           np.int64, n)
+        at = np.arange(n)
+        seg_start = np.empty((n, len(_BLOCKS) + 2), np.int64)
+        seg_len = np.empty_like(seg_start)
+        for k, (off, field) in enumerate(_BLOCKS):
+            source = slots[edge + off:edge + off + n]
+            seg_start[:, k] = block_start[source, field]
+            seg_len[:, k] = block_len[source, field]
+        base_end = block_start[-1, -1] + block_len[-1, -1]
+        seg_start[:, -2] = base_end + np.cumsum(extra_len) - extra_len
+        seg_len[:, -2] = extra_len
+        seg_start[:, -1] = base_end + len(extra_ids) + 2 * at
+        seg_len[:, -1] = 2
+
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(seg_len.sum(axis=1), out=offsets[1:])
+        flat_len = seg_len.ravel()
+        out_start = np.cumsum(flat_len) - flat_len
+        gather = np.repeat(seg_start.ravel() - out_start, flat_len)
+        gather += np.arange(offsets[-1])
+        return pool[gather], offsets
