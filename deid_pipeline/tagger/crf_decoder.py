@@ -227,20 +227,26 @@ def _viterbi(state, trans):  # pragma: no cover
     previous labels, branch-free so that it vectorizes) and remembers every
     position's scores; the back-pointer is recomputed only for the label the
     path takes, as the first previous label that reaches that score in id
-    order: CRFsuite's choice, from the same sums.
+    order: CRFsuite's choice, from the same sums. The running max goes from
+    one buffer to the other: updated in place, its store was conditional
+    (a masked store, 3x slower than writing every element).
     """
     n_tokens, n_labels = state.shape
     score = np.empty((n_tokens, n_labels))
     score[0] = state[0]
-    best = np.empty(n_labels)
+    buffers = np.empty((2, n_labels))
     for t in range(1, n_tokens):
         prev = score[t - 1]
+        best, other = buffers[0], buffers[1]
         best[:] = -np.inf
         for i in range(n_labels):
             p = prev[i]
             row = trans[i]
             for j in range(n_labels):
-                best[j] = max(best[j], p + row[j])
+                x = p + row[j]
+                b = best[j]
+                other[j] = x if x > b else b
+            best, other = other, best
         for j in range(n_labels):
             score[t, j] = best[j] + state[t, j]
     path = np.empty(n_tokens, np.int64)
