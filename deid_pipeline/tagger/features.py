@@ -482,11 +482,11 @@ class FeatureEncoder:
         self._pad = self._block_ids(((),) + _PADS)
 
     def _block_ids(self, blocks: Sequence[Sequence[str]]
-                   ) -> tuple[np.ndarray, list[int]]:
+                   ) -> tuple[np.ndarray, tuple[int, ...]]:
         """The ids of the blocks' strings, one after another; the blocks' lengths."""
         get = self.attribute_ids.get
         ids = np.fromiter((get(s, -1) for block in blocks for s in block), np.int64)
-        return ids, [len(block) for block in blocks]
+        return ids, tuple(map(len, blocks))
 
     def encode(self, doc: ClinicalDocument | str,
                tokens: Sequence[Token] | None = None
@@ -501,8 +501,9 @@ class FeatureEncoder:
         if n == 0:
             return np.zeros(0, np.int64), np.zeros(1, np.int64)
         # Slot 0 is the pad; slot s > 0 the s-th distinct text of the document.
-        first = {tok.text: b for tok, b in zip(tokens, bases)}
-        slot_of = {text: s for s, text in enumerate(first, 1)}
+        texts = [tok.text for tok in tokens]
+        first = dict(zip(texts, bases))
+        slot_of = dict(zip(first, range(1, len(first) + 1)))
         blocks = [self._pad]
         cache = self._cache
         for text, base in first.items():
@@ -514,9 +515,9 @@ class FeatureEncoder:
                 cache.put(text, block)
             blocks.append(block)
         get = self.attribute_ids.get
-        extra_ids = np.fromiter(map(get, chain.from_iterable(extras), repeat(-1)),
-                                np.int64)
         extra_len = np.fromiter(map(len, extras), np.int64, n)
+        extra_ids = np.fromiter(map(get, chain.from_iterable(extras), repeat(-1)),
+                                np.int64, extra_len.sum())
         before, after = _bigrams(bases)
         bigram_ids = np.fromiter(map(get, chain.from_iterable(zip(before, after)),
                                      repeat(-1)), np.int64, 2 * n)
@@ -524,13 +525,13 @@ class FeatureEncoder:
 
         # Every token's segments of the pool, in document_features' order:
         # the base-record blocks, then its extras, then its two bigrams.
-        block_len = np.array([lengths for _, lengths in blocks], np.int64)
+        block_len = np.fromiter(chain.from_iterable(lengths for _, lengths in blocks),
+                                np.int64, len(blocks) * len(_BLOCKS))
+        block_len = block_len.reshape(len(blocks), len(_BLOCKS))
         block_start = np.cumsum(block_len).reshape(block_len.shape) - block_len
         edge = max(abs(off) for off, _ in _BLOCKS)
         slots = np.zeros(n + 2 * edge, np.int64)
-        slots[edge:edge + n] = np.fromiter(map(slot_of.__getitem__,
-                                               (tok.text for tok in tokens)),
-                                           np.int64, n)
+        slots[edge:edge + n] = np.fromiter(map(slot_of.__getitem__, texts), np.int64, n)
         at = np.arange(n)
         seg_start = np.empty((n, len(_BLOCKS) + 2), np.int64)
         seg_len = np.empty_like(seg_start)
