@@ -401,9 +401,12 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
 
     # Per-token extras that depend on the document: chunk, line, phrases, df.
     extras: list[list[str]] = [[] for _ in range(n)]
-    # Chunks (whitespace-delimited words) and lines.
-    chunk_iter = _CHUNK.finditer(text)
-    chunk = next(chunk_iter, None)
+    # Chunks (whitespace-delimited words) and lines; past the last chunk, one
+    # that starts after every token.
+    chunks = [m.span() for m in _CHUNK.finditer(text)]
+    chunks.append((len(text) + 1, len(text) + 1))
+    chunk_iter = iter(chunks)
+    chunk_start, chunk_end = next(chunk_iter)
     line_start_tok = 0
     line_key = None
     prev_end = 0
@@ -411,25 +414,24 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
     line_id = 0
     find = text.find
     for i, tok in enumerate(tokens):
-        if i and find("\n", prev_end, tok.start) >= 0:
+        start = tok.start
+        if i and find("\n", prev_end, start) >= 0:
             line_id += 1
             line_start_tok = i
             line_key = None
         line_ids.append(line_id)
         prev_end = tok.end
-        while chunk is not None and chunk.end() <= tok.start:
-            chunk = next(chunk_iter, None)
+        while chunk_end <= start:
+            chunk_start, chunk_end = next(chunk_iter)
         ex = extras[i]
-        if chunk is not None and chunk.start() <= tok.start:
-            ctext = chunk.group()
-            if len(ctext) != len(tok.text):
-                ex.extend(_chunk_features(ctext))
-                if tok.start == chunk.start():
-                    ex.append("cpos=B")
-                elif tok.end == chunk.end():
-                    ex.append("cpos=E")
-                else:
-                    ex.append("cpos=M")
+        if chunk_start <= start and chunk_end - chunk_start != len(tok.text):
+            ex.extend(_chunk_features(text[chunk_start:chunk_end]))
+            if start == chunk_start:
+                ex.append("cpos=B")
+            elif prev_end == chunk_end:
+                ex.append("cpos=E")
+            else:
+                ex.append("cpos=M")
         pos = i - line_start_tok
         ex.append(_LINE_POSITIONS[pos if pos < 4 else 4])
         if line_key is not None:
