@@ -195,9 +195,15 @@ def _decode(ids, offsets, ref_ptr, ref_label, ref_weight, trans):  # pragma: no 
     n_labels = trans.shape[0]
     state = _state_scores(ids, offsets, ref_ptr, ref_label, ref_weight, n_labels)
     path = _viterbi(state, trans)
-    exp_trans = np.exp(trans)
-    marginals, log_norm = _forward_backward(state, exp_trans,
-                                            np.ascontiguousarray(exp_trans.T))
+    # Forward-backward's inner loops run over a multiple of the vector width
+    # (no scalar tail after each row): the extra columns are zeros, which add
+    # nothing to any label's sum.
+    width = -(-n_labels // 4) * 4
+    exp_trans = np.zeros((n_labels, width))
+    exp_trans[:, :n_labels] = np.exp(trans)
+    exp_trans_t = np.zeros((n_labels, width))
+    exp_trans_t[:, :n_labels] = exp_trans[:, :n_labels].T
+    marginals, log_norm = _forward_backward(state, exp_trans, exp_trans_t)
     score = state[0, path[0]]
     for t in range(1, n_tokens):
         score += trans[path[t - 1], path[t]] + state[t, path[t]]
@@ -279,9 +285,11 @@ def _forward_backward(state, exp_trans, exp_trans_t):  # pragma: no cover
     Each position's state scores are shifted by their maximum before ``exp``
     (added back to the log partition), so no score can overflow. Sums run in
     CRFsuite's order; the inner loops work on separate buffers so that they
-    vectorize.
+    vectorize. ``exp_trans`` and its transpose may have zero columns past
+    the last label (the buffers get them too, and they stay zero).
     """
     n_tokens, n_labels = state.shape
+    width = exp_trans.shape[1]
     shift = np.empty(n_tokens)
     exp_state = np.empty((n_tokens, n_labels))
     for t in range(n_tokens):
@@ -291,17 +299,17 @@ def _forward_backward(state, exp_trans, exp_trans_t):  # pragma: no cover
     alpha = np.empty((n_tokens, n_labels))
     beta = np.empty((n_tokens, n_labels))
     scale = np.empty(n_tokens)
-    cur = np.empty(n_labels)
-    prev = np.empty(n_labels)
+    buffers = np.zeros((2, width))
+    cur, prev = buffers[0], buffers[1]
     for t in range(n_tokens):
         if t == 0:
-            cur[:] = exp_state[0]
+            cur[:n_labels] = exp_state[0]
         else:
             cur[:] = 0.0
             for i in range(n_labels):
                 p = prev[i]
                 row = exp_trans[i]
-                for j in range(n_labels):
+                for j in range(width):
                     cur[j] += p * row[j]
             for j in range(n_labels):
                 cur[j] *= exp_state[t, j]
@@ -315,14 +323,14 @@ def _forward_backward(state, exp_trans, exp_trans_t):  # pragma: no cover
             alpha[t, j] = cur[j]
     # beta[t, i] = scale[t] * sum_j exp_trans[i, j] * exp_state[t+1, j] * beta[t+1, j]
     # (summed over j in id order, CRFsuite's dot product).
-    prev[:] = scale[n_tokens - 1]
-    beta[n_tokens - 1] = prev
+    prev[:n_labels] = scale[n_tokens - 1]
+    beta[n_tokens - 1] = prev[:n_labels]
     for t in range(n_tokens - 2, -1, -1):
         cur[:] = 0.0
         for j in range(n_labels):
             w = prev[j] * exp_state[t + 1, j]
             column = exp_trans_t[j]
-            for i in range(n_labels):
+            for i in range(width):
                 cur[i] += column[i] * w
         for i in range(n_labels):
             prev[i] = cur[i] * scale[t]
