@@ -173,7 +173,8 @@ def test_when_token_is_a_postal_town_then_town_flag():
 
 @pytest.mark.parametrize("text", [
     "", "Hi", "Dr. Moss", "Pt seen by Dr. Moss 7/22/2006; Moss to call 617-555-0142.",
-    "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss."])
+    "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss.",
+    "a|b | c || d |"])  # bigrams of words holding the joiner
 def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     import numpy as np
 
@@ -184,11 +185,13 @@ def test_when_encoded_then_ids_of_document_features_in_their_order(text):
         DictionaryEntry("MR-99812", "MEDICALRECORD", "PID.3")))
     doc = ClinicalDocument("d", text, "test", dictionary=dictionary)
     feats = document_features(doc)
-    # A vocabulary that knows every other string: unknown ones must be -1.
+    # Vocabularies that know every string, and every other one (the rest
+    # must be -1).
     seen = sorted({f for token in feats for f in token})
-    vocabulary = {f: i for i, f in enumerate(seen[::2])}
-    encoder = FeatureEncoder(vocabulary)
-    for _ in range(2):  # cold, then from the encoder's cache
-        ids, offsets = encoder.encode(doc)
-        assert offsets.tolist() == [0, *np.cumsum([len(t) for t in feats]).tolist()]
-        assert ids.tolist() == [vocabulary.get(f, -1) for t in feats for f in t]
+    for known in (seen, seen[::2], seen[1::2]):
+        vocabulary = {f: i for i, f in enumerate(known)}
+        encoder = FeatureEncoder(vocabulary)
+        for _ in range(2):  # cold, then from the encoder's cache
+            ids, offsets = encoder.encode(doc)
+            assert offsets.tolist() == [0, *np.cumsum([len(t) for t in feats]).tolist()]
+            assert ids.tolist() == [vocabulary.get(f, -1) for t in feats for f in t]

@@ -359,11 +359,22 @@ def document_features(doc: ClinicalDocument | str,
              *p4[i], *extras[i], before[i], after[i]] for i in range(n)]
 
 
+# A token's bigrams: ``b-=`` with the previous lower-cased word, ``b+=`` with
+# the next, joined by ``|``; past either end of the document, <S> and </S>.
+_BEFORE, _AFTER, _JOIN = "b-=", "b+=", "|"
+
+
+def _word_pairs(bases: Sequence[_Base]) -> list[tuple[str, str]]:
+    """Pair k is the lower-cased words of tokens k-1 and k (n+1 pairs)."""
+    lowers = [b[9] for b in bases]
+    return list(zip(["<S>", *lowers], [*lowers, "</S>"]))
+
+
 def _bigrams(bases: Sequence[_Base]) -> tuple[list[str], list[str]]:
     """Each token's bigram with the previous and with the next lower-cased word."""
-    lowers = [b[9] for b in bases]
-    before = [f"b-={prev}|{lower}" for prev, lower in zip(["<S>", *lowers], lowers)]
-    after = [f"b+={lower}|{nxt}" for lower, nxt in zip(lowers, [*lowers[1:], "</S>"])]
+    pairs = _word_pairs(bases)
+    before = [f"{_BEFORE}{prev}{_JOIN}{word}" for prev, word in pairs[:-1]]
+    after = [f"{_AFTER}{word}{_JOIN}{nxt}" for word, nxt in pairs[1:]]
     return before, after
 
 
@@ -462,6 +473,9 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
 # own features, then each neighbour's context features, in document_features'
 # order (source token offset, field of the base record).
 _BLOCKS = ((0, 0), *((off, k + 1) for k, off in enumerate(_OFFSETS)))
+_BLOCK_OFFSETS = np.array([off for off, _ in _BLOCKS])
+_BLOCK_FIELDS = np.array([field for _, field in _BLOCKS])
+_EDGE = max(abs(off) for off, _ in _BLOCKS)
 
 
 class FeatureEncoder:
@@ -472,9 +486,11 @@ class FeatureEncoder:
     token's base record (its own features, its context features at each
     offset), the same for every occurrence of the text: their ids are cached
     per text, so a document's base-record ids are gathered from cached blocks
-    with numpy, and only its extras and bigrams are looked up string by string.
+    with numpy, and only its extras are looked up string by string. Bigrams
+    are looked up by their pair of words, never spelled out: a model knows
+    few of them (2,320 of 12,714 attributes; 5% of the bigrams of notes).
     Attributes the model lacks are -1, as ``attribute_ids.get(s, -1)`` gives.
-    One encoder per model: the cache holds that model's ids.
+    One encoder per model: the caches hold that model's ids.
     """
 
     def __init__(self, attribute_ids: dict[str, int]) -> None:
@@ -482,6 +498,19 @@ class FeatureEncoder:
         self.attribute_ids = attribute_ids
         self._cache = _Generations(_BASE_CACHE_LIMIT)
         self._pad = self._block_ids(((),) + _PADS)
+        # (word, next word) -> ids of their b+= and b-= bigrams. A word may
+        # hold the joiner: each split of a name is a pair that spells it.
+        pairs: dict[tuple[str, str], list[int]] = {}
+        for name, attribute in attribute_ids.items():
+            for side, prefix in enumerate((_AFTER, _BEFORE)):
+                if name.startswith(prefix):
+                    words = name[len(prefix):]
+                    at = words.find(_JOIN)
+                    while at >= 0:
+                        key = (words[:at], words[at + len(_JOIN):])
+                        pairs.setdefault(key, [-1, -1])[side] = attribute
+                        at = words.find(_JOIN, at + 1)
+        self._pair_ids = {key: tuple(ids) for key, ids in pairs.items()}
 
     def _block_ids(self, blocks: Sequence[Sequence[str]]
                    ) -> tuple[np.ndarray, tuple[int, ...]]:
@@ -520,9 +549,12 @@ class FeatureEncoder:
         extra_len = np.fromiter(map(len, extras), np.int64, n)
         extra_ids = np.fromiter(map(get, chain.from_iterable(extras), repeat(-1)),
                                 np.int64, extra_len.sum())
-        before, after = _bigrams(bases)
-        bigram_ids = np.fromiter(map(get, chain.from_iterable(zip(before, after)),
-                                     repeat(-1)), np.int64, 2 * n)
+        # Token t's bigrams: the b-= of pair t, the b+= of pair t+1.
+        pair_ids = np.fromiter(chain.from_iterable(map(self._pair_ids.get,
+                                                       _word_pairs(bases),
+                                                       repeat((-1, -1)))),
+                               np.int64, 2 * (n + 1)).reshape(n + 1, 2)
+        bigram_ids = np.stack((pair_ids[:-1, 1], pair_ids[1:, 0]), axis=1).ravel()
         pool = np.concatenate([*(ids for ids, _ in blocks), extra_ids, bigram_ids])
 
         # Every token's segments of the pool, in document_features' order:
@@ -531,16 +563,15 @@ class FeatureEncoder:
                                 np.int64, len(blocks) * len(_BLOCKS))
         block_len = block_len.reshape(len(blocks), len(_BLOCKS))
         block_start = np.cumsum(block_len).reshape(block_len.shape) - block_len
-        edge = max(abs(off) for off, _ in _BLOCKS)
-        slots = np.zeros(n + 2 * edge, np.int64)
-        slots[edge:edge + n] = np.fromiter(map(slot_of.__getitem__, texts), np.int64, n)
+        slots = np.zeros(n + 2 * _EDGE, np.int64)
+        slots[_EDGE:_EDGE + n] = np.fromiter(map(slot_of.__getitem__, texts),
+                                             np.int64, n)
         at = np.arange(n)
+        source = slots[(at + _EDGE)[:, None] + _BLOCK_OFFSETS]
         seg_start = np.empty((n, len(_BLOCKS) + 2), np.int64)
         seg_len = np.empty_like(seg_start)
-        for k, (off, field) in enumerate(_BLOCKS):
-            source = slots[edge + off:edge + off + n]
-            seg_start[:, k] = block_start[source, field]
-            seg_len[:, k] = block_len[source, field]
+        seg_start[:, :-2] = block_start[source, _BLOCK_FIELDS]
+        seg_len[:, :-2] = block_len[source, _BLOCK_FIELDS]
         base_end = block_start[-1, -1] + block_len[-1, -1]
         seg_start[:, -2] = base_end + np.cumsum(extra_len) - extra_len
         seg_len[:, -2] = extra_len
