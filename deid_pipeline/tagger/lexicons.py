@@ -42,8 +42,10 @@ class Lexicons:
     """Token flags and phrase entries; built once per process by :func:`load`."""
 
     tokens: dict[str, tuple[str, ...]]
-    # first token -> [(all tokens, flags)], longest first
-    phrases: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]]
+    # first two tokens -> [(all tokens, flags)], longest first. Every entry has
+    # two tokens or more; keying on two leaves a start a handful of entries to
+    # try where ``san`` alone has hundreds.
+    phrases: dict[tuple[str, str], list[tuple[tuple[str, ...], tuple[str, ...]]]]
 
     def flags(self, lower: str) -> tuple[str, ...]:
         """Flags of one lower-cased token (empty if it is in no list)."""
@@ -82,10 +84,10 @@ def load(data_dir: str = DATA_DIR) -> Lexicons:
             shared: dict[tuple[str, ...], tuple[str, ...]] = {}
             tokens = {key: shared.setdefault(flags, flags) for key, flags in
                       _read_tsv_gz(os.path.join(data_dir, TOKENS_FILE))}
-            phrases: dict[str, list] = {}
+            phrases: dict[tuple[str, str], list] = {}
             for key, flags in _read_tsv_gz(os.path.join(data_dir, PHRASES_FILE)):
                 parts = tuple(key.split(" "))
-                phrases.setdefault(parts[0], []).append((parts, flags))
+                phrases.setdefault(parts[:2], []).append((parts, flags))
             for entries in phrases.values():
                 entries.sort(key=lambda e: (-len(e[0]), e[0]))
             _CACHE[data_dir] = Lexicons(tokens, phrases)
@@ -97,18 +99,18 @@ def phrase_matches(lowers: Sequence[str], lexicons: Lexicons
     """``(first, count, flags)`` of each multi-token lexicon entry in ``lowers``.
 
     ``lowers`` are the lower-cased token texts of a document. At each start
-    the longest entry wins; matches may overlap. Only tokens that can start a
-    phrase cost more than one dict lookup.
+    the longest entry wins; matches may overlap. A start costs one dict
+    lookup of its pair of tokens; only pairs that begin an entry cost more.
     """
     phrases = lexicons.phrases
     n = len(lowers)
-    for i, lower in enumerate(lowers):
-        entries = phrases.get(lower)
+    for i, pair in enumerate(zip(lowers, lowers[1:])):
+        entries = phrases.get(pair)
         if entries is None:
             continue
         for parts, flags in entries:
             k = len(parts)
-            if i + k <= n and tuple(lowers[i:i + k]) == parts:
+            if i + k <= n and (k == 2 or tuple(lowers[i:i + k]) == parts):
                 yield i, k, flags
                 break
 

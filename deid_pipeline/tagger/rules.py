@@ -1354,8 +1354,8 @@ class UniversityRecognizer(PatternRecognizer):
         for match in _UNIVERSITY.finditer(text):
             first = match.group("place").lower()
             second = (match.group("second") or "").lower()
-            if second and any(parts == (first, second) and "state" in flags
-                              for parts, flags in lex.phrases.get(first, ())):
+            if second and any(len(parts) == 2 and "state" in flags
+                              for parts, flags in lex.phrases.get((first, second), ())):
                 end = match.end("second")
             elif {"state", "stab"} & set(lex.flags(first)) and (
                     match.group("of") or "state" in lex.flags(first)):
