@@ -174,7 +174,8 @@ def test_when_token_is_a_postal_town_then_town_flag():
 @pytest.mark.parametrize("text", [
     "", "Hi", "Dr. Moss", "Pt seen by Dr. Moss 7/22/2006; Moss to call 617-555-0142.",
     "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss.",
-    "a|b | c || d |"])  # bigrams of words holding the joiner
+    "a|b | c || d |",  # bigrams of words holding the joiner
+    "x:\x1cY: z\u2028w:\u00a0v : u\n\n: a:b:c\r\nK9:-1.5/2 \u3000end."])  # odd spaces
 def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     import numpy as np
 

@@ -31,9 +31,10 @@ the process and are never logged (they contain words of the note).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from itertools import chain, repeat
+from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -46,7 +47,6 @@ FEATURE_VERSION = "1"
 
 _ROMAN = re.compile(
     r"(?=[MDCLXVI])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})")
-_CHUNK = re.compile(r"\S+")
 _CHUNK_SHAPE_MAX = 16
 _LINE_KEY_MAX = 24
 
@@ -113,7 +113,7 @@ _CHUNK_CACHE_LIMIT = 24_000
 
 # A base record per distinct token text: (own features, context features at
 # offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text, its case word or
-# None when the lower-cased text is not all letters).
+# None when the lower-cased text is not all letters, its _text_code).
 _Base = tuple
 _BASE_CACHE = _Generations(_BASE_CACHE_LIMIT)
 _CHUNK_CACHE = _Generations(_CHUNK_CACHE_LIMIT)
@@ -210,7 +210,18 @@ def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
                         f"{off}L={lexsig}"))
         else:
             ctx.append((f"{off}w={word_ctx}",))
-    return (tuple(own), *ctx, lower, _case(text) if lower.isalpha() else None)
+    case = _case(text) if lower.isalpha() else None
+    return (tuple(own), *ctx, lower, case, _text_code(text, case))
+
+
+def _text_code(text: str, case: str | None) -> int:
+    """What a document's layout needs of a text, packed in one int.
+
+    Bits 0-2: the case's index in ``_CASES`` plus one (0: not a word);
+    bit 3: the text is ``:``; bit 4: it ends a sentence.
+    """
+    return ((0 if case is None else _CASES.index(case) + 1)
+            | (8 if text == ":" else 0) | (16 if text in _SENTENCE_END else 0))
 
 
 def _pad(off: int) -> tuple[str, ...]:
@@ -301,6 +312,11 @@ def dictionary_token_features(dictionary: PatientDictionary | None,
 
 
 _SENTENCE_END = frozenset(".!?;:")
+_NEWLINE = re.compile("\n")
+_CPOS = ("cpos=B", "cpos=E", "cpos=M")
+_DF_BUCKETS = ("df=1", "df=2", "df=3-4", "df=5+")
+_SHORT_LINE = "SHORTLINE"
+_SHORT_LINE_MAX = 4
 
 
 def _document_case(text: str) -> str:
@@ -315,14 +331,164 @@ def _document_case(text: str) -> str:
     return "M"
 
 
-def _df_bucket(count: int) -> str:
-    if count == 1:
-        return "df=1"
-    if count == 2:
-        return "df=2"
-    if count <= 4:
-        return "df=3-4"
-    return "df=5+"
+def _dcase_names(text: str) -> tuple[str, ...]:
+    """The ``dcase`` feature of each code ``2 * case + starts-a-sentence``."""
+    doc_case = _document_case(text)
+    return tuple(f"dcase={doc_case}{case}{starts}" for case in _CASES
+                 for starts in ("", "S"))
+
+
+class _Layout(NamedTuple):
+    """Where each token stands in its document, as codes: one array each.
+
+    Both renderings of the features read these: :func:`document_features`
+    spells strings from them and :class:`FeatureEncoder` turns them into ids
+    with numpy, so the two cannot disagree on a token's extras, and neither
+    walks the tokens in Python to find lines, chunks and keys.
+    """
+
+    chunk_start: np.ndarray  # its whitespace-delimited chunk
+    chunk_end: np.ndarray
+    cpos: np.ndarray         # 0/1/2: _CPOS in a chunk of several tokens; -1 otherwise
+    line_pos: np.ndarray     # position in its line, 4 for the 5th and later
+    key_word: np.ndarray     # the word of the line's last ``KEY:`` before it; -1
+    df: np.ndarray           # _DF_BUCKETS of its word's count; -1 if not a word
+    dcase: np.ndarray        # 2 * case code + starts a sentence; -1 if not a word
+    short_line: np.ndarray   # on a line of at most _SHORT_LINE_MAX tokens
+
+
+def _layout(text: str, starts: np.ndarray, ends: np.ndarray, code: np.ndarray,
+            word: np.ndarray) -> _Layout:
+    """Codes of the tokens with these spans, given per token.
+
+    ``code``: its text's :func:`_text_code`; ``word``: an id of its
+    lower-cased text.
+    """
+    case = (code & 7) - 1
+    colon = (code & 8) != 0
+    sentence_end = (code & 16) != 0
+    n = len(starts)
+    at = np.arange(n)
+    newlines = np.fromiter((m.start() for m in _NEWLINE.finditer(text)), np.int64)
+    # A token starts a line when a newline stands between it and the one before.
+    breaks = np.searchsorted(newlines, starts) > np.searchsorted(
+        newlines, np.concatenate(([0], ends[:-1])))
+    breaks[0] = True
+    line = np.cumsum(breaks) - 1
+    first = np.flatnonzero(breaks)[line]
+    pos = at - first
+    # Tokens cover every non-space character, so a whitespace-delimited chunk
+    # is a run of tokens that touch.
+    opens = np.ones(n, bool)
+    opens[1:] = starts[1:] != ends[:-1]
+    chunk = np.cumsum(opens) - 1
+    first_of_chunk = np.flatnonzero(opens)
+    last_of_chunk = np.append(first_of_chunk[1:] - 1, n - 1)
+    chunk_start, chunk_end = starts[first_of_chunk][chunk], ends[last_of_chunk][chunk]
+    cpos = np.where(starts == chunk_start, 0, np.where(ends == chunk_end, 1, 2))
+    cpos[chunk_end - chunk_start == ends - starts] = -1
+    # A KEY: is a colon after a word, not first on its line; it keys the
+    # tokens after it on the line, until the next one.
+    is_word = case >= 0
+    is_key = colon & (pos > 0)
+    is_key[1:] &= is_word[:-1]
+    last_key = np.maximum.accumulate(np.where(is_key, at, -1))
+    key_word = np.full(n, -1)
+    key_word[1:] = np.where(last_key[:-1] >= first[1:], last_key[:-1] - 1, -1)
+    df = np.where(is_word, np.searchsorted((1, 2, 4), np.bincount(word)[word]), -1)
+    starts_sentence = pos == 0
+    starts_sentence[1:] |= sentence_end[:-1]
+    dcase = np.where(is_word, 2 * case + starts_sentence, -1)
+    short_line = (np.bincount(line) <= _SHORT_LINE_MAX)[line]
+    return _Layout(chunk_start, chunk_end, cpos, np.minimum(pos, 4), key_word, df,
+                   dcase, short_line)
+
+
+class _Parts(NamedTuple):
+    """A document's features before they are spelled or looked up."""
+
+    text: str
+    texts: list[str]        # the distinct token texts, first seen first
+    bases: list[_Base]      # the base record of each
+    slots: np.ndarray       # token -> its text's index in ``bases``
+    lowers: list[str]       # token -> lower-cased text
+    layout: _Layout
+    sparse: dict[int, list[str]]  # token -> its phrase flags, then dictionary features
+
+
+def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
+                    lexicons: lexicons_module.Lexicons | None) -> _Parts | None:
+    """What :func:`document_features` and the encoder need; None for no tokens."""
+    if isinstance(doc, str):
+        text, dictionary = doc, None
+    else:
+        text, dictionary = doc.text, doc.dictionary
+    if tokens is None:
+        tokens = tokenize(text)
+    n = len(tokens)
+    if n == 0:
+        return None
+    lex = lexicons if lexicons is not None else lexicons_module.load()
+    texts = list(map(itemgetter(0), tokens))
+    slot_of = dict.fromkeys(texts)
+    cache = _BASE_CACHE
+    bases = []
+    for slot, text_ in enumerate(slot_of):
+        b = cache.current.get(text_)
+        if b is None:
+            b = cache.recall(text_)
+        if b is None:
+            b = _base(text_, lex)
+            if lexicons is None:
+                cache.put(text_, b)
+        bases.append(b)
+        slot_of[text_] = slot
+    slots = np.fromiter(map(slot_of.__getitem__, texts), np.int64, n)
+    slot_lowers = list(map(itemgetter(9), bases))
+    word_of = dict(zip(slot_lowers, range(len(bases))))
+    words = np.fromiter(map(word_of.__getitem__, slot_lowers), np.int64, len(bases))
+    codes = np.fromiter(map(itemgetter(11), bases), np.int64, len(bases))
+    starts = np.fromiter(map(itemgetter(1), tokens), np.int64, n)
+    ends = np.fromiter(map(itemgetter(2), tokens), np.int64, n)
+    layout = _layout(text, starts, ends, codes[slots], words[slots])
+    lowers = list(map(slot_lowers.__getitem__, slots.tolist()))
+    sparse = {i: [f"P={f}" for f in sorted(flags)]
+              for i, flags in lexicons_module.phrase_flags(lowers, lex).items()}
+    for i, feats in dictionary_token_features(dictionary, lowers).items():
+        sparse.setdefault(i, []).extend(sorted(feats))
+    return _Parts(text, list(slot_of), bases, slots, lowers, layout, sparse)
+
+
+def _extras(parts: _Parts) -> list[list[str]]:
+    """Each token's per-document features, in the order the model learnt them.
+
+    Chunk features and position, line position, line key, df and document
+    case, short line, phrase flags, dictionary features.
+    """
+    text, lowers, layout = parts.text, parts.lowers, parts.layout
+    dcase_names = _dcase_names(text)
+    sparse = parts.sparse
+    out = []
+    rows = zip(layout.chunk_start.tolist(), layout.chunk_end.tolist(),
+               layout.cpos.tolist(), layout.line_pos.tolist(), layout.key_word.tolist(),
+               layout.df.tolist(), layout.dcase.tolist(), layout.short_line.tolist())
+    for i, (cs, ce, cpos, line_pos, key_word, df, dcase, short) in enumerate(rows):
+        ex = []
+        if cpos >= 0:
+            ex.extend(_chunk_features(text[cs:ce]))
+            ex.append(_CPOS[cpos])
+        ex.append(_LINE_POSITIONS[line_pos])
+        if key_word >= 0:
+            ex.append(f"key={lowers[key_word][:_LINE_KEY_MAX]}")
+        if df >= 0:
+            ex.append(_DF_BUCKETS[df])
+            ex.append(dcase_names[dcase])
+        if short:
+            ex.append(_SHORT_LINE)
+        if i in sparse:
+            ex.extend(sparse[i])
+        out.append(ex)
+    return out
 
 
 def document_features(doc: ClinicalDocument | str,
@@ -338,10 +504,12 @@ def document_features(doc: ClinicalDocument | str,
     each of ``_OFFSETS`` in that order, its document extras, then the two
     bigrams: :class:`FeatureEncoder` gives the same ids in the same order.
     """
-    tokens, bases, extras = _document_parts(doc, tokens, lexicons)
-    n = len(tokens)
-    if n == 0:
+    parts = _document_parts(doc, tokens, lexicons)
+    if parts is None:
         return []
+    bases = list(map(parts.bases.__getitem__, parts.slots.tolist()))
+    n = len(bases)
+    extras = _extras(parts)
     # Column k holds each token's neighbour at offset _OFFSETS[k], seen as
     # context; past either end of the document, the pad.
     ctx_cols = []
@@ -354,7 +522,7 @@ def document_features(doc: ClinicalDocument | str,
             col = col[off:] + [pad] * min(off, n)
         ctx_cols.append(col)
     m4, m3, m2, m1, p1, p2, p3, p4 = ctx_cols
-    before, after = _bigrams(bases)
+    before, after = _bigrams(parts.lowers)
     return [[*bases[i][0], *m4[i], *m3[i], *m2[i], *m1[i], *p1[i], *p2[i], *p3[i],
              *p4[i], *extras[i], before[i], after[i]] for i in range(n)]
 
@@ -364,109 +532,17 @@ def document_features(doc: ClinicalDocument | str,
 _BEFORE, _AFTER, _JOIN = "b-=", "b+=", "|"
 
 
-def _word_pairs(bases: Sequence[_Base]) -> list[tuple[str, str]]:
+def _word_pairs(lowers: Sequence[str]) -> list[tuple[str, str]]:
     """Pair k is the lower-cased words of tokens k-1 and k (n+1 pairs)."""
-    lowers = [b[9] for b in bases]
     return list(zip(["<S>", *lowers], [*lowers, "</S>"]))
 
 
-def _bigrams(bases: Sequence[_Base]) -> tuple[list[str], list[str]]:
+def _bigrams(lowers: Sequence[str]) -> tuple[list[str], list[str]]:
     """Each token's bigram with the previous and with the next lower-cased word."""
-    pairs = _word_pairs(bases)
+    pairs = _word_pairs(lowers)
     before = [f"{_BEFORE}{prev}{_JOIN}{word}" for prev, word in pairs[:-1]]
     after = [f"{_AFTER}{word}{_JOIN}{nxt}" for word, nxt in pairs[1:]]
     return before, after
-
-
-def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
-                    lexicons: lexicons_module.Lexicons | None
-                    ) -> tuple[Sequence[Token], list[_Base], list[list[str]]]:
-    """The tokens, their base records and their per-document extras."""
-    if isinstance(doc, str):
-        text, dictionary = doc, None
-    else:
-        text, dictionary = doc.text, doc.dictionary
-    if tokens is None:
-        tokens = tokenize(text)
-    n = len(tokens)
-    if n == 0:
-        return tokens, [], []
-    lex = lexicons if lexicons is not None else lexicons_module.load()
-    cache = _BASE_CACHE
-    bases = []
-    for tok in tokens:
-        b = cache.current.get(tok.text)
-        if b is None:
-            b = cache.recall(tok.text)
-        if b is None:
-            b = _base(tok.text, lex)
-            if lexicons is None:
-                cache.put(tok.text, b)
-        bases.append(b)
-    lowers = [b[9] for b in bases]
-    counts = Counter(lowers)
-    df = {word: _df_bucket(count) for word, count in counts.items()}
-    doc_case = _document_case(text)
-    dcase = {(case, starts): f"dcase={doc_case}{case}{'S' if starts else ''}"
-             for case in _CASES for starts in (False, True)}
-
-    # Per-token extras that depend on the document: chunk, line, phrases, df.
-    extras: list[list[str]] = [[] for _ in range(n)]
-    # Chunks (whitespace-delimited words) and lines; past the last chunk, one
-    # that starts after every token.
-    chunks = [m.span() for m in _CHUNK.finditer(text)]
-    chunks.append((len(text) + 1, len(text) + 1))
-    chunk_iter = iter(chunks)
-    chunk_start, chunk_end = next(chunk_iter)
-    line_start_tok = 0
-    line_key = None
-    prev_end = 0
-    line_ids = []
-    line_id = 0
-    find = text.find
-    for i, tok in enumerate(tokens):
-        start = tok.start
-        if i and find("\n", prev_end, start) >= 0:
-            line_id += 1
-            line_start_tok = i
-            line_key = None
-        line_ids.append(line_id)
-        prev_end = tok.end
-        while chunk_end <= start:
-            chunk_start, chunk_end = next(chunk_iter)
-        ex = extras[i]
-        if chunk_start <= start and chunk_end - chunk_start != len(tok.text):
-            ex.extend(_chunk_features(text[chunk_start:chunk_end]))
-            if start == chunk_start:
-                ex.append("cpos=B")
-            elif prev_end == chunk_end:
-                ex.append("cpos=E")
-            else:
-                ex.append("cpos=M")
-        pos = i - line_start_tok
-        ex.append(_LINE_POSITIONS[pos if pos < 4 else 4])
-        if line_key is not None:
-            ex.append(line_key)
-        if tok.text == ":" and i > line_start_tok and bases[i - 1][9].isalpha():
-            line_key = f"key={lowers[i - 1][:_LINE_KEY_MAX]}"
-        lower = lowers[i]
-        case = bases[i][10]
-        if case is not None:
-            ex.append(df[lower])
-            # Capitalisation means something only against the note's habit:
-            # "Radu" mid-sentence in a mixed-case note, not in an ALL CAPS one.
-            starts = pos == 0 or tokens[i - 1].text in _SENTENCE_END
-            ex.append(dcase[case, starts])
-    # Short lines (signatures, headers): count tokens per line.
-    line_len = Counter(line_ids)
-    for i in range(n):
-        if line_len[line_ids[i]] <= 4:
-            extras[i].append("SHORTLINE")
-    for i, flags in lexicons_module.phrase_flags(lowers, lex).items():
-        extras[i].extend(f"P={f}" for f in sorted(flags))
-    for i, feats in dictionary_token_features(dictionary, lowers).items():
-        extras[i].extend(sorted(feats))
-    return tokens, bases, extras
 
 
 # Where a token's blocks of base-record features come from: its own record's
@@ -486,7 +562,10 @@ class FeatureEncoder:
     token's base record (its own features, its context features at each
     offset), the same for every occurrence of the text: their ids are cached
     per text, so a document's base-record ids are gathered from cached blocks
-    with numpy, and only its extras are looked up string by string. Bigrams
+    with numpy. Its extras come from the document's :class:`_Layout` codes
+    through a table of the few strings they can spell (chunk features are
+    cached per chunk); only line keys, phrase flags and dictionary features
+    are looked up one by one. Bigrams
     are looked up by their pair of words, never spelled out: a model knows
     few of them (2,320 of 12,714 attributes; 5% of the bigrams of notes).
     Attributes the model lacks are -1, as ``attribute_ids.get(s, -1)`` gives.
@@ -497,6 +576,7 @@ class FeatureEncoder:
         """Encode for the model whose attribute-string -> id map is given."""
         self.attribute_ids = attribute_ids
         self._cache = _Generations(_BASE_CACHE_LIMIT)
+        self._chunks = _Generations(_CHUNK_CACHE_LIMIT)
         self._pad = self._block_ids(((),) + _PADS)
         # (word, next word) -> ids of their b+= and b-= bigrams. A word may
         # hold the joiner: each split of a name is a pair that spells it.
@@ -519,6 +599,17 @@ class FeatureEncoder:
         ids = np.fromiter((get(s, -1) for block in blocks for s in block), np.int64)
         return ids, tuple(map(len, blocks))
 
+    def _chunk_ids(self, chunk: str) -> np.ndarray:
+        """Ids of a chunk's features (cached per chunk text)."""
+        cache = self._chunks
+        ids = cache.current.get(chunk)
+        if ids is None:
+            ids = cache.recall(chunk)
+        if ids is None:
+            ids = self._block_ids((_chunk_features(chunk),))[0]
+            cache.put(chunk, ids)
+        return ids
+
     def encode(self, doc: ClinicalDocument | str,
                tokens: Sequence[Token] | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -527,17 +618,16 @@ class FeatureEncoder:
         The same ids, in the same order, as looking up each string of
         ``document_features(doc, tokens)``.
         """
-        tokens, bases, extras = _document_parts(doc, tokens, None)
-        n = len(tokens)
-        if n == 0:
+        parts = _document_parts(doc, tokens, None)
+        if parts is None:
             return np.zeros(0, np.int64), np.zeros(1, np.int64)
-        # Slot 0 is the pad; slot s > 0 the s-th distinct text of the document.
-        texts = [tok.text for tok in tokens]
-        first = dict(zip(texts, bases))
-        slot_of = dict(zip(first, range(1, len(first) + 1)))
+        layout, get = parts.layout, self.attribute_ids.get
+        n = len(parts.slots)
+        at = np.arange(n)
+        # The base-record blocks of each distinct text (slot 0: the pad).
         blocks = [self._pad]
         cache = self._cache
-        for text, base in first.items():
+        for text, base in zip(parts.texts, parts.bases):
             block = cache.current.get(text)
             if block is None:
                 block = cache.recall(text)
@@ -545,39 +635,96 @@ class FeatureEncoder:
                 block = self._block_ids(base[:9])
                 cache.put(text, block)
             blocks.append(block)
-        get = self.attribute_ids.get
-        extra_len = np.fromiter(map(len, extras), np.int64, n)
-        extra_ids = np.fromiter(map(get, chain.from_iterable(extras), repeat(-1)),
-                                np.int64, extra_len.sum())
-        # Token t's bigrams: the b-= of pair t, the b+= of pair t+1.
-        pair_ids = np.fromiter(chain.from_iterable(map(self._pair_ids.get,
-                                                       _word_pairs(bases),
-                                                       repeat((-1, -1)))),
-                               np.int64, 2 * (n + 1)).reshape(n + 1, 2)
-        bigram_ids = np.stack((pair_ids[:-1, 1], pair_ids[1:, 0]), axis=1).ravel()
-        pool = np.concatenate([*(ids for ids, _ in blocks), extra_ids, bigram_ids])
+        # The pool whose segments each token's ids are, and its size.
+        pieces = [ids for ids, _ in blocks]
+        size = [sum(map(len, pieces))]
 
-        # Every token's segments of the pool, in document_features' order:
-        # the base-record blocks, then its extras, then its two bigrams.
+        def add(ids: np.ndarray) -> int:
+            """Append ids to the pool; where they start in it."""
+            pieces.append(ids)
+            size[0] += len(ids)
+            return size[0] - len(ids)
+
         block_len = np.fromiter(chain.from_iterable(lengths for _, lengths in blocks),
                                 np.int64, len(blocks) * len(_BLOCKS))
         block_len = block_len.reshape(len(blocks), len(_BLOCKS))
         block_start = np.cumsum(block_len).reshape(block_len.shape) - block_len
         slots = np.zeros(n + 2 * _EDGE, np.int64)
-        slots[_EDGE:_EDGE + n] = np.fromiter(map(slot_of.__getitem__, texts),
-                                             np.int64, n)
-        at = np.arange(n)
+        slots[_EDGE:_EDGE + n] = parts.slots + 1
         source = slots[(at + _EDGE)[:, None] + _BLOCK_OFFSETS]
-        seg_start = np.empty((n, len(_BLOCKS) + 2), np.int64)
-        seg_len = np.empty_like(seg_start)
-        seg_start[:, :-2] = block_start[source, _BLOCK_FIELDS]
-        seg_len[:, :-2] = block_len[source, _BLOCK_FIELDS]
-        base_end = block_start[-1, -1] + block_len[-1, -1]
-        seg_start[:, -2] = base_end + np.cumsum(extra_len) - extra_len
-        seg_len[:, -2] = extra_len
-        seg_start[:, -1] = base_end + len(extra_ids) + 2 * at
-        seg_len[:, -1] = 2
 
+        # The extras, in _extras' order: chunk, cpos, line position, key, df,
+        # dcase, short line, sparse; then the two bigrams.
+        seg_start = np.zeros((n, len(_BLOCKS) + 9), np.int64)
+        seg_len = np.zeros_like(seg_start)
+        seg_start[:, :len(_BLOCKS)] = block_start[source, _BLOCK_FIELDS]
+        seg_len[:, :len(_BLOCKS)] = block_len[source, _BLOCK_FIELDS]
+        (chunk_col, cpos_col, lp_col, key_col, df_col, dcase_col, short_col,
+         sparse_col, bigram_col) = range(len(_BLOCKS), len(_BLOCKS) + 9)
+
+        # A chunk of several tokens is first met at its B token; the tokens
+        # of a chunk are consecutive.
+        in_chunk = layout.cpos >= 0
+        opens = layout.cpos == 0
+        inverse = np.cumsum(opens[in_chunk]) - 1
+        text = parts.text
+        chunk_ids = [self._chunk_ids(text[s:e]) for s, e in
+                     zip(layout.chunk_start[opens].tolist(),
+                         layout.chunk_end[opens].tolist())]
+        chunk_len = np.fromiter(map(len, chunk_ids), np.int64, len(chunk_ids))
+        base = add(np.concatenate(chunk_ids) if chunk_ids else np.zeros(0, np.int64))
+        chunk_at = base + np.cumsum(chunk_len) - chunk_len
+        seg_start[in_chunk, chunk_col] = chunk_at[inverse]
+        seg_len[in_chunk, chunk_col] = chunk_len[inverse]
+
+        names = (*_CPOS, *_LINE_POSITIONS, *_DF_BUCKETS, *_dcase_names(text),
+                 _SHORT_LINE)
+        base = add(np.fromiter(map(get, names, repeat(-1)), np.int64, len(names)))
+        seg_start[:, cpos_col] = base + layout.cpos
+        seg_len[:, cpos_col] = in_chunk
+        seg_start[:, lp_col] = base + len(_CPOS) + layout.line_pos
+        seg_len[:, lp_col] = 1
+        is_word = layout.df >= 0
+        seg_start[:, df_col] = base + len(_CPOS) + len(_LINE_POSITIONS) + layout.df
+        seg_len[:, df_col] = is_word
+        seg_start[:, dcase_col] = (base + len(_CPOS) + len(_LINE_POSITIONS)
+                                   + len(_DF_BUCKETS) + layout.dcase)
+        seg_len[:, dcase_col] = is_word
+        seg_start[:, short_col] = base + len(names) - 1
+        seg_len[:, short_col] = layout.short_line
+
+        # Key words never decrease along the document.
+        keyed = layout.key_word >= 0
+        key_word = layout.key_word[keyed]
+        new_key = np.ones(len(key_word), bool)
+        new_key[1:] = key_word[1:] != key_word[:-1]
+        words, inverse = key_word[new_key], np.cumsum(new_key) - 1
+        lowers = parts.lowers
+        base = add(np.fromiter((get(f"key={lowers[w][:_LINE_KEY_MAX]}", -1)
+                                for w in words.tolist()), np.int64, len(words)))
+        seg_start[keyed, key_col] = base + inverse
+        seg_len[keyed, key_col] = 1
+
+        sparse = parts.sparse
+        if sparse:
+            where = np.fromiter(sparse, np.int64, len(sparse))
+            lengths = np.fromiter(map(len, sparse.values()), np.int64, len(sparse))
+            base = add(np.fromiter(map(get, chain.from_iterable(sparse.values()),
+                                       repeat(-1)), np.int64, lengths.sum()))
+            seg_start[where, sparse_col] = base + np.cumsum(lengths) - lengths
+            seg_len[where, sparse_col] = lengths
+
+        # Token t's bigrams: the b-= of pair t, the b+= of pair t+1. Bigrams
+        # are looked up by their pair of words, never spelled out.
+        pair_ids = np.fromiter(chain.from_iterable(map(self._pair_ids.get,
+                                                       _word_pairs(lowers),
+                                                       repeat((-1, -1)))),
+                               np.int64, 2 * (n + 1)).reshape(n + 1, 2)
+        base = add(np.stack((pair_ids[:-1, 1], pair_ids[1:, 0]), axis=1).ravel())
+        seg_start[:, bigram_col] = base + 2 * at
+        seg_len[:, bigram_col] = 2
+
+        pool = np.concatenate(pieces)
         offsets = np.zeros(n + 1, np.int64)
         np.cumsum(seg_len.sum(axis=1), out=offsets[1:])
         flat_len = seg_len.ravel()
@@ -585,3 +732,4 @@ class FeatureEncoder:
         gather = np.repeat(seg_start.ravel() - out_start, flat_len)
         gather += np.arange(offsets[-1])
         return pool[gather], offsets
+
