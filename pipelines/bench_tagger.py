@@ -6,7 +6,9 @@ Not a test: run it by hand on the machine you size a job for::
 
 It tags every note of the corpus ``--repeat`` times in this one process (one
 core) and reports the best pass, split into tokenization, feature extraction
-and CRF decoding (attribute ids, Viterbi, marginals, path probability), and the
+(the model's attribute ids of every token's features, as tagging computes
+them: ``FeatureEncoder``; training spells the same features as strings) and
+CRF decoding (state scores, Viterbi, marginals, path probability), and the
 end-to-end ``CrfDetector.analyze`` rate. The first, cold pass (empty per-process
 feature cache) is reported too. Only counts and timings are printed.
 """
@@ -19,7 +21,7 @@ import time
 
 
 def _bench(docs, detector, repeat: int) -> dict[str, list[float]]:
-    from deid_pipeline.tagger.features import document_features
+    from deid_pipeline.tagger.crf_decoder import decode_ids
     from deid_pipeline.tokenizer import tokenize
 
     model = detector.model
@@ -33,10 +35,9 @@ def _bench(docs, detector, repeat: int) -> dict[str, list[float]]:
             t0 = time.perf_counter()
             tokens = tokenize(d.text)
             t1 = time.perf_counter()
-            feats = document_features(d, tokens)
+            ids, offsets = model.encoder.encode(d, tokens)
             t2 = time.perf_counter()
-            if feats:
-                model.decode(feats)
+            decode_ids(model.weights, ids, offsets)
             t3 = time.perf_counter()
             spent["tokenize"] += t1 - t0
             spent["features"] += t2 - t1
