@@ -135,7 +135,8 @@ class Rewriter:
 
         ``avoid`` defaults to the document's own originals; an HL7 message
         passes all of its reports' (a street surrogate in one report must
-        not spell a doctor's name tagged in another).
+        not spell a doctor's name tagged in another), the batch run those of
+        all the documents of the person (``transforms.chunks.PersonOriginals``).
         """
         doc = tagged.document
         pid = self.person_id_for(tagged, person_key)

@@ -56,7 +56,8 @@ class RewriteContext:
     are reckoned from (which bare years could be the birth year of someone
     over 89; how 2-digit years expand): pin it for byte-identical re-runs
     across a new year. ``avoid``: the originals of the message or document
-    that no surrogate may spell (drawn again, keyed, when one does).
+    (in the batch run, of all the person's documents) that no surrogate may
+    spell (drawn again, keyed, when one does).
     """
 
     key: bytes = field(repr=False)

@@ -183,7 +183,7 @@ def test_when_s3_run_fails_mid_way_then_nothing_published_and_staging_gone(
     _local_in, key = inputs
     before = _objects(client, "out")
 
-    def fail(self, ref, person_keys):
+    def fail(self, ref, *_args):
         raise _InjectedError("injected after read, spill and tag")
 
     # The in-process DirectRunner runs this very class: reading, spilling

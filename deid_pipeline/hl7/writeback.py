@@ -9,7 +9,10 @@ stage and a PHI-free reason and is not written; the rest of the file is.
 
 A value the header seeds that a sender copied whole into any other field
 (an order number in OBR-29, an MRN in MSH-10, a mother's names in PID-21's
-components) gets the same surrogate there. Z-segments (site-defined) are
+components) gets the same surrogate there. No surrogate spells an original of
+the message; the batch job also passes each person's originals from every
+document of the run (``person_originals``), so none spells an original of
+the same person's other messages either. Z-segments (site-defined) are
 written as their bare segment id unless the caller keeps them. Before a
 message is written, a leak guard reads the whole output message (every
 field, component and subcomponent, kept Z-segments included) for every
@@ -27,7 +30,7 @@ import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -242,7 +245,7 @@ class _HeaderRewriter:
 
     def __init__(self, rewriter: Rewriter, pid: str,
                  avoid: Originals | None = None) -> None:
-        """``avoid``: the message's originals, which no surrogate may spell."""
+        """``avoid``: the message's (and its person's) originals, never spelled."""
         self.rewriter = rewriter
         self.pid = pid
         self.avoid = avoid
@@ -742,7 +745,9 @@ def _fallback_key(origin: str, message: Hl7Message) -> str:
 
 def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
                 origin: str, state: list[str], z_segments: str = "empty",
-                person_keys: PersonKeys | None = None) -> tuple[str, tuple]:
+                person_keys: PersonKeys | None = None,
+                person_originals: Mapping[str, Originals] | None = None,
+                ) -> tuple[str, tuple]:
     state[0] = "parse"
     message, reports = parse_hl7_message(text)
     segment_names = [s.name for s in message.segments]
@@ -763,8 +768,14 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
                 keys[i] = linked
     # One set of originals for the whole message: its reports are written
     # into one message, so none of their surrogates may spell another's (for
-    # one report it is the set the document path makes).
+    # one report it is the set the document path makes). With its persons'
+    # originals (every document of theirs in the run) it is the set the
+    # document path rewrites each of their reports with.
     avoid = originals_of(*tagged)
+    if person_originals:
+        pids = {rewriter.person_id_for(t, k) for t, k in zip(tagged, keys)}
+        avoid = Originals.union([avoid, *(person_originals[p] for p in sorted(pids)
+                                          if p in person_originals)])
     deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
              for t, k in zip(tagged, keys)]
     # The same document-level guard as the Parquet path: a report whose text
@@ -802,12 +813,17 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
 def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
                        origin: str = "", ordinal: int = 1,
                        z_segments: str = "empty",
-                       person_keys: PersonKeys | None = None) -> MessageResult:
+                       person_keys: PersonKeys | None = None,
+                       person_originals: Mapping[str, Originals] | None = None,
+                       ) -> MessageResult:
     """De-identify one message (what an MLLP gateway calls per frame).
 
     ``z_segments`` is one of :data:`Z_SEGMENT_MODES`; ``person_keys`` gives
     the person of a report that the batch job linked (default: every report
-    is the person of the message's MRN, else of the message).
+    is the person of the message's MRN, else of the message);
+    ``person_originals`` maps person ids to the originals of all their
+    documents in the batch run, which no surrogate of theirs may spell
+    (default: only the message's own, all a gateway can know).
 
     ``message`` as bytes is decoded like a file's message (MSH-18, else UTF-8,
     else cp1252/Latin-1) and ``data`` comes back in the same encoding; as
@@ -824,7 +840,7 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
             raw = message.encode("utf-8", "replace")
             codec = declared_charset(raw) or "utf-8"
         er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state,
-                                     z_segments, person_keys)
+                                     z_segments, person_keys, person_originals)
         return MessageResult(er7, encode_message(er7, codec), documents)
     except Hl7ParseError as exc:
         record = quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
@@ -910,9 +926,12 @@ def _envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
 
 def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                         rewriter: Rewriter, z_segments: str = "empty",
-                        person_keys: PersonKeys | None = None) -> Hl7FileResult:
+                        person_keys: PersonKeys | None = None,
+                        person_originals: Mapping[str, Originals] | None = None,
+                        ) -> Hl7FileResult:
     """De-identify every message of one file; the output keeps the input's framing.
 
+    ``person_keys`` and ``person_originals`` as for :func:`deidentify_message`.
     Never raises on input: unframeable content and failed messages are
     quarantined and left out of ``output``.
     """
@@ -929,7 +948,7 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                                                  frame.data))
             continue
         result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal,
-                                    z_segments, person_keys)
+                                    z_segments, person_keys, person_originals)
         results[frame.ordinal] = result
         quarantined.extend(result.quarantined)
         documents.extend(result.documents)

@@ -10,7 +10,10 @@ The work is CPU-bound Python, so threads alone would use one core.
 (``workers=0``) or in a pool of worker processes that each build the tagger
 and rewriter once at start (the model is loaded once per process, as Beam
 does per worker) and are then fed raw frames. Either way the bytes are the
-same: every surrogate is a pure function of the key and the message.
+same: every surrogate is a pure function of the key and the message. A
+message is de-identified alone, so its surrogates avoid the originals of
+the message only, not those of the same person's other messages (which
+``run`` also avoids): on such a collision ``run`` writes other bytes.
 """
 
 from __future__ import annotations

@@ -146,7 +146,7 @@ def _squeezed(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Originals:
-    """What the surrogates of one message or document must not spell.
+    """What the surrogates of one message, document or person must not spell.
 
     ``words``: every name part and city word (3+ letters) of the originals; ``values``:
     streets, cities, ids and phones, letters and digits only. Case is
@@ -180,6 +180,24 @@ class Originals:
                 # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
                 values.add(_squeezed(value))
         return cls(frozenset(words), frozenset(values))
+
+    @classmethod
+    def union(cls, parts: Iterable[Originals]) -> Originals:
+        """All of ``parts`` in one; the largest part itself when it holds the others.
+
+        A person's originals usually hold those of each of its messages: the
+        same object then comes back, so callers keyed on it (a rewriter's
+        context) keep it.
+        """
+        parts = [p for p in parts if p.words or p.values]
+        if not parts:
+            return cls()
+        largest = max(parts, key=lambda p: len(p.words) + len(p.values))
+        if all(p.words <= largest.words and p.values <= largest.values
+               for p in parts):
+            return largest
+        return cls(frozenset().union(*(p.words for p in parts)),
+                   frozenset().union(*(p.values for p in parts)))
 
     def spelled_by(self, surrogate: str) -> bool:
         """Whether ``surrogate`` is an original value or holds an original name part."""

@@ -9,18 +9,25 @@ PCollections carry chunk descriptors, link records and counts:
 1. ``SpillFileFn``: one input file -> chunks of up to ``chunk_size``
    documents in spill files; emits a ``ChunkRef`` per chunk (plus the read
    quarantine). The refs are reshuffled so chunks spread over workers.
-2. ``TagChunkFn``: one chunk -> tagged chunk spill file; emits one small
-   ``link_item`` per document (its linkable identifier keys and generalised
-   quasi-identifiers, as plain values).
+2. ``TagChunkFn``: one chunk -> tagged chunk spill file, and beside it the
+   originals of each document (what no surrogate may spell); emits one
+   small ``link_item`` per document (its linkable identifier keys and
+   generalised quasi-identifiers, as plain values).
 3. ``SolveLinks``: all link items in one place -> the person keys of each
    chunk (only those linking decided: a few short strings) and the persons
    rows. The keys are joined to the tagged chunks by chunk id (a shuffle of
    small values), not broadcast: no worker holds every document's key.
-4. ``WriteChunkFn``: one tagged chunk -> rewrite with its person keys, leak
-   guard, and its documents and identifiers rows straight into Parquet files
-   named after (input file index, chunk index), rows sorted inside the file,
-   so the output bytes do not depend on the number of workers nor on which
-   worker ran a chunk.
+   It also gives, per chunk, the person id of each document whose person
+   has other documents in the run.
+4. ``PersonOriginals``: those person ids -> each such person's originals,
+   the union over all of its documents (read from the originals spill files,
+   grouped by person id), sent to every chunk that holds one of them. Only
+   persons with several documents cross this shuffle.
+5. ``WriteChunkFn``: one tagged chunk -> rewrite with its person keys and
+   its persons' originals, leak guard, and its documents and identifiers
+   rows straight into Parquet files named after (input file index, chunk
+   index), rows sorted inside the file, so the output bytes do not depend on
+   the number of workers nor on which worker ran a chunk.
 
 Spill files hold PHI: they live inside the run's staging directory (protected
 like the identifiers table) and are deleted before the tables are published.
@@ -42,7 +49,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.deidentify import Rewriter, originals_of
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.graph import (
     LinkRecord,
@@ -55,6 +62,7 @@ from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import document_row, identifier_rows
 from deid_pipeline.progress import process_progress
 from deid_pipeline.schemas import PERSON_MERGES
+from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import reconcile_reports
 from deid_pipeline.transforms.incremental import (
@@ -105,7 +113,7 @@ class ChunkWritten:
 
 
 def spill_path(directory: str, kind: str, file_index: int, chunk_index: int) -> str:
-    """The spill file of one chunk at one step (``read`` or ``tagged``)."""
+    """The spill file of one chunk at one step (``read``, ``tagged``, ``originals``)."""
     return FileSystems.join(directory, kind, f"{file_index:05d}-{chunk_index:05d}.pkl")
 
 
@@ -292,18 +300,22 @@ def solve_links(
     document alone, which ``Rewriter.person_id_for`` derives from the
     document itself. The persons rows are as ``Persons`` makes them.
     """
-    by_chunk, rows, _history, _merges = solve_links_with_prior(items, key, ())
+    by_chunk, rows, _history, _merges, _shared = solve_links_with_prior(
+        items, key, ()
+    )
     return by_chunk, rows
 
 
 def solve_links_with_prior(
     items: Iterable[LinkItem], key: bytes, prior: Iterable[PriorPerson]
-) -> tuple[dict, list[dict], list[PriorPerson], list[tuple[str, str]]]:
+) -> tuple[dict, list[dict], list[PriorPerson], list[tuple[str, str]], dict]:
     """``solve_links`` against the persons of earlier runs (``--incremental``).
 
     Also returns this run's persons as ``PriorPerson`` (the next run's
-    history: the key each was rewritten with and its identifiers) and the
-    merges of earlier persons (kept key, merged key).
+    history: the key each was rewritten with and its identifiers), the
+    merges of earlier persons (kept key, merged key), and per chunk the
+    person id of each document whose person has other documents in this run
+    (None for the others; chunks without any are left out).
     """
     items = list(items)
     records = [
@@ -315,6 +327,7 @@ def solve_links_with_prior(
     by_chunk: dict[tuple[int, int], list[str | None]] = {}
     by_person: dict[str, list] = {}
     history: dict[str, set] = {}
+    pids: list[str] = []
     for (chunk_id, pos, own, ids, alone, quasi), record in zip(
         items, records, strict=True
     ):
@@ -330,11 +343,24 @@ def solve_links_with_prior(
         by_person.setdefault(pid, []).append(
             (assignment.linked_by, QuasiIdentifiers(*quasi))
         )
+        pids.append(pid)
         if ids and (sent or own):
             history.setdefault(sent or own, set()).update(ids)
+    shared: dict[tuple[int, int], list[str | None]] = {}
+    for (chunk_id, pos, *_rest), pid in zip(items, pids, strict=True):
+        if len(by_person[pid]) > 1:
+            people = shared.setdefault(chunk_id, [])
+            people.extend([None] * (pos + 1 - len(people)))
+            people[pos] = pid
     rows = [persons_row(pid, entries) for pid, entries in sorted(by_person.items())]
     persons = [PriorPerson(k, tuple(sorted(v))) for k, v in sorted(history.items())]
-    return {c: tuple(keys) for c, keys in by_chunk.items()}, rows, persons, merges
+    return (
+        {c: tuple(keys) for c, keys in by_chunk.items()},
+        rows,
+        persons,
+        merges,
+        {c: tuple(people) for c, people in shared.items()},
+    )
 
 
 class TagChunkFn(beam.DoFn):
@@ -343,6 +369,8 @@ class TagChunkFn(beam.DoFn):
     The link items of the tagged chunk, one per document, go out packed as
     one bytes element (tagged output ``links``); tag and link failures go to
     ``quarantine`` as stages ``tag`` and ``link``, with the document whole.
+    Each document's originals (``deidentify.originals_of``) are spilled
+    beside the tagged chunk, in the same order, for ``PersonOriginals``.
     """
 
     LINKS = "links"
@@ -371,6 +399,7 @@ class TagChunkFn(beam.DoFn):
     def process(self, ref: ChunkRef):
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
+        originals: list[Originals] = []
         chunk_id = (ref.file_index, ref.chunk_index)
         tagged_docs: list[TaggedDocument] = []
         for doc in read_spill(ref.path):
@@ -387,6 +416,7 @@ class TagChunkFn(beam.DoFn):
             self._spans.inc(len(tagged.spans))
             try:
                 item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
+                own = originals_of(tagged)
             except Exception as exc:  # noqa: BLE001
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE, to_quarantine("link", _dead_letter(tagged, exc))
@@ -394,17 +424,25 @@ class TagChunkFn(beam.DoFn):
                 continue
             tagged_chunk.append(tagged)
             items.append(item)
+            originals.append(own)
         if tagged_chunk:
             path = spill_path(
                 self._directory, "tagged", ref.file_index, ref.chunk_index
             )
             write_spill(path, tagged_chunk)
+            write_spill(
+                spill_path(
+                    self._directory, "originals", ref.file_index, ref.chunk_index
+                ),
+                originals,
+            )
             yield beam.pvalue.TaggedOutput(self.LINKS, pack(items))
             yield ChunkRef(path, ref.file_index, ref.chunk_index, len(tagged_chunk))
 
 
 class _SolveFn(beam.DoFn):
     PERSONS = "persons"
+    SHARED = "shared"
 
     def __init__(self, key: bytes, history: LinkHistory | None = None) -> None:
         self._key = key
@@ -417,23 +455,28 @@ class _SolveFn(beam.DoFn):
     def process(self, element):
         _none, packed = element
         items = (item for blob in packed for item in unpack(blob))
-        if self._history is None:
-            by_chunk, rows = solve_links(items, self._key)
-        else:
-            by_chunk, rows = self._solve_with_history(items)
+        history = self._history
+        prior = (
+            [] if history is None
+            else [p for path in history.prior_paths for p in read_history(path)]
+        )
+        by_chunk, rows, persons, merges, shared = solve_links_with_prior(
+            items, self._key, prior
+        )
+        if history is not None:
+            self._write_history(persons, merges)
         for chunk_id in sorted(by_chunk):
             yield chunk_id, pack(by_chunk[chunk_id])
         for row in rows:
             yield beam.pvalue.TaggedOutput(self.PERSONS, row)
+        for chunk_id in sorted(shared):
+            yield beam.pvalue.TaggedOutput(
+                self.SHARED, (chunk_id, pack(shared[chunk_id]))
+            )
 
-
-    def _solve_with_history(self, items):
-        """Solve against earlier runs' persons; write this run's history and merges."""
+    def _write_history(self, persons, merges) -> None:
+        """Write this run's link history and the merges of earlier persons."""
         history = self._history
-        prior = [p for path in history.prior_paths for p in read_history(path)]
-        by_chunk, rows, persons, merges = solve_links_with_prior(
-            items, self._key, prior
-        )
         write_history(history.output_path, persons)
         merge_rows = [
             {"person_id": person_id(self._key, kept),
@@ -443,16 +486,18 @@ class _SolveFn(beam.DoFn):
         write_table_file(history.merges_path, PERSON_MERGES, sorted(
             merge_rows, key=lambda r: (r["person_id"], r["merged_person_id"])
         ))
-        return by_chunk, rows
 
 
 class SolveLinks(beam.PTransform):
-    """Link items -> (person keys per chunk, persons rows).
+    """Link items -> (person keys per chunk, persons rows, shared persons per chunk).
 
     Takes the packed link items of every chunk. The first output is
     ``((file index, chunk index), packed person keys by position)``, joined
-    with the tagged chunks; the second the persons table. The link graph is
-    solved in one place (a few short strings per document).
+    with the tagged chunks; the second the persons table; the third
+    ``(chunk id, packed person id or None by position)`` for the chunks
+    holding documents of persons with several documents, for
+    ``PersonOriginals``. The link graph is solved in one place (a few short
+    strings per document).
     """
 
     def __init__(
@@ -469,10 +514,78 @@ class SolveLinks(beam.PTransform):
             | "GroupLinks" >> beam.GroupByKey()
             | "Solve"
             >> beam.ParDo(_SolveFn(self._key, self._history)).with_outputs(
-                _SolveFn.PERSONS, main="keys"
+                _SolveFn.PERSONS, _SolveFn.SHARED, main="keys"
             )
         )
-        return solved.keys, solved[_SolveFn.PERSONS]
+        return solved.keys, solved[_SolveFn.PERSONS], solved[_SolveFn.SHARED]
+
+
+class _PersonPartsFn(beam.DoFn):
+    """(chunk id, packed person ids) -> (person id, packed (chunk id, originals)).
+
+    Reads the chunk's originals spill and joins those of each person's
+    documents in the chunk.
+    """
+
+    def __init__(
+        self, spill_directory: str, filesystem_flags: FileSystemFlags = None
+    ) -> None:
+        self._directory = spill_directory
+        self._flags = filesystem_flags
+
+    def setup(self) -> None:
+        use_filesystem_flags(self._flags)
+
+    def process(self, element):
+        chunk_id, blob = element
+        pids = unpack(blob)
+        originals = read_spill(spill_path(self._directory, "originals", *chunk_id))
+        parts: dict[str, list[Originals]] = {}
+        for pid, own in zip(pids, originals):
+            if pid is not None:
+                parts.setdefault(pid, []).append(own)
+        for pid in sorted(parts):
+            yield pid, pack((chunk_id, Originals.union(parts[pid])))
+
+
+def _spread_person(pid: str, blobs):
+    """A person's parts -> (chunk id, packed (person id, all its originals))."""
+    parts = [unpack(blob) for blob in blobs]
+    whole = pack((pid, Originals.union(own for _chunk, own in parts)))
+    for chunk_id in sorted({chunk for chunk, _own in parts}):
+        yield chunk_id, whole
+
+
+class PersonOriginals(beam.PTransform):
+    """Shared persons per chunk -> (chunk id, packed (person id, originals)).
+
+    Each person with several documents in the run gets the union of the
+    originals of all of them (grouped by person id: one shuffle of the
+    originals, a few dozen short strings per document), sent to each chunk
+    that holds one of its documents: no surrogate of a person spells an
+    original of any document of that person, and the same value of a
+    person gets the same surrogate in each of its documents.
+    """
+
+    def __init__(
+        self, spill_directory: str, filesystem_flags: FileSystemFlags = None
+    ) -> None:
+        super().__init__()
+        self._directory = spill_directory
+        self._flags = filesystem_flags
+
+    def expand(self, shared_persons):
+        return (
+            shared_persons
+            | "PersonParts" >> beam.ParDo(_PersonPartsFn(self._directory, self._flags))
+            | "GroupByPerson" >> beam.GroupByKey()
+            | "ToChunks" >> beam.FlatMapTuple(_spread_person)
+        )
+
+
+def person_originals(blobs: Iterable[bytes]) -> dict[str, Originals]:
+    """Person id -> originals, from ``PersonOriginals``'s packed values."""
+    return dict(unpack(blob) for blob in blobs)
 
 
 class NoPersonAssignmentError(LookupError):
@@ -480,10 +593,14 @@ class NoPersonAssignmentError(LookupError):
 
 
 class WriteChunkFn(beam.DoFn):
-    """(chunk id, {tagged ``ChunkRef``, person keys}) -> documents/identifiers files.
+    """(chunk id, {tagged ``ChunkRef``, person keys, avoid}) -> Parquet files.
 
-    Rewrite failures go to quarantine as stage ``surrogate``, leak-guard
-    failures as ``leak_guard``, as in ``Surrogate``. Emits a ``ChunkWritten``.
+    ``avoid`` holds ``PersonOriginals``'s values for the chunk: a document
+    whose person has other documents is rewritten against the originals of
+    all of them, any other against its own (read from the originals spill
+    under ``spill_directory`` when given, else collected again). Rewrite
+    failures go to quarantine as stage ``surrogate``, leak-guard failures as
+    ``leak_guard``, as in ``Surrogate``. Emits a ``ChunkWritten``.
     """
 
     QUARANTINE = "quarantine"
@@ -491,10 +608,12 @@ class WriteChunkFn(beam.DoFn):
     def __init__(
         self, directory: str, rewriter: Rewriter,
         filesystem_flags: FileSystemFlags = None,
+        spill_directory: str | None = None,
     ) -> None:
         self._directory = directory
         self._rewriter = rewriter
         self._flags = filesystem_flags
+        self._spill = spill_directory
         self._docs = Metrics.counter("deid", "documents_written")
 
     def setup(self) -> None:
@@ -504,20 +623,34 @@ class WriteChunkFn(beam.DoFn):
         _chunk_id, joined = element
         refs = list(joined["chunk"])
         keys = [unpack(blob) for blob in joined["keys"]]
+        avoid = person_originals(joined.get("avoid", ()))
         for ref in refs:
-            yield from self._write(ref, keys[0] if len(keys) == 1 else ())
+            yield from self._write(ref, keys[0] if len(keys) == 1 else (), avoid)
 
-    def _write(self, ref: ChunkRef, person_keys: tuple[str | None, ...]):
+    def _write(
+        self, ref: ChunkRef, person_keys: tuple[str | None, ...],
+        avoid: dict[str, Originals] | None = None,
+    ):
         documents: list[dict] = []
         identifiers: list[dict] = []
         progress = process_progress("deidentify")
+        rewriter = self._rewriter
+        own: list[Originals] = []
+        if self._spill is not None:
+            own = read_spill(spill_path(
+                self._spill, "originals", ref.file_index, ref.chunk_index
+            ))
         for position, tagged in enumerate(read_spill(ref.path)):
             try:
                 if position >= len(person_keys):
                     raise NoPersonAssignmentError("document got no person assignment")
-                result = self._rewriter.rewrite(
-                    tagged, person_key=person_keys[position]
+                key = person_keys[position]
+                originals = (
+                    avoid.get(rewriter.person_id_for(tagged, key)) if avoid else None
                 )
+                if originals is None and position < len(own):
+                    originals = own[position]
+                result = rewriter.rewrite(tagged, person_key=key, avoid=originals)
             except Exception as exc:  # noqa: BLE001 - errors are data
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE,

@@ -20,6 +20,7 @@ from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     MatchIndexedFiles,
+    PersonOriginals,
     SolveLinks,
     SpillFileFn,
     TagChunkFn,
@@ -52,7 +53,11 @@ class DeidentifyRecords(beam.PTransform):
     bytes as the batch run for any record that carries its own person key,
     but for an HL7 report whose sibling reports were tagged with a value it
     missed: the batch run marks it there too (``tagging.reconcile_reports``),
-    a record alone cannot. Returns (research documents, quarantine).
+    a record alone cannot; nor can it avoid the originals of the person's
+    other records: its surrogates avoid its own (its message's) originals
+    only, while the batch run also redraws one that spells an original of
+    another document of the same person. Returns (research documents,
+    quarantine).
     """
 
     def __init__(self, tagger: TaggerConfig, rewriter: Rewriter) -> None:
@@ -111,6 +116,8 @@ class DeidentifyFiles(beam.PTransform):
     ``filesystem_flags`` (the job's Beam options) go to every worker step
     that touches files, so s3:// and gs:// paths work on any SDK harness.
     ``link_history`` (``--incremental``): persons of earlier runs to link to.
+    Both outputs rewrite each document of a person with several documents
+    against the originals of all of them (``PersonOriginals``).
     """
 
     def __init__(
@@ -168,18 +175,23 @@ class DeidentifyFiles(beam.PTransform):
                 )
             ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
         )
-        person_keys, persons = links | "Link" >> SolveLinks(
+        person_keys, persons, shared_persons = links | "Link" >> SolveLinks(
             self._rewriter, self._history
+        )
+        avoid = shared_persons | "PersonOriginals" >> PersonOriginals(
+            self._spill, self._flags
         )
         tagged_by_id = tagged | "ChunkId" >> beam.Map(
             lambda ref: ((ref.file_index, ref.chunk_index), ref)
         )
         written, rewrite_failed = (
-            {"chunk": tagged_by_id, "keys": person_keys}
+            {"chunk": tagged_by_id, "keys": person_keys, "avoid": avoid}
             | "JoinKeys" >> beam.CoGroupByKey()
             | "Write"
             >> beam.ParDo(
-                WriteChunkFn(self._directory, self._rewriter, self._flags)
+                WriteChunkFn(
+                    self._directory, self._rewriter, self._flags, self._spill
+                )
             ).with_outputs(WriteChunkFn.QUARANTINE, main="written")
         )
         broken = (
@@ -190,7 +202,8 @@ class DeidentifyFiles(beam.PTransform):
         failed = [unreadable, broken, tag_failed, rewrite_failed]
         if self._hl7_output is not None:
             failed.append(
-                {"file": files, "tagged": tagged, "keys": person_keys}
+                {"file": files, "tagged": tagged, "keys": person_keys,
+                 "avoid": avoid}
                 | "Hl7Output"
                 >> WriteHl7Files(
                     self._format,

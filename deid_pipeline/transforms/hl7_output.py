@@ -9,8 +9,10 @@ document path spilled for it, and each report takes the tagged document of
 the same id and content from there, so the narrative in the HL7 output and
 the text in the research table come from the same spans. Only a report the
 document path could not tag (it was quarantined there) is tagged again.
-Messages that fail are left out of the file and recorded in the quarantine
-with stage ``hl7_output:<stage>``.
+The originals of the file's persons that have several documents in the run
+(``chunks.PersonOriginals``) come with the join too, so a report is rewritten
+against the same originals in both outputs. Messages that fail are left out
+of the file and recorded in the quarantine with stage ``hl7_output:<stage>``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.evaluation.corpora import sniff_format
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
 from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.transforms.chunks import ChunkRef, read_spill, unpack
+from deid_pipeline.transforms.chunks import (
+    ChunkRef,
+    person_originals,
+    read_spill,
+    unpack,
+)
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
 from deid_pipeline.transforms.storage import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.transforms.tag import acquire_tagger
@@ -80,7 +87,7 @@ class TaggedBefore:
 
 
 class Hl7FileFn(beam.DoFn):
-    """(file index, {file, tagged chunk refs}) -> the de-identified file."""
+    """(file index, {file, tagged chunk refs, keys, avoid}) -> de-identified file."""
 
     def __init__(
         self,
@@ -108,8 +115,9 @@ class Hl7FileFn(beam.DoFn):
     def process(self, element):
         _file_index, joined = element
         keys = {chunk: unpack(blob) for chunk, blob in joined["keys"]}
+        avoid = person_originals(joined.get("avoid", ()))
         for metadata in joined["file"]:
-            yield from self._rewrite(metadata, list(joined["tagged"]), keys)
+            yield from self._rewrite(metadata, list(joined["tagged"]), keys, avoid)
 
     def _read(self, metadata) -> bytes | None:
         """The file's bytes, decompressed, if it is HL7; None otherwise.
@@ -142,7 +150,8 @@ class Hl7FileFn(beam.DoFn):
         return data
 
     def _rewrite(self, metadata, refs: list[ChunkRef],
-                 keys: dict[int, tuple[str | None, ...]]):
+                 keys: dict[int, tuple[str | None, ...]],
+                 avoid: dict | None = None):
         from deid_pipeline.hl7.writeback import deidentify_hl7_file
 
         path = metadata.path
@@ -157,7 +166,8 @@ class Hl7FileFn(beam.DoFn):
                 known.setdefault(tagged.document.doc_id, (tagged, key))
         tagger = TaggedBefore(known, self._tagger)
         result = deidentify_hl7_file(path, data, tagger, self._rewriter,
-                                     self._output.z_segments, person_keys=tagger)
+                                     self._output.z_segments, person_keys=tagger,
+                                     person_originals=avoid)
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
         self._again.inc(tagger.tagged_again)
@@ -190,9 +200,10 @@ class WriteHl7Files(beam.PTransform):
     """Indexed input files + their tagged chunk refs -> de-identified HL7 files.
 
     Applied to ``{"file": (file index, FileMetadata), "tagged": ChunkRef,
-    "keys": ((file index, chunk index), packed person keys)}`` (the last as
-    ``SolveLinks`` gives them); returns the quarantine records of the
-    messages left out.
+    "keys": ((file index, chunk index), packed person keys)}`` (as
+    ``SolveLinks`` gives them) and optionally ``"avoid": ((file index, chunk
+    index), packed (person id, originals))`` (as ``chunks.PersonOriginals``
+    gives them); returns the quarantine records of the messages left out.
     """
 
     def __init__(
@@ -218,8 +229,13 @@ class WriteHl7Files(beam.PTransform):
         keys = inputs["keys"] | "KeysByFile" >> beam.MapTuple(
             lambda chunk_id, blob: (chunk_id[0], (chunk_id[1], blob))
         )
+        joined = {"file": inputs["file"], "tagged": refs, "keys": keys}
+        if "avoid" in inputs:
+            joined["avoid"] = inputs["avoid"] | "AvoidByFile" >> beam.MapTuple(
+                lambda chunk_id, blob: (chunk_id[0], blob)
+            )
         return (
-            {"file": inputs["file"], "tagged": refs, "keys": keys}
+            joined
             | "JoinTagged" >> beam.CoGroupByKey()
             | "Hl7Rewrite"
             >> beam.ParDo(
