@@ -89,3 +89,34 @@ def test_when_a_shifted_date_shares_digits_with_an_original_then_not_a_leak(key)
         with open(path, "rb") as fh:
             result = deidentify_hl7_file(path, fh.read(), tagger, rewriter)
         assert result.quarantined == (), path
+
+
+
+def test_when_a_shifted_date_has_the_day_of_a_yearless_original_then_not_a_leak():
+    """``9/21/2000`` shifted to ``12/21/1997`` beside a removed ``12/21``: written.
+
+    A year-less original's day and month in a shifted date of another year
+    is a coincidence of the one shift (the issue 18 audit lost a generated
+    message to it under one of five random keys). The first pass learns
+    where this key's shift sends the collection date; the second puts that
+    day, year-less, into the narrative.
+    """
+    import re
+
+    tagger = PhiTagger(create(TaggerConfig(detectors=("rules", "dictionary"))))
+    rewriter = Rewriter("surrogate", key=b"yearless-day-key" * 2)
+    template = ("MSH|^~\\&|LAB|H|||20001221||ORU^R01|C1|P|2.5\r"
+                "PID|1||7712093^^^H^MR||QUENTIN^MIRABEL||19610314|F\r"
+                "OBR|1|O1|F1|88305^PATH^CPT|||20001221\r"
+                "OBX|1|TX|22034-3^Report^LN||DATE COLLECTED: {date}||||||F\r"
+                "OBX|2|TX|22034-3^Report^LN||Seen in clinic on {day}.||||||F\r")
+    for collected in ("9/21/2000", "2/20/2001", "3/25/2001", "4/28/2001"):
+        first = deidentify_message(template.format(date=collected, day="3/4"),
+                                   tagger, rewriter, "m.hl7")
+        shifted = re.search(r"COLLECTED: (\d\d)/(\d\d)/(\d+)", first.er7)
+        if shifted:  # a day of 4 digits (fewer are not guarded)
+            break
+    message = template.format(date=collected, day=f"{shifted[1]}/{shifted[2]}")
+    result = deidentify_message(message, tagger, rewriter, "m.hl7")
+    assert result.ok, result.quarantined
+    assert shifted[0] in result.er7 and collected not in result.er7

@@ -68,6 +68,18 @@ def test_when_dates_collide_then_not_redrawn_so_intervals_hold():
     assert surrogate("03/04/2020", "DATE", _ctx(avoid)) == plain
 
 
+def test_when_a_shifted_month_name_is_a_persons_name_then_the_date_is_masked():
+    """A shifted ``3-May-96`` beside a next of kin called May: masked, not redrawn."""
+    month = re.search(r"[A-Za-z]+", surrogate("14-Feb-99", "DATE", _ctx())).group()
+    avoid = Originals.of([(f"{month.upper()}^GINA", "RELATIVE")])
+    with pytest.raises(surrogates.SurrogateError):
+        surrogate("14-Feb-99", "DATE", _ctx(avoid))
+    assert surrogate("14/02/99", "DATE", _ctx(avoid))  # no name in it: shifted
+    rewriter = Rewriter("surrogate", KEY, as_of_year=2026)
+    out = rewriter.replace_value("14-Feb-99", "DATE", "p1", avoid)
+    assert month.casefold() not in out.casefold() and "14-Feb-99" not in out
+
+
 # -------------------------------------------------- a forced tiny name pool
 
 FIRST = ("John", "Mary", "David", "Otto", "Ada")

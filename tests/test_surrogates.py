@@ -492,6 +492,16 @@ def test_when_yearless_date_then_never_unchanged(d, person):
     assert surrogate(text, "DATE", Ctx(person_id=person)) != text
 
 
+@pytest.mark.parametrize("value", ["11th", "3rd", "28", "1st"])
+def test_when_a_day_alone_then_never_the_same_day(value):
+    # A shift of a whole number of months sent "11th" to "11th" for about
+    # one person in 30, and the leak guard quarantined the message.
+    day = int(re.match(r"\d+", value).group())
+    for person in range(300):
+        out = surrogate(value, "DATE", Ctx(person_id=f"{person:020x}"))
+        assert int(re.match(r"\d+", out).group()) != day, person
+
+
 @SETTINGS
 @given(month=st.integers(1, 12), yy=st.sampled_from([0, *range(32, 100)]),
        person=persons, sep=st.sampled_from(["-", " ", "/"]))

@@ -568,6 +568,12 @@ _MDY_DATE = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4}|\d{2})$")
 _ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})$")
 
 
+# A year-less m/d: the same day of another year in a shifted date (9/21/2000
+# moved to 12/21/1997 beside an original 12/21) is a coincidence of the one
+# shift, as for a whole date above; it does not say the original day's year.
+_MD_DATE = re.compile(r"(\d{1,2})/(\d{1,2})$")
+
+
 def _date_key(value: str) -> tuple | str:
     """How a surrogate date is compared with an original one.
 
@@ -621,7 +627,9 @@ class _GuardedValues:
     searched: shifting keeps intervals, so 3/1 and 3/15 shifted by 14 days
     make a 3/15 that no rewrite can avoid, and it says nothing an interval
     did not (the auditor's scan of birth dates still finds a real one, as a
-    birth date is never a shifted report date of the same week).
+    birth date is never a shifted report date of the same week). Nor is a
+    year-less original (``12/21``) whose day and month a shifted date of the
+    message has (``12/21/1997``).
     """
 
     def __init__(self, dictionary: PatientDictionary, tagged: list[TaggedDocument],
@@ -644,14 +652,18 @@ class _GuardedValues:
         self._shifted = {_date_key(r.replacement) for deid in deids
                          for r in deid.replacements if category(r.span.label) == "DATE"}
         self._shifted.update(_date_key(ts) for ts in header_dates if ts)
+        self._shifted_days = {k[1:] for k in self._shifted if isinstance(k, tuple)}
         self.removed = leak_guard.removed_values(deids, policy, self._skipped)
         self.policy = policy
         self._guarded: PatientDictionary | None = None
 
     def _skipped(self, value: str, label: str) -> bool:
         """Left out of the search: unguarded, or an original date a shift rewrote."""
-        return _unguarded(value, label) or (
-            category(label) == "DATE" and _date_key(value) in self._shifted)
+        if _unguarded(value, label) or category(label) != "DATE":
+            return _unguarded(value, label)
+        day = _MD_DATE.match(value.strip())
+        return _date_key(value) in self._shifted or bool(
+            day and (int(day[1]), int(day[2])) in self._shifted_days)
 
     def found(self, text: str) -> Counter:
         """Labels (with counts) of the guarded values found in ``text``."""

@@ -160,12 +160,20 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     settings = _settings_of(ctx)
     out = _memo(settings, label, value)
     avoid = getattr(ctx, "avoid", None)
-    if avoid is not None and label not in _SHIFTED and avoid.spelled_by(out):
+    if avoid is None:
+        return out
+    if label in _SHIFTED:
+        if avoid.names_in(out):
+            raise SurrogateError(f"{label}: the shifted value names an original")
+    elif avoid.spelled_by(out):
         out = _redrawn(settings, label, value, avoid)
     return out
 
 
-# Dates and ages move by the person's one shift: a redraw would break intervals.
+# Dates and ages move by the person's one shift: a redraw would break intervals,
+# so one whose month or weekday name is a name of the message's people (a
+# shifted "3-May-96" beside a relative named May) is masked instead. Their
+# digits are a shift, not a draw: they are not compared with ids.
 _SHIFTED = frozenset({"DATE", "AGE"})
 
 

@@ -13,7 +13,9 @@ between two of them of the same kind:
 - no year (``7/22``, ``July 22nd``): the date in the leap reference year 2000
   (a leap year, so ``2/29`` parses); exact for dates within one year;
 - month and year (``July 2006``, ``7/2006``): the 15th of that month;
-- a day alone (``the 22nd``): that day of January of the reference year;
+- a day alone (``the 22nd``): that day of January of the reference year,
+  one day further when the shift would land on the same day of another month
+  (it would say the original day);
 - a month alone (``July``): the 15th of that month in the reference year;
 - a weekday alone (``Monday``): moved by the shift modulo 7, which is exact.
 
@@ -360,6 +362,8 @@ def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
         new = datetime.date(y, m, 15) + delta
     elif kind == "d":
         new = datetime.date(REFERENCE_YEAR, 1, d) + delta
+        if new.day == d:  # a whole number of months: it would say the day
+            new += datetime.timedelta(days=1)
     elif kind == "m":
         new = datetime.date(REFERENCE_YEAR, m, 15) + delta
     else:  # pragma: no cover - every layout yields one of the kinds above

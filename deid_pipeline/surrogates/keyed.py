@@ -203,6 +203,10 @@ class Originals:
         """Whether ``surrogate`` is an original value or holds an original name part."""
         if self.values and _squeezed(surrogate) in self.values:
             return True
+        return self.names_in(surrogate)
+
+    def names_in(self, surrogate: str) -> bool:
+        """Whether a word of ``surrogate`` is an original name part (``May``)."""
         words = self.words
         return bool(words) and any(w.casefold() in words
                                    for w in _LETTERS.findall(surrogate))
