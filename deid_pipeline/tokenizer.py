@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 _TOKEN = re.compile(r"[^\W\d_]+|\d+|\S", re.UNICODE)
 _ALNUM_RUN = re.compile(r"[A-Za-z0-9]+")
+ASCII_DIGITS = frozenset("0123456789")
 
 
 class Token(NamedTuple):
@@ -24,6 +25,16 @@ class Token(NamedTuple):
     text: str
     start: int
     end: int
+
+
+def is_digits(text: str) -> bool:
+    """True for a non-empty run of ASCII digits, the only digits read as numbers.
+
+    ``str.isdigit()`` is also true for superscripts and other digit-like
+    characters (``²``, ``①``) that ``int()`` refuses: a note with ``3/4²``
+    must not cost its record.
+    """
+    return text.isascii() and text.isdigit()
 
 
 def tokenize(text: str) -> list[Token]:

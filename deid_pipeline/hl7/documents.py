@@ -33,6 +33,7 @@ from deid_pipeline.model import (
     PatientDictionary,
     QuarantineRecord,
 )
+from deid_pipeline.tokenizer import is_digits
 
 __all__ = [
     "COLUMN_KEYS",
@@ -248,7 +249,7 @@ def build_documents(message: Hl7Message, origin: str = "", codec: str = "utf-8",
             # look it up by field even when another field had the same day.
             # Entries are made only for the forms that go in (a few of ~60).
             extra = tuple(DictionaryEntry(form, "DATE", field) for form, field in own
-                          if len(form) == 8 and form.isdigit()
+                          if len(form) == 8 and is_digits(form)
                           or form.lower() not in dates)
             doc_dictionary = PatientDictionary(dictionary.entries + extra,
                                                dictionary.person_key)
@@ -346,7 +347,7 @@ def _raw_date(dictionary: PatientDictionary, field: str) -> str | None:
     for entry in dictionary.entries:
         if entry.field == field and entry.label == "DATE":
             value = entry.value
-            if len(value) == 8 and value.isdigit():
+            if len(value) == 8 and is_digits(value):
                 return value
     return None
 

@@ -13,6 +13,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from deid_pipeline.tokenizer import is_digits
+
 __all__ = ["DEFAULT_DELIMITERS", "Delimiters", "escape", "unescape"]
 
 
@@ -60,7 +62,7 @@ def _count(arg: str) -> int | None:
     arg = arg.strip()
     if not arg:
         return 1
-    if arg.lstrip("+").isdigit():
+    if is_digits(arg.lstrip("+")):
         return min(int(arg.lstrip("+")), 100)
     return None
 

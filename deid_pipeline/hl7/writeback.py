@@ -90,6 +90,7 @@ from deid_pipeline.model import (
 )
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.tagging import reconcile_reports
+from deid_pipeline.tokenizer import is_digits
 
 __all__ = [
     "Z_SEGMENT_MODES",
@@ -924,7 +925,7 @@ def _envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
                 if comps[0]:
                     comps[0] = escape(facility(unescape(comps[0], d)), d)
                 fields[n] = d.component.join(comps[:1])
-            elif name == "BTS" and n == 1 and fields[1].strip().isdigit():
+            elif name == "BTS" and n == 1 and is_digits(fields[1].strip()):
                 fields[1] = str(written[0])
             elif n not in keep:
                 fields[n] = ""

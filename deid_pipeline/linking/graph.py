@@ -22,6 +22,7 @@ from deid_pipeline.linking.keys import (
     record_person_key,
 )
 from deid_pipeline.model import TaggedDocument
+from deid_pipeline.tokenizer import ASCII_DIGITS
 
 # How strong each kind of identifier is as evidence of one person; the
 # canonical key of a component comes from its strongest kind.
@@ -73,7 +74,7 @@ class PersonAssignment:
 
 
 def _digits(value: str) -> str:
-    return "".join(ch for ch in value if ch.isdigit()).lstrip("0")
+    return "".join(ch for ch in value if ch in ASCII_DIGITS).lstrip("0")
 
 
 def _name_key(value: str) -> str:

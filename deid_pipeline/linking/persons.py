@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.tokenizer import ASCII_DIGITS
 
 _YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
 OVER_89 = "90+"
@@ -50,7 +51,7 @@ def quasi_identifiers(
                 if m:
                     birth_year = _generalise_birth_year(int(m.group(1)), today)
             elif entry.label == "ZIP" and entry.field.startswith("PID.11") and not zip3:
-                digits = "".join(ch for ch in entry.value if ch.isdigit())
+                digits = "".join(ch for ch in entry.value if ch in ASCII_DIGITS)
                 if len(digits) >= 5:
                     zip3 = safe_harbor_zip3(digits[:3])
     sex = dict(doc.metadata).get("sex") or None

@@ -15,6 +15,8 @@ newer one.
 
 from __future__ import annotations
 
+from deid_pipeline.tokenizer import is_digits
+
 RESTRICTED_ZIP3: frozenset[str] = frozenset({
     "036", "059", "063", "102", "203", "556", "692", "790", "821",
     "823", "830", "831", "878", "879", "884", "890", "893",
@@ -23,6 +25,6 @@ RESTRICTED_ZIP3: frozenset[str] = frozenset({
 
 def safe_harbor_zip3(zip3: str) -> str:
     """``zip3`` itself, or ``000`` if its area has 20,000 people or fewer."""
-    if len(zip3) != 3 or not zip3.isdigit():
+    if len(zip3) != 3 or not is_digits(zip3):
         raise ValueError("a ZIP3 is exactly three digits")
     return "000" if zip3 in RESTRICTED_ZIP3 else zip3

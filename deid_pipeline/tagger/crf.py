@@ -52,7 +52,7 @@ from deid_pipeline.tagger.features import (
     FeatureEncoder,
     document_features,
 )
-from deid_pipeline.tokenizer import Token, tokenize
+from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 OUTSIDE = "O"
 SOURCE = "crf"
@@ -535,11 +535,11 @@ def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
     """
     lo = hi = t
     while lo > max(t - 3, 0) and tokens[lo - 1].end == tokens[lo].start and (
-            tokens[lo - 1].text.isdigit() or tokens[lo - 1].text == "/"):
+            is_digits(tokens[lo - 1].text) or tokens[lo - 1].text == "/"):
         lo -= 1
     last = min(t + 3, len(tokens) - 1)
     while hi < last and tokens[hi].end == tokens[hi + 1].start and (
-            tokens[hi + 1].text.isdigit() or tokens[hi + 1].text == "/"):
+            is_digits(tokens[hi + 1].text) or tokens[hi + 1].text == "/"):
         hi += 1
     return lo, hi
 
@@ -553,7 +553,7 @@ def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
     and the model still marks those its best path calls dates.
     """
     for t, kind in enumerate(kinds):
-        if kind != "DATE" or viterbi[t] != OUTSIDE or not tokens[t].text.isdigit():
+        if kind != "DATE" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
             continue
         lo, hi = _fraction_run(tokens, t)
         if hi - lo == 2 and tokens[lo + 1].text == "/" and all(

@@ -26,7 +26,7 @@ from deid_pipeline.model import (
     PhiSpan,
 )
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
-from deid_pipeline.tokenizer import token_spans
+from deid_pipeline.tokenizer import is_digits, token_spans
 
 # Single letters would match every article and initial in the note; initials
 # are matched only when the dictionary lists them with their period ("J.").
@@ -99,7 +99,7 @@ def _may_occur(value: str, vocabulary: Container[str]) -> bool:
         return True
     return all(word in vocabulary
                for word in value.lower().translate(_WORD_BREAKS).split()
-               if word.isalpha() or word.isdigit())
+               if word.isalpha() or is_digits(word))
 
 
 def _possible_entries(entries: tuple[DictionaryEntry, ...],

@@ -41,7 +41,7 @@ import numpy as np
 from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
 from deid_pipeline.tagger import lexicons as lexicons_module
-from deid_pipeline.tokenizer import Token, tokenize
+from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 FEATURE_VERSION = "1"
 
@@ -197,7 +197,7 @@ def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
             if len(text) > 4:
                 own.extend((f"p4={lower[:4]}", f"s4={lower[-4:]}"))
         word_ctx = lower
-    elif text.isdigit():
+    elif is_digits(text):
         own.extend(_number_features(text))
         word_ctx = f"#{long}"
     else:
