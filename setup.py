@@ -34,6 +34,9 @@ setup(
         # Synthetic training notes' small towns with their ZIP codes (and the
         # lexicon's town list, pipelines/build_lexicons.py).
         "zipcodes>=3.0",
+        # Ends Beam's worker processes when a run is interrupted
+        # (deid_pipeline/interrupts.py).
+        "psutil>=5.9",
     ],
     extras_require={
         "test": [
@@ -59,5 +62,5 @@ setup(
             "simple-icd-10-cm",
         ],
     },
-    entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.cli:main"]},
+    entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.entry:main"]},
 )

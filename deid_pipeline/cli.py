@@ -96,4 +96,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from deid_pipeline.entry import main as entry_main
+
+    sys.exit(entry_main())

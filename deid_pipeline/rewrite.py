@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import PhiSpan, Replacement
 from deid_pipeline.surrogates import (
     DEFAULT_MAX_SHIFT_DAYS,
@@ -197,6 +198,7 @@ def replacement_of(operator: Operator, value: str, span: PhiSpan,
         if not isinstance(new, str):
             raise TypeError(f"operator returned {type(new).__name__}, not str")
     except Exception as exc:  # any failure must mask, never leak
+        reraise_interrupt(exc)
         logger.debug("operator %s failed on a %s span (%s); masked",
                      operator.name, span.label, type(exc).__name__)
         new = mask(span.label)

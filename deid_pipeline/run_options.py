@@ -64,7 +64,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         action="append",
         required=True,
         metavar="PATTERN",
-        help="input file glob; repeat for several",
+        help="input file glob; repeat for several. A pattern that matches no "
+        "file is an error (exit 2) unless --allow-empty-input",
+    )
+    parser.add_argument(
+        "--allow-empty-input",
+        action="store_true",
+        help="a pattern that matches no file is not an error (a nightly job "
+        "over a folder that may be empty); with no input at all the tables "
+        "are published empty",
     )
     parser.add_argument(
         "--input-format",
@@ -146,8 +154,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--max-quarantine-ratio",
         type=float,
         metavar="R",
-        help="exit 4 if more than this share of records was quarantined "
-        "(default: never fail on quarantine)",
+        help="fail (exit 4, nothing published) if more than this share of "
+        "records was quarantined (default: only if every record was; "
+        "1 never fails)",
     )
     parser.add_argument(
         "--output-shards",

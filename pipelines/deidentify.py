@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import logging
 import platform
 import sys
 import time
-import uuid
 from collections import Counter
 from typing import NamedTuple
 
@@ -29,12 +27,19 @@ from apache_beam.options.pipeline_options import (
     _BeamArgumentParser,
 )
 
-from deid_pipeline import __version__
+from deid_pipeline import __version__, interrupts
 from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
+from deid_pipeline.pipelines.publish import (
+    StagingError,
+    discard,
+    new_staging_dir,
+    publish,
+    staged_tables,
+)
 from deid_pipeline.run_options import build_parser
-from deid_pipeline.schemas import TABLES
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
@@ -56,22 +61,15 @@ from deid_pipeline.transforms.incremental import (
 )
 from deid_pipeline.transforms.storage import (
     absolute,
-    delete_file,
-    delete_files,
-    delete_tree,
-    is_local,
+    is_local_directory,
     match_files,
-    move,
     move_files,
-    replace_directory,
     write_atomically,
-    write_bytes,
 )
 from deid_pipeline.transforms.write import (
     WriteCounts,
     WriteSortedParquet,
     read_counts,
-    write_empty_table,
 )
 
 log = logging.getLogger(__name__)
@@ -111,104 +109,6 @@ def _counter(result, name: str) -> int | None:
     return sum(v for v in values if v is not None) if values else 0
 
 
-def _staged_tables(staging: str) -> dict[str, list[str]]:
-    """Each table's staged files (one listing); an empty table gets one empty file.
-
-    A table with no rows produces no shard; it is still published, as one
-    empty file with the table's schema, so readers need no special case.
-    """
-    staged: dict[str, list[str]] = {table: [] for table in TABLES}
-    for path in match_files(FileSystems.join(staging, "*", "*.parquet")):
-        table = FileSystems.split(FileSystems.split(path)[0])[1]
-        if table in staged:
-            staged[table].append(path)
-    for table, paths in staged.items():
-        if not paths:
-            paths.append(write_empty_table(staging, table))
-    return staged
-
-
-def _publish(staged: dict[str, list[str]], staging: str, output: str) -> dict:
-    """Put each staged table in place of the old one; returns the file names.
-
-    The names are run.json's manifest. Locally each table directory is
-    swapped whole; on an object store the new files are moved in, then the
-    old files no longer listed are deleted, so a table directory can hold
-    files of two runs for a moment and a reader reads only those listed.
-    """
-    if is_local(output):
-        for table in TABLES:
-            replace_directory(
-                FileSystems.join(staging, table),
-                FileSystems.join(output, table),
-                FileSystems.join(staging, f".old-{table}"),
-            )
-    else:
-        old = [
-            path
-            for path in match_files(FileSystems.join(output, "*", "*"))
-            if FileSystems.split(FileSystems.split(path)[0])[1] in TABLES
-        ]
-        sources = [path for table in TABLES for path in staged[table]]
-        targets = [
-            FileSystems.join(output, table, FileSystems.split(path)[1])
-            for table in TABLES
-            for path in staged[table]
-        ]
-        move(sources, targets)
-        delete_files(sorted(set(old) - set(targets)))
-    return {
-        table: sorted(FileSystems.split(path)[1] for path in staged[table])
-        for table in TABLES
-    }
-
-
-# Every staging directory holds this file from its start: a prefix an object
-# store lists, and a first write that proves the output is usable. Not empty:
-# Beam's S3 file system cannot write an empty object (a multipart upload of
-# no parts, which S3 refuses).
-_STAGING_MARK = "_started"
-_STAGING_MARK_TEXT = b"deid-pipeline run staging; deleted when the run ends\n"
-
-
-def _stale_staging(output: str) -> set[str]:
-    """Staging directories left under ``output`` by runs that died."""
-    (match,) = FileSystems.match([FileSystems.join(output, ".staging-*", "**")])
-    stale = set()
-    for m in match.metadata_list:
-        rest = m.path[len(output) :].lstrip("/")
-        stale.add(FileSystems.join(output, rest.split("/", 1)[0]))
-    return stale
-
-
-def _new_staging_dir(output: str) -> str:
-    """A fresh staging directory inside ``output``; stale ones of killed runs go.
-
-    One run per output directory at a time: a staging directory left behind
-    can only be from a run that died before publishing.
-    """
-    staging = FileSystems.join(output, f".staging-{uuid.uuid4().hex[:12]}")
-    try:
-        for stale in sorted(_stale_staging(output)):
-            delete_tree(stale)
-        write_bytes(FileSystems.join(staging, _STAGING_MARK), _STAGING_MARK_TEXT)
-    except Exception as exc:  # noqa: BLE001 - any storage failure: cannot run
-        raise RunError(f"cannot use output directory {output!r}: {exc}") from exc
-    return staging
-
-
-def _discard(staging: str) -> None:
-    """Delete a failed run's staging directory; a failure here is only logged.
-
-    The run's own error is what the caller must see. What is left behind is
-    never taken for output (no run.json names it) and the next run deletes it.
-    """
-    try:
-        delete_tree(staging)
-    except Exception as exc:  # noqa: BLE001
-        log.warning("could not delete staging %s: %s", staging, type(exc).__name__)
-
-
 def _check_same_storage(output: str, hl7_output: str | None) -> None:
     """HL7 files are staged under ``output``: they are moved, not copied, out.
 
@@ -240,10 +140,6 @@ def redact_beam_args(beam_args: list[str]) -> list[str]:
     return redacted
 
 
-def _json_bytes(payload: dict) -> bytes:
-    return (json.dumps(payload, indent=2, sort_keys=True) + "\n").encode("utf-8")
-
-
 def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
     import pyarrow
 
@@ -260,11 +156,14 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
     return versions
 
 
-def input_bytes(patterns: list[str]) -> int:
-    """Total size of the input; a plain path that does not exist cannot run.
+def input_bytes(patterns: list[str], allow_empty: bool = False) -> int:
+    """Total size of the input; a pattern that matches no file cannot run.
 
-    A glob that matches nothing is only a warning: a nightly job over a
-    directory with no new files has nothing to do, and finishes.
+    A glob that matched nothing used to be a warning, and the run then
+    published empty tables over a good extract. Now it is an error unless
+    ``allow_empty`` (``--allow-empty-input``: a nightly job over a folder
+    that may be empty). A local directory is not an input file: a pattern
+    that names only directories is refused with the glob that reads them.
     """
     total = 0
     try:
@@ -272,14 +171,25 @@ def input_bytes(patterns: list[str]) -> int:
     except Exception as exc:  # noqa: BLE001 - no storage, bucket or credentials
         raise RunError(f"cannot list input {patterns!r}: {exc}") from exc
     for pattern, match in zip(patterns, matches):
-        if not match.metadata_list:
+        files = [m for m in match.metadata_list if not is_local_directory(m.path)]
+        if not files:
+            if match.metadata_list:
+                raise RunError(
+                    f"input {pattern!r} is a directory; give "
+                    f"{FileSystems.join(pattern.rstrip('/'), '*')!r} to read its files"
+                )
             if not any(ch in pattern for ch in "*?["):
                 raise RunError(f"input {pattern!r} does not exist")
+            if not allow_empty:
+                raise RunError(
+                    f"input {pattern!r} matched no files (--allow-empty-input "
+                    "to run anyway)"
+                )
             print(
                 f"deid-pipeline run: warning: {pattern!r} matched no files",
                 file=sys.stderr,
             )
-        total += sum(m.size_in_bytes for m in match.metadata_list)
+        total += sum(m.size_in_bytes for m in files)
     return total
 
 
@@ -384,6 +294,7 @@ def run(
     the tables to partitions (``transforms/incremental.py``).
     """
     args, beam_args, key, key_source, tagger_config = _prepare(argv)
+    interrupts.raise_if_received()
     versions = _versions(tagger_config)
     pipeline_version = __version__ + (
         f"+{versions['model']}" if "model" in versions else ""
@@ -401,7 +312,7 @@ def run(
     output = absolute(args.output)
     hl7_target = absolute(args.hl7_output) if args.hl7_output else None
     _check_same_storage(output, hl7_target)
-    total_bytes = input_bytes(args.input)
+    total_bytes = input_bytes(args.input, args.allow_empty_input)
     job = _Job(
         args, beam_args, options, tagger_config, rewriter, output, hl7_target,
         output_shards(total_bytes, args.output_shards),
@@ -419,28 +330,75 @@ def run(
         raise RunError(str(exc)) from exc
     staging = _new_staging_dir(output)
     _log_plan(job, total_bytes, len(args.input))
-    result, elapsed = _execute(job, args.input, staging, test_pipeline)
-    staged = _staged_tables(staging)
-    summary = _summary(job, result, elapsed, staging)
-    # Without run.json a directory is not a finished run: it goes first and
-    # comes back last, so no reader ever pairs new tables with an old summary.
-    # The tables and HL7 files run.json lists are its manifest: what a reader
-    # of an object store (where a table directory is not swapped whole) reads.
-    run_json = FileSystems.join(output, "run.json")
-    delete_file(run_json)
-    summary["files"] = _publish(staged, staging, output)
-    if hl7_target:
-        summary["hl7_output"]["files"] = sorted(
-            move_files(FileSystems.join(staging, "hl7"), hl7_target)
-        )
-    write_atomically(run_json, _json_bytes(summary))
+    try:
+        result, elapsed = _execute(job, args.input, staging, test_pipeline)
+        summary = _summary(job, result, elapsed, staging)
+        _check_outcome(summary, staging)
+        publish(staged_tables(staging), staging, output, hl7_target, summary)
+    except RunRejectedError:
+        raise
+    except BaseException as exc:
+        left = discard(staging)
+        if left:
+            exc.left_behind = left  # named by main's message
+        raise
     log.debug(
         "published %d documents, %d quarantined",
         summary["records_written"],
         summary["records_quarantined"],
     )
-    delete_tree(staging)
+    discard(staging)
     return summary
+
+
+class RunRejectedError(Exception):
+    """The pipeline ran but its outcome must not replace the previous extract.
+
+    ``exit_code``: 3 (the accounting does not balance) or 4 (too much was
+    quarantined). This run's tables, quarantine included, stay in
+    ``staging`` (protected, like the output) until the next run.
+    """
+
+    def __init__(self, message: str, exit_code: int, summary: dict,
+                 staging: str) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.summary = summary
+        self.staging = staging
+
+
+def _check_outcome(summary: dict, staging: str) -> None:
+    """Refuse to publish a run that lost records or quarantined too much.
+
+    An unbalanced count is a silent hole in a study; a run that quarantined
+    every record (a wrong ``--input-format``, a broken model) would replace
+    a good extract with an empty one. ``--max-quarantine-ratio`` moves the
+    second line (1 never refuses).
+    """
+    read, quarantined = summary["records_read"], summary["records_quarantined"]
+    if summary["accounted"] is False:
+        raise RunRejectedError(
+            "records read != written + quarantined", 3, summary, staging
+        )
+    limit = summary["options"].get("max_quarantine_ratio")
+    if not read:
+        return
+    share = quarantined / read
+    if (share > limit) if limit is not None else (quarantined == read):
+        what = (
+            f"above --max-quarantine-ratio {limit}" if limit is not None
+            else "every record (--max-quarantine-ratio 1 to publish anyway)"
+        )
+        raise RunRejectedError(
+            f"{share:.1%} of records quarantined, {what}", 4, summary, staging
+        )
+
+
+def _new_staging_dir(output: str) -> str:
+    try:
+        return new_staging_dir(output)
+    except StagingError as exc:
+        raise RunError(str(exc)) from exc
 
 
 class _Job(NamedTuple):
@@ -527,10 +485,11 @@ def _execute(
         | "WriteCounts" >> WriteCounts(staging, flags)
     )
     try:
+        interrupts.raise_if_received()
         result = pipeline.run()
         result.wait_until_finish()
     except BaseException:
-        _discard(staging)
+        discard(staging)
         raise
     # Spilled documents go before anything is counted or published.
     delete_spill(spill)
@@ -591,48 +550,72 @@ def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
             runs = committed_runs(output)
             recover(output, runs)
             staging = _new_staging_dir(output)
-            run_id = run_timestamp(runs[-1] if runs else None)
-            manifest = load_manifest(output, runs)
-            paths, entries, plan = plan_inputs(job.args.input, manifest, run_id)
-            _log_plan(job, total_bytes, len(paths))
-            history = link_history(output, runs, staging, tuple(job.beam_args))
-            result, elapsed = _execute(
-                job, [literal_pattern(p) for p in paths], staging, test_pipeline,
-                history,
-            )
-            summary = _summary(job, result, elapsed, staging)
-            summary["files"] = {
-                table: sorted(FileSystems.split(p)[1] for p in files)
-                for table, files in _staged_tables(staging).items()
-            }
-            summary["incremental"] = {"run": run_id, **plan}
-            if job.hl7_target:
-                summary["hl7_output"]["files"] = sorted(
-                    FileSystems.split(p)[1]
-                    for p in match_files(FileSystems.join(staging, "hl7", "*"))
-                )
-            commit = staged_commit(staging, run_id, summary, entries)
-            if job.hl7_target:
-                move_files(FileSystems.join(staging, "hl7"), job.hl7_target)
-            write_atomically(FileSystems.join(output, "runs", f"{run_id}.json"), commit)
-            finish_publish(output, staging, run_id)
+            summary, run_id = _stage_partition(job, runs, staging, test_pipeline,
+                                               total_bytes)
     except IncrementalError as exc:
         raise RunError(str(exc)) from exc
     log.debug("run %s published %d documents", run_id, summary["records_written"])
     return summary
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command-line wrapper; returns the exit code a scheduler acts on.
+def _stage_partition(job: _Job, runs, staging: str, test_pipeline,
+                     total_bytes: int) -> tuple[dict, str]:
+    """Run one night into ``staging``, check it, commit and move it into place.
 
-    0 finished (quarantined records are reported, not failures), 2 could not
-    run, 3 accounting broken, 4 above ``--max-quarantine-ratio``.
+    Until the commit a failure or signal deletes ``staging``; after it,
+    staging holds the committed partition that the next run's ``recover``
+    moves into place.
     """
     try:
-        summary = run(argv)
-    except RunError as exc:
-        print(f"deid-pipeline run: error: {exc}", file=sys.stderr)
-        return 2
+        summary, run_id, entries = _stage_night(job, runs, staging, test_pipeline,
+                                                total_bytes)
+        # A signal from here on is acted on at the one check before the
+        # commit; after it the partition is published whole.
+        with interrupts.deferred():
+            commit = staged_commit(staging, run_id, summary, entries)
+            interrupts.raise_if_received()
+    except RunRejectedError:
+        raise
+    except BaseException:
+        discard(staging)
+        raise
+    with interrupts.deferred():
+        if job.hl7_target:
+            move_files(FileSystems.join(staging, "hl7"), job.hl7_target)
+        write_atomically(FileSystems.join(job.output, "runs", f"{run_id}.json"), commit)
+        finish_publish(job.output, staging, run_id)
+    return summary, run_id
+
+
+def _stage_night(job: _Job, runs, staging: str, test_pipeline, total_bytes: int):
+    """The night's pipeline into ``staging``; (summary, run id, manifest entries)."""
+    output = job.output
+    run_id = run_timestamp(runs[-1] if runs else None)
+    manifest = load_manifest(output, runs)
+    paths, entries, plan = plan_inputs(job.args.input, manifest, run_id)
+    _log_plan(job, total_bytes, len(paths))
+    history = link_history(output, runs, staging, tuple(job.beam_args))
+    result, elapsed = _execute(
+        job, [literal_pattern(p) for p in paths], staging, test_pipeline,
+        history,
+    )
+    summary = _summary(job, result, elapsed, staging)
+    summary["files"] = {
+        table: sorted(FileSystems.split(p)[1] for p in files)
+        for table, files in staged_tables(staging).items()
+    }
+    summary["incremental"] = {"run": run_id, **plan}
+    if job.hl7_target:
+        summary["hl7_output"]["files"] = sorted(
+            FileSystems.split(p)[1]
+            for p in match_files(FileSystems.join(staging, "hl7", "*"))
+        )
+    _check_outcome(summary, staging)
+    return summary, run_id, entries
+
+
+def _report(summary: dict) -> None:
+    """The one-line outcome on stderr (counts only)."""
     read, quarantined = summary["records_read"], summary["records_quarantined"]
     by_stage = ", ".join(f"{s} {n}" for s, n in summary["quarantined_by_stage"].items())
     print(
@@ -647,21 +630,74 @@ def main(argv: list[str] | None = None) -> int:
             "accounting not checked",
             file=sys.stderr,
         )
-    elif not summary["accounted"]:
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line wrapper; returns the exit code a scheduler acts on.
+
+    0 published (quarantined records are reported, not failures), 2 could
+    not run, 3 accounting broken, 4 too much quarantined (nothing published
+    for either), 130 / 143 interrupted by SIGINT / SIGTERM (nothing
+    published, staging removed).
+    """
+    with handling_signals():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
+    try:
+        summary = run(argv)
+    except RunError as exc:
+        print(f"deid-pipeline run: error: {exc}", file=sys.stderr)
+        return 2
+    except RunRejectedError as exc:
+        _report(exc.summary)
         print(
-            "deid-pipeline run: error: records read != written + quarantined",
+            f"deid-pipeline run: error: {exc}; nothing published, the previous "
+            f"output is unchanged (this run's tables, PROTECTED, are in "
+            f"{exc.staging} until the next run)",
             file=sys.stderr,
         )
-        return 3
-    limit = summary["options"].get("max_quarantine_ratio")
-    if limit is not None and read and quarantined / read > limit:
+        return exc.exit_code
+    except BaseException as exc:
+        # Beam re-raises what stopped a bundle as a RuntimeError naming the
+        # step: the signal this process got says it was an interrupt.
+        signum = interrupts.received()
+        if not (signum or isinstance(exc, (RunInterrupted, KeyboardInterrupt))):
+            raise
+        code = 128 + signum if signum else getattr(exc, "exit_code", 130)
+        left = getattr(exc, "left_behind", None)
+        where = (
+            f"; could not remove {left}: it holds PROTECTED input, delete it"
+            if left else "; staging removed"
+        )
         print(
-            f"deid-pipeline run: error: {quarantined / read:.1%} of records "
-            f"quarantined, above --max-quarantine-ratio {limit}",
+            f"deid-pipeline run: interrupted ({signal_name(code)}): nothing "
+            f"published, the previous output is unchanged{where}",
             file=sys.stderr,
         )
-        return 4
+        return code
+    _report(summary)
+    late = interrupts.received()
+    if late:
+        # The signal came while publishing, after the point of no return.
+        print(
+            f"deid-pipeline run: interrupted ({signal_name(128 + late)}) after "
+            "the output was published: it is complete",
+            file=sys.stderr,
+        )
+        return 128 + late
     return 0
+
+
+def signal_name(exit_code: int) -> str:
+    """``SIGINT`` for 130, ``SIGTERM`` for 143."""
+    import signal
+
+    try:
+        return signal.Signals(exit_code - 128).name
+    except ValueError:
+        return f"exit {exit_code}"
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ def _archive(tmp_path, files) -> str:
 def _night(archive, out, key_file, *extra) -> dict:
     return run(
         ["--input", f"{archive}/*.txt", "--input", f"{archive}/*.hl7",
-         "--output", str(out), "--key-file", key_file, "--incremental", *ARGS, *extra]
+         "--output", str(out), "--key-file", key_file, "--incremental",
+         "--allow-empty-input", *ARGS, *extra]
     )
 
 
@@ -104,7 +105,8 @@ def test_when_two_nights_then_night_two_reads_only_new_files_and_union_equals_on
     whole = tmp_path / "whole"
     everything = run(
         ["--input", f"{archive}/*.txt", "--input", f"{archive}/*.hl7",
-         "--output", str(whole), "--key-file", key_file, *ARGS]
+         "--output", str(whole), "--key-file", key_file, "--allow-empty-input",
+         *ARGS]
     )
     assert everything["records_written"] == (
         first["records_written"] + second["records_written"]
@@ -195,7 +197,7 @@ def test_when_run_killed_mid_way_then_nothing_published_and_next_run_redoes_it(
     command = [
         sys.executable, "-m", "deid_pipeline.cli", "run", "--input",
         f"{archive}/*.txt", "--input", f"{archive}/*.hl7", "--output", str(out),
-        "--key-file", key_file, "--incremental", *ARGS,
+        "--key-file", key_file, "--incremental", "--allow-empty-input", *ARGS,
     ]
     proc = subprocess.Popen(command, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60

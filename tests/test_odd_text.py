@@ -36,7 +36,7 @@ def tagger():
 
 
 @pytest.mark.parametrize("text", ODD_NOTES)
-def test_when_note_holds_superscript_or_circled_digits_then_tagged_rewritten_and_guarded(
+def test_when_note_holds_superscript_digits_then_tagged_rewritten_and_guarded(
     tagger, text
 ):
     doc = ClinicalDocument(doc_id="odd", source="text", text=text)

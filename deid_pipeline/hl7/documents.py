@@ -27,6 +27,7 @@ from deid_pipeline.hl7.fields import NARRATIVE_OBX_TYPES, repetitions
 from deid_pipeline.hl7.framing import decode_message, frame_file
 from deid_pipeline.hl7.message import Hl7Message, Hl7ParseError, parse_message
 from deid_pipeline.hl7.seed import date_forms, parse_hl7_date, seed_dictionary
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
@@ -299,6 +300,7 @@ def read_hl7(path: str, data: bytes) -> Iterator[ClinicalDocument | QuarantineRe
     try:
         frames = list(frame_file(data).frames())
     except Exception as exc:  # noqa: BLE001 - framing bugs must not lose the file
+        reraise_interrupt(exc)
         yield quarantine_record(path, 0, "read", type(exc).__name__,
                                 "file could not be framed", data)
         return
@@ -310,6 +312,7 @@ def read_hl7(path: str, data: bytes) -> Iterator[ClinicalDocument | QuarantineRe
         try:
             text, codec = decode_message(frame.data)
         except Exception as exc:  # noqa: BLE001 - never expected; fail closed
+            reraise_interrupt(exc)
             yield quarantine_record(path, frame.ordinal, "read", type(exc).__name__,
                                     "message could not be decoded", frame.data)
             continue
@@ -321,6 +324,7 @@ def read_hl7(path: str, data: bytes) -> Iterator[ClinicalDocument | QuarantineRe
                                     str(exc), frame.data)
             continue
         except Exception as exc:  # noqa: BLE001 - message text may hold PHI: not kept
+            reraise_interrupt(exc)
             yield quarantine_record(path, frame.ordinal, "parse", type(exc).__name__,
                                     f"unexpected {type(exc).__name__} while parsing",
                                     frame.data)

@@ -80,6 +80,7 @@ from deid_pipeline.hl7.message import (
     parse_message,
 )
 from deid_pipeline.hl7.seed import seed_dictionary
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.labels import category
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -862,6 +863,7 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
         record = quarantine_record(origin, ordinal, exc.stage, "WritebackError",
                                    str(exc), raw)
     except Exception as exc:  # noqa: BLE001 - fail closed; the text may hold PHI
+        reraise_interrupt(exc)
         record = quarantine_record(origin, ordinal, state[0], type(exc).__name__,
                                    f"unexpected {type(exc).__name__} at {state[0]}",
                                    raw)

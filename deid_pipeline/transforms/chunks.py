@@ -50,6 +50,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter, originals_of
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.graph import (
     LinkRecord,
@@ -76,6 +77,7 @@ from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
 from deid_pipeline.transforms.storage import (
     FileSystemFlags,
     delete_tree,
+    is_local_directory,
     use_filesystem_flags,
 )
 from deid_pipeline.transforms.tag import acquire_tagger
@@ -196,7 +198,9 @@ class _MatchFn(beam.DoFn):
 
     def process(self, pattern: str):
         (match,) = FileSystems.match([pattern])
-        yield from match.metadata_list
+        # Directories are not input files (the driver refused a pattern
+        # that names only directories).
+        yield from (m for m in match.metadata_list if not is_local_directory(m.path))
 
 
 class MatchIndexedFiles(beam.PTransform):
@@ -406,6 +410,7 @@ class TagChunkFn(beam.DoFn):
             try:
                 tagged_docs.append(self._tagger.tag(doc))
             except Exception as exc:  # noqa: BLE001 - errors are data
+                reraise_interrupt(exc)
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE, to_quarantine("tag", _dead_letter(doc, exc))
                 )
@@ -418,6 +423,7 @@ class TagChunkFn(beam.DoFn):
                 item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
                 own = originals_of(tagged)
             except Exception as exc:  # noqa: BLE001
+                reraise_interrupt(exc)
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE, to_quarantine("link", _dead_letter(tagged, exc))
                 )
@@ -652,6 +658,7 @@ class WriteChunkFn(beam.DoFn):
                     originals = own[position]
                 result = rewriter.rewrite(tagged, person_key=key, avoid=originals)
             except Exception as exc:  # noqa: BLE001 - errors are data
+                reraise_interrupt(exc)
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE,
                     to_quarantine("surrogate", _dead_letter(tagged, exc)),
@@ -660,6 +667,7 @@ class WriteChunkFn(beam.DoFn):
             try:
                 self._rewriter.guard(tagged, result)
             except Exception as exc:  # noqa: BLE001
+                reraise_interrupt(exc)
                 yield beam.pvalue.TaggedOutput(
                     self.QUARANTINE,
                     to_quarantine("leak_guard", _dead_letter((tagged, result), exc)),

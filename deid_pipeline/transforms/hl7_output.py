@@ -29,6 +29,7 @@ from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.evaluation.corpora import sniff_format
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
@@ -143,7 +144,8 @@ class Hl7FileFn(beam.DoFn):
             raw = fh.read()
         try:
             data = decompress(path, raw, self._max_bytes)
-        except Exception:  # noqa: BLE001 - quarantined at read by the document path
+        except Exception as exc:  # noqa: BLE001 - quarantined at read by the document path
+            reraise_interrupt(exc)
             return None
         if self._format == "auto" and sniff_format(inner, data[:64]) != "hl7":
             return None

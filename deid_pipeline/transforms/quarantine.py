@@ -13,6 +13,7 @@ import json
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
 
 
@@ -57,7 +58,8 @@ def to_quarantine(stage: str, dead_letter: tuple) -> QuarantineRecord:
 def apply_stage(pcoll: beam.PCollection, stage: str, dofn: beam.DoFn):
     """Run ``dofn`` with per-record dead letters; returns (ok, quarantine)."""
     ok, failed = pcoll | stage.capitalize() >> beam.ParDo(dofn).with_exception_handling(
-        main_tag="ok", dead_letter_tag="quarantine", exc_class=Exception, partial=False
+        main_tag="ok", dead_letter_tag="quarantine", exc_class=Exception, partial=False,
+        on_failure_callback=reraise_interrupt,
     )
     quarantined = failed | f"Quarantine{stage.capitalize()}" >> beam.Map(
         lambda d, s=stage: to_quarantine(s, d)

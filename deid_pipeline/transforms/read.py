@@ -13,6 +13,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from deid_pipeline.evaluation.corpora import read_records
+from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.progress import process_progress
 from deid_pipeline.run_options import DEFAULT_MAX_FILE_BYTES
@@ -59,6 +60,7 @@ class ReadFileFn(beam.DoFn):
                 else:
                     yield beam.pvalue.TaggedOutput(self.QUARANTINE, record)
         except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the file
+            reraise_interrupt(exc)
             # Records already yielded stay yielded; the whole file goes to
             # quarantine as well so the rest of it is not silently lost.
             self._records.inc()

@@ -44,6 +44,15 @@ def is_local(path: str) -> bool:
     return FileSystems.get_scheme(path) in (None, "file")
 
 
+def is_local_directory(path: str) -> bool:
+    """Local-only: a local path that is a directory (never for another scheme).
+
+    Beam's local ``match`` returns a directory named literally (``--input
+    notes``) as a match: it is not an input file, and reading it failed.
+    """
+    return is_local(path) and os.path.isdir(path)
+
+
 def absolute(path: str) -> str:
     """Local-only: a relative local path made absolute; other paths unchanged.
 

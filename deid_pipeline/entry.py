@@ -1,0 +1,40 @@
+"""The ``deid-pipeline`` console script: signals handled before anything loads.
+
+A SIGINT during the first second of ``run`` (importing Beam, numba, Faker)
+raised ``KeyboardInterrupt`` inside some library's import, where a bare
+``except`` swallowed it: the run went on and published. So the script
+installs the run's handlers before importing anything heavy; the handler
+records the signal, and the run refuses to publish once one was recorded,
+whoever caught the exception it raised. This module imports only
+``deid_pipeline.interrupts`` at load time.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from deid_pipeline.interrupts import RunInterrupted, handling_signals
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; ``run`` under the interrupt handlers from the start."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if command != "run":
+        from deid_pipeline.cli import main as cli_main
+
+        return cli_main(argv)
+    with handling_signals():
+        try:
+            from deid_pipeline.cli import main as cli_main
+
+            return cli_main(argv)
+        except RunInterrupted as exc:
+            # Before the run itself started (``run`` reports its own).
+            print(f"deid-pipeline: interrupted ({exc}) before the run started; "
+                  "nothing written", file=sys.stderr)
+            return exc.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
