@@ -12,7 +12,7 @@ Safe Harbor three digits.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.years import birth_of, parse_birth
@@ -23,11 +23,11 @@ class QuasiIdentifiers:
     """What a document's header says about its person.
 
     ``birth`` is the header's date of birth as written (PHI: it travels only
-    between stages, to :func:`birth_year_column`); ``zip3`` is already
-    generalised.
+    between stages, to :func:`birth_year_column`, and is kept out of the
+    repr); ``zip3`` is already generalised.
     """
 
-    birth: str | None = None
+    birth: str | None = field(default=None, repr=False)
     sex: str | None = None
     zip3: str | None = None
 
