@@ -22,6 +22,7 @@ from deid_pipeline.rewrite import (
     rewrite,
 )
 from deid_pipeline.surrogates import Originals
+from deid_pipeline.surrogates.dates import person_offset
 
 MODES = ("surrogate", "redact", "tag")
 _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
@@ -97,6 +98,13 @@ class Rewriter:
         """
         span = PhiSpan(0, len(value), label, "header", 1.0)
         return replacement_of(self._operator, value, span, self._context(pid, avoid))
+
+    def date_offset(self, pid: str) -> int:
+        """The person's date shift in days, as the narrative's dates get it.
+
+        The research tables' birth years (``surrogates.years``) move by it.
+        """
+        return person_offset(self._new_context(pid))
 
     def _new_context(self, pid: str, avoid: Originals | None = None
                      ) -> RewriteContext:

@@ -48,7 +48,9 @@ DOCUMENTS = pa.schema(
             "metadata",
             pa.map_(pa.string(), pa.string()),
             "Other input keys (jsonl "
-            "and parquet extra columns), passed through unchanged.",
+            "and parquet extra columns), passed through unchanged; for HL7, header "
+            "columns: birth_year as in persons, birth_date_shifted, "
+            "age_90_or_over, shifted visit and report dates.",
             nullable=True,
         ),
     ]
@@ -101,7 +103,10 @@ PERSONS = pa.schema(
         _field(
             "birth_year",
             pa.string(),
-            "Birth year from a header, '90+' for people over 89 (Safe Harbor).",
+            "Birth year from a header (PID-7), shifted like the person's dates; "
+            "'90+' for people over 89 at --as-of-year (Safe Harbor); the original "
+            "year under the limited data set. Equals the HL7 documents' "
+            "metadata birth_year (surrogates.years.birth_of).",
             nullable=True,
         ),
         _field("sex", pa.string(), "Administrative sex from a header.", nullable=True),

@@ -55,7 +55,7 @@ def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
         for chunk_id, docs in chunks.items()
         for pos, t in enumerate(docs)
     ]
-    keys, rows = solve_links(reversed(items), KEY)
+    keys, rows = solve_links(reversed(items), rewriter)
 
     # The old path: resolve over LinkRecords, joined back by document key.
     old = {a.doc_key: a for a in resolve(link_record(t) for t in DOCS)}
@@ -69,7 +69,9 @@ def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
             expected_rows.setdefault(expected, []).append(
                 (person.linked_by, quasi_identifiers(t.document))
             )
-    assert rows == [persons_row(p, e) for p, e in sorted(expected_rows.items())]
+    assert rows == [
+        persons_row(p, e, rewriter) for p, e in sorted(expected_rows.items())
+    ]
     # Documents 1, 2 (shared MRN), 5 and 6 (shared MRN, 5's header key) link.
     assert len(rows) == 4
     assert sorted(r["n_documents"] for r in rows) == [1, 2, 2, 2]
@@ -79,7 +81,7 @@ def test_when_a_document_can_link_to_nothing_then_no_key_travels():
     item = link_item(DOCS[2], (0, 0), 0, KEY)
     _chunk, _pos, own, identifiers, alone, _quasi = item
     assert own is None and identifiers == () and alone
-    keys, _rows = solve_links([item], KEY)
+    keys, _rows = solve_links([item], Rewriter("redact", KEY))
     assert keys == {(0, 0): (None,)}
 
 

@@ -129,7 +129,7 @@ def test_when_header_columns_made_then_dates_shifted_like_the_text():
     assert "age_90_or_over" not in columns
 
 
-def test_when_patient_over_89_then_no_birth_columns_under_safe_harbor():
+def test_when_patient_over_89_then_birth_year_90_plus_under_safe_harbor():
     text = ("MSH|^~\\&|A|H|||20240101||ORU^R01|OLD1|P|2.5\r"
             "PID|1||5^^^H^MR||ROE^ANN||19300101|F\rOBR|1|||||||20240101\r")
     message, reports = parse_hl7_message(text)
@@ -138,9 +138,10 @@ def test_when_patient_over_89_then_no_birth_columns_under_safe_harbor():
     (doc,) = build_documents(message, "x", "utf-8", reports)
     columns = dict(header_columns(doc, FakeRewriter(), "p"))
     assert columns["age_90_or_over"] == "true"
-    assert "birth_year" not in columns and "birth_date_shifted" not in columns
+    assert columns["birth_year"] == "90+" and "birth_date_shifted" not in columns
     columns = dict(header_columns(doc, FakeRewriter(policy="limited-dataset"), "p"))
-    assert "birth_year" in columns
+    assert columns["birth_year"] == "1930"
+    assert columns["birth_date_shifted"] == "1930-01-01"
 
 
 def test_when_report_message_holds_two_patients_then_refused():

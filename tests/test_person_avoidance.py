@@ -117,9 +117,9 @@ def test_when_links_solved_then_documents_of_shared_persons_carry_the_rewriters_
     chunks = {(0, 0): DOCS[:3], (0, 1): DOCS[3:5], (1, 0): DOCS[5:]}
     items = [link_item(t, chunk_id, pos, CHUNK_KEY)
              for chunk_id, docs in chunks.items() for pos, t in enumerate(docs)]
-    keys, _rows, _history, _merges, shared = solve_links_with_prior(
-        reversed(items), CHUNK_KEY, ())
     rewriter = Rewriter("redact", CHUNK_KEY)
+    keys, _rows, _history, _merges, shared = solve_links_with_prior(
+        reversed(items), rewriter, ())
     pids = {(c, pos): rewriter.person_id_for(t, keys[c][pos])
             for c, docs in chunks.items() for pos, t in enumerate(docs)}
     counts = Counter(pids.values())

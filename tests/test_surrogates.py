@@ -443,12 +443,18 @@ def test_when_range_then_both_ends_shift_in_their_forms():
     assert out == f"{a.month}/{a.day}-{b.month}/{b.day}"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("1992", "1992"), ("'92", "'92"), ("92", "92"), ("2006", "2006"),
-    ("1935", "1935"), ("1920", "1935"), ("1899", "1935"), ("'20", "'20"),
+@pytest.mark.parametrize(("text", "year", "written"), [
+    ("1992", 1992, "{:04d}"), ("'92", 1992, "'{:02d}"), ("92", 1992, "{:02d}"),
+    ("2006", 2006, "{:04d}"), ("1935", 1935, "{:04d}"), ("1920", 1935, "{:04d}"),
+    ("1899", 1935, "{:04d}"), ("'20", 2020, "'{:02d}"),
 ])
-def test_when_bare_year_under_safe_harbor_then_kept_unless_over_89(text, expected):
-    assert surrogate(text, "DATE", CTX) == expected
+def test_when_bare_year_under_safe_harbor_then_top_coded_and_moved_by_whole_years(
+        text, year, written):
+    """Years of birth of people over 89 say the cut-off; all move like full dates."""
+    whole = round(offset().days / 365.2425)
+    assert whole in (-1, -2, -3)
+    out = surrogate(text, "DATE", CTX)
+    assert out == written.format((year + whole) % (10000 if len(text) == 4 else 100))
 
 
 def test_when_limited_dataset_then_dates_ages_and_towns_are_kept():

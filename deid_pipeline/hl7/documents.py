@@ -18,7 +18,6 @@ import bisect
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import date
 
 from deid_pipeline.byte_order import narrow
 from deid_pipeline.hl7.dates import parse_written_date, shift_ts
@@ -26,7 +25,7 @@ from deid_pipeline.hl7.escapes import unescape
 from deid_pipeline.hl7.fields import NARRATIVE_OBX_TYPES, repetitions
 from deid_pipeline.hl7.framing import decode_message, frame_file
 from deid_pipeline.hl7.message import Hl7Message, Hl7ParseError, parse_message
-from deid_pipeline.hl7.seed import date_forms, parse_hl7_date, seed_dictionary
+from deid_pipeline.hl7.seed import date_forms, seed_dictionary
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -34,6 +33,7 @@ from deid_pipeline.model import (
     PatientDictionary,
     QuarantineRecord,
 )
+from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import is_digits
 
 __all__ = [
@@ -361,9 +361,12 @@ def header_columns(doc: ClinicalDocument, rewriter, person_id: str
     """Date columns for the research extract, shifted like the narrative's dates.
 
     Computed after the rewrite (they need the person's shift), from the raw
-    dates the document's dictionary holds. Under the safe-harbor policy a
-    patient aged 90 or over at the report gets ``age_90_or_over`` instead of
-    any birth column. Keys: :data:`COLUMN_KEYS` (only those with a value).
+    dates the document's dictionary holds. The birth columns are the persons
+    table's (:func:`~deid_pipeline.surrogates.years.birth_of`): ``birth_year``
+    is ``90+`` and ``birth_date_shifted`` absent for a person over 89 under
+    the safe-harbor policy, and ``age_90_or_over`` says the age reckoned at
+    the run's ``as_of_year``. Keys: :data:`COLUMN_KEYS` (only those with a
+    value).
     """
     if doc.dictionary is None:
         return ()
@@ -376,24 +379,20 @@ def header_columns(doc: ClinicalDocument, rewriter, person_id: str
         value = next((v for f in fields if (v := _raw_date(doc.dictionary, f))), None)
         if value:
             raw[key] = value
+    dob = raw.pop("birth_date_shifted", None)
+    birth = birth_of(parse_birth(dob) if dob else None,
+                     rewriter.date_offset(person_id), rewriter.as_of_year,
+                     rewriter.policy)
     out: list[tuple[str, str]] = []
-    birth = parse_hl7_date(raw.get("birth_date_shifted", ""))
-    reference = (parse_hl7_date(raw.get("observation_date_shifted", ""))
-                 or parse_hl7_date(raw.get("admit_date_shifted", "")) or date.today())
-    old = birth is not None and _age(birth, reference) >= 90
-    if old and getattr(rewriter, "policy", "safe-harbor") == "safe-harbor":
-        raw.pop("birth_date_shifted", None)
+    if birth.year is not None:
+        out.append(("birth_year", birth.year))
+    if birth.date is not None:
+        out.append(("birth_date_shifted", birth.date.isoformat()))
+    if birth.over_89:
         out.append(("age_90_or_over", "true"))
     for key, value in raw.items():
         shifted = shift_ts(value, replace)
         when = parse_written_date(shifted) if shifted else None
-        if when is None:
-            continue
-        if key == "birth_date_shifted":
-            out.append(("birth_year", f"{when.year:04d}"))
-        out.append((key, when.isoformat()))
+        if when is not None:
+            out.append((key, when.isoformat()))
     return tuple(out)
-
-
-def _age(birth: date, at: date) -> int:
-    return at.year - birth.year - ((at.month, at.day) < (birth.month, birth.day))

@@ -57,6 +57,7 @@ class FakeRewriter:
 
     policy: str = "safe-harbor"
     pipeline_version: str = "test"
+    as_of_year: int = 2026
 
     def person_id_for(self, tagged: TaggedDocument, person_key: str | None = None
                       ) -> str:
@@ -68,6 +69,10 @@ class FakeRewriter:
 
     def _shift(self, pid: str) -> int:
         return 30 + _digest("shift", pid)[0] % 300
+
+    def date_offset(self, pid: str) -> int:
+        """The days ``replace_value`` moves the person's dates by."""
+        return self._shift(pid)
 
     def _date(self, value: str, pid: str) -> str | None:
         days = timedelta(days=self._shift(pid))

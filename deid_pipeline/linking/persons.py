@@ -1,61 +1,58 @@
 """The persons table: one row per person, with generalised quasi-identifiers.
 
-Quasi-identifiers (birth year, sex, ZIP3) are what a k-anonymity check needs;
-they are generalised here the Safe Harbor way before they reach any output:
-birth years of people over 89 are collapsed into one bucket.
+Quasi-identifiers (birth year, sex, ZIP3) are what a k-anonymity check needs.
+A document's header gives them raw; :func:`persons_columns` generalises them
+once the person (and so the date shift) is known, before they reach any
+output: the birth year by the rule every research table follows
+(:func:`deid_pipeline.surrogates.years.birth_of`: shifted like the person's
+dates, ``90+`` for people over 89 under Safe Harbor), the ZIP code to its
+Safe Harbor three digits.
 """
 
 from __future__ import annotations
 
-import datetime
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import ASCII_DIGITS
-
-_YEAR = re.compile(r"(?<!\d)(1[89]\d\d|20\d\d)(?!\d)")
-OVER_89 = "90+"
 
 
 @dataclass(frozen=True, slots=True)
 class QuasiIdentifiers:
-    """What a document's header says about its person, already generalised."""
+    """What a document's header says about its person.
 
-    birth_year: str | None = None
+    ``birth`` is the header's date of birth as written (PHI: it travels only
+    between stages, to :func:`birth_year_column`, and is kept out of the
+    repr); ``zip3`` is already generalised.
+    """
+
+    birth: str | None = field(default=None, repr=False)
     sex: str | None = None
     zip3: str | None = None
 
 
-def _generalise_birth_year(year: int, today: datetime.date | None = None) -> str:
-    today = today or datetime.date.today()
-    return OVER_89 if today.year - year > 89 else str(year)
-
-
-def quasi_identifiers(
-    doc: ClinicalDocument, today: datetime.date | None = None
-) -> QuasiIdentifiers:
-    """Birth year, sex and ZIP3 from the document's header, when it has one."""
+def quasi_identifiers(doc: ClinicalDocument) -> QuasiIdentifiers:
+    """Date of birth, sex and ZIP3 from the document's header, when it has one."""
     from deid_pipeline.surrogates.zip3 import safe_harbor_zip3
 
-    birth_year = zip3 = None
+    birth = zip3 = None
     if doc.dictionary is not None:
         for entry in doc.dictionary.entries:
             if (
                 entry.label == "DATE"
                 and entry.field.startswith("PID.7")
-                and not birth_year
+                and not birth
+                and parse_birth(entry.value) is not None
             ):
-                m = _YEAR.search(entry.value)
-                if m:
-                    birth_year = _generalise_birth_year(int(m.group(1)), today)
+                birth = entry.value.strip()
             elif entry.label == "ZIP" and entry.field.startswith("PID.11") and not zip3:
                 digits = "".join(ch for ch in entry.value if ch in ASCII_DIGITS)
                 if len(digits) >= 5:
                     zip3 = safe_harbor_zip3(digits[:3])
     sex = dict(doc.metadata).get("sex") or None
-    return QuasiIdentifiers(birth_year, sex, zip3)
+    return QuasiIdentifiers(birth, sex, zip3)
 
 
 def merge_quasi(items: Iterable[QuasiIdentifiers]) -> QuasiIdentifiers:
@@ -67,7 +64,18 @@ def merge_quasi(items: Iterable[QuasiIdentifiers]) -> QuasiIdentifiers:
         return known[0] if known else None
 
     return QuasiIdentifiers(
-        first(q.birth_year for q in items),
+        first(q.birth for q in items),
         first(q.sex for q in items),
         first(q.zip3 for q in items),
     )
+
+
+def birth_year_column(quasi: QuasiIdentifiers, rewriter, person_id: str) -> str | None:
+    """The persons table's ``birth_year``: what the documents' header columns say.
+
+    ``rewriter`` is the run's (its policy, ``as_of_year`` and the person's
+    date shift).
+    """
+    original = parse_birth(quasi.birth) if quasi.birth else None
+    return birth_of(original, rewriter.date_offset(person_id), rewriter.as_of_year,
+                    rewriter.policy).year

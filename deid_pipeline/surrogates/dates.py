@@ -19,13 +19,20 @@ between two of them of the same kind:
 - a month alone (``July``): the 15th of that month in the reference year;
 - a weekday alone (``Monday``): moved by the shift modulo 7, which is exact.
 
-Bare years (``1992``, ``'92``) are kept under Safe Harbor, which allows years,
-except years that could be the birth year of someone over 89 (``as_of_year``
-minus 90 or earlier): those are top-coded to that cut-off year, the date
-equivalent of writing ``90+`` for an age. A bare 1- or 2-digit number of at
-most 31 is read as a day of the month (it may be one, and a day must not leak);
+Bare years (``1992``, ``'92``) move back by the person's shift rounded to
+whole years (:func:`whole_years`), so two bare years of a person keep their
+difference exactly, and a bare year and a full date of the same event keep
+their year difference to within one (a full date's year moves by the whole
+years of the shift or one more, depending on its day; the bare year by the
+nearer of the two: for a date within a few months of midsummer, the same).
+Years that could be the birth year of someone over 89 (``as_of_year`` minus
+90 or earlier) are first top-coded to that cut-off year, the date equivalent
+of writing ``90+`` for an age, then shifted like any other, so order is kept
+and every such year says one value. A bare 1- or 2-digit number of at most
+31 is read as a day of the month (it may be one, and a day must not leak);
 larger ones are 2-digit years. Two-digit years are the most recent such year
-up to ``as_of_year``.
+up to ``as_of_year``. Birth years in the research tables follow the same
+shift: see :mod:`deid_pipeline.surrogates.years`.
 
 Under the limited-dataset policy dates are kept as they are. Text no form
 matches falls back to digit-for-digit replacement; text without digits that no
@@ -81,6 +88,31 @@ MIN_DAYS_FROM_WHOLE_YEARS = 7
 
 def _far_from_whole_years(days: int) -> bool:
     return abs(days - round(days / YEAR_DAYS) * YEAR_DAYS) >= MIN_DAYS_FROM_WHOLE_YEARS
+
+
+def whole_years(offset_days: int) -> int:
+    """The person's shift rounded to whole years: what a bare year moves by.
+
+    Rounded, not truncated, so a bare year lands on the year a date of
+    midsummer of that year lands on (the middle of what a year alone means).
+    """
+    return round(offset_days / YEAR_DAYS)
+
+
+def over_89_cutoff(as_of_year: int) -> int:
+    """The latest year that could be the birth year of someone over 89."""
+    return as_of_year - 90
+
+
+def shift_bare_year(year: int, offset_days: int, as_of_year: int) -> int:
+    """A bare year under Safe Harbor: top-coded at the over-89 cut-off, then shifted."""
+    return max(year, over_89_cutoff(as_of_year)) + whole_years(offset_days)
+
+
+def person_offset(ctx: SurrogateContext) -> int:
+    """The context's person's date offset in days, in the context's shift range."""
+    min_days, max_days = shift_range_of(ctx)
+    return date_shift_days(ctx.key, ctx.person_id, min_days, max_days)
 
 
 @functools.lru_cache(maxsize=1 << 14)
@@ -350,8 +382,8 @@ def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
     new_wd = None if parsed.weekday is None else (parsed.weekday + offset) % 7
     kind = parsed.kind
     if kind == "y":
-        cutoff = as_of_year - 90
-        return render(parsed.form, max(y, cutoff), None, None, new_wd)
+        return render(parsed.form, shift_bare_year(y, offset, as_of_year), None,
+                      None, new_wd)
     if kind == "w":
         return render(parsed.form, None, None, None, new_wd)
     if kind == "ymd":
@@ -413,8 +445,7 @@ class DateGenerator(SurrogateGenerator):
         if not core:
             raise SurrogateError("DATE: empty value")
         as_of = as_of_year_of(ctx)
-        min_days, max_days = shift_range_of(ctx)
-        offset = date_shift_days(ctx.key, ctx.person_id, min_days, max_days)
+        offset = person_offset(ctx)
         # As tagged first; then without brackets or trailing punctuation ("7/22.").
         for before, text, after in ((lead, core, trail), _PUNCT.match(value).groups()):
             parsed = parse_date(text, as_of)

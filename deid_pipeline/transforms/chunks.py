@@ -271,7 +271,8 @@ class SpillFileFn(beam.DoFn):
 # (chunk id (file index, chunk index), position in the tagged chunk,
 #  own person key or None, linkable identifiers ((kind, value), ...),
 #  person id of the document alone (only when it has no key and no
-#  identifiers, so that it can link to nothing), (birth year, sex, ZIP3)).
+#  identifiers, so that it can link to nothing), (date of birth as
+#  written, sex, ZIP3)).
 LinkItem = tuple
 
 
@@ -290,12 +291,12 @@ def link_item(
         record.own_key or None,
         record.identifiers,
         alone,
-        (quasi.birth_year, quasi.sex, quasi.zip3),
+        (quasi.birth, quasi.sex, quasi.zip3),
     )
 
 
 def solve_links(
-    items: Iterable[LinkItem], key: bytes
+    items: Iterable[LinkItem], rewriter: Rewriter
 ) -> tuple[dict[tuple[int, int], tuple[str | None, ...]], list[dict]]:
     """All link items -> person keys per chunk and the persons-table rows.
 
@@ -305,13 +306,13 @@ def solve_links(
     document itself. The persons rows are as ``Persons`` makes them.
     """
     by_chunk, rows, _history, _merges, _shared = solve_links_with_prior(
-        items, key, ()
+        items, rewriter, ()
     )
     return by_chunk, rows
 
 
 def solve_links_with_prior(
-    items: Iterable[LinkItem], key: bytes, prior: Iterable[PriorPerson]
+    items: Iterable[LinkItem], rewriter: Rewriter, prior: Iterable[PriorPerson]
 ) -> tuple[dict, list[dict], list[PriorPerson], list[tuple[str, str]], dict]:
     """``solve_links`` against the persons of earlier runs (``--incremental``).
 
@@ -322,6 +323,7 @@ def solve_links_with_prior(
     (None for the others; chunks without any are left out).
     """
     items = list(items)
+    key = rewriter.key
     records = [
         LinkRecord(f"{c[0]}:{c[1]}:{pos}", own, "", ids)
         for c, pos, own, ids, _alone, _quasi in items
@@ -356,7 +358,10 @@ def solve_links_with_prior(
             people = shared.setdefault(chunk_id, [])
             people.extend([None] * (pos + 1 - len(people)))
             people[pos] = pid
-    rows = [persons_row(pid, entries) for pid, entries in sorted(by_person.items())]
+    rows = [
+        persons_row(pid, entries, rewriter)
+        for pid, entries in sorted(by_person.items())
+    ]
     persons = [PriorPerson(k, tuple(sorted(v))) for k, v in sorted(history.items())]
     return (
         {c: tuple(keys) for c, keys in by_chunk.items()},
@@ -450,8 +455,10 @@ class _SolveFn(beam.DoFn):
     PERSONS = "persons"
     SHARED = "shared"
 
-    def __init__(self, key: bytes, history: LinkHistory | None = None) -> None:
-        self._key = key
+    def __init__(self, rewriter: Rewriter, history: LinkHistory | None = None
+                 ) -> None:
+        self._rewriter = rewriter
+        self._key = rewriter.key
         self._history = history
 
     def setup(self) -> None:
@@ -467,7 +474,7 @@ class _SolveFn(beam.DoFn):
             else [p for path in history.prior_paths for p in read_history(path)]
         )
         by_chunk, rows, persons, merges, shared = solve_links_with_prior(
-            items, self._key, prior
+            items, self._rewriter, prior
         )
         if history is not None:
             self._write_history(persons, merges)
@@ -510,7 +517,7 @@ class SolveLinks(beam.PTransform):
         self, rewriter: Rewriter, history: LinkHistory | None = None
     ) -> None:
         super().__init__()
-        self._key = rewriter.key
+        self._rewriter = rewriter
         self._history = history
 
     def expand(self, links):
@@ -519,7 +526,7 @@ class SolveLinks(beam.PTransform):
             | "AllLinks" >> beam.Map(lambda item: (None, item))
             | "GroupLinks" >> beam.GroupByKey()
             | "Solve"
-            >> beam.ParDo(_SolveFn(self._key, self._history)).with_outputs(
+            >> beam.ParDo(_SolveFn(self._rewriter, self._history)).with_outputs(
                 _SolveFn.PERSONS, _SolveFn.SHARED, main="keys"
             )
         )

@@ -5,18 +5,26 @@ from __future__ import annotations
 import apache_beam as beam
 
 from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.linking.persons import merge_quasi, quasi_identifiers
+from deid_pipeline.linking.persons import (
+    birth_year_column,
+    merge_quasi,
+    quasi_identifiers,
+)
 
 
-def persons_row(person_id: str, items) -> dict:
-    """Aggregate one person's documents into a persons-table row."""
+def persons_row(person_id: str, items, rewriter: Rewriter) -> dict:
+    """Aggregate one person's documents into a persons-table row.
+
+    ``rewriter`` gives the policy, ``as_of_year`` and date shift the birth
+    year is written with (the documents' own birth columns use the same).
+    """
     items = list(items)
     quasi = merge_quasi(q for _, q in items)
     return {
         "person_id": person_id,
         "n_documents": len(items),
         "linked_by": sorted({k for kinds, _ in items for k in kinds}),
-        "birth_year": quasi.birth_year,
+        "birth_year": birth_year_column(quasi, rewriter, person_id),
         "sex": quasi.sex,
         "zip3": quasi.zip3,
     }
@@ -41,5 +49,6 @@ class Persons(beam.PTransform):
                 )
             )
             | "ByPerson" >> beam.GroupByKey()
-            | "PersonRow" >> beam.MapTuple(persons_row)
+            | "PersonRow"
+            >> beam.MapTuple(lambda pid, items: persons_row(pid, items, rewriter))
         )
