@@ -620,11 +620,16 @@ def test_when_ipv6_then_2001_db8(value):
 # ---- locations ---------------------------------------------------------------
 
 @SETTINGS
-@given(value=st.from_regex(r"\d{5}(-\d{4})?", fullmatch=True))
+@given(value=st.from_regex(r"[0-9]{5}(-[0-9]{4})?", fullmatch=True))
 def test_when_zip_then_length_kept_and_safe_harbor_zip3(value):
     out = surrogate(value, "ZIP", CTX)
     assert shape(out) == shape(value) and out != value
     assert out[:3] == ("000" if value[:3] in RESTRICTED_ZIP3 else value[:3])
+
+
+def test_when_zip_has_no_ascii_digits_then_it_fails_closed():
+    with pytest.raises(SurrogateError):
+        surrogate("\u0660\u0661\u0662\u0663\u0664", "ZIP", CTX)
 
 
 def test_when_zip3_restricted_then_000():

@@ -40,6 +40,7 @@ from deid_pipeline.surrogates.text import (
     with_case,
 )
 from deid_pipeline.surrogates.zip3 import safe_harbor_zip3
+from deid_pipeline.tokenizer import ASCII_DIGITS
 
 _WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+|[\W_]+")
 _POSSESSIVE = re.compile(r"^(.{2,}?)(['’][sS])$")
@@ -181,7 +182,9 @@ class ZipGenerator(SurrogateGenerator):
         """Keep under limited-dataset; else ZIP3 (Safe Harbor) + new digits."""
         if policy_of(ctx) == LIMITED_DATASET:
             return value
-        digits = [c for c in value if c.isdigit()]
+        # ASCII digits only: a ZIP of other digits has no ZIP3 to keep and
+        # fails closed (masked).
+        digits = [c for c in value if c in ASCII_DIGITS]
         if not digits:
             raise SurrogateError(f"{label}: no digit to replace")
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label,
@@ -193,7 +196,7 @@ class ZipGenerator(SurrogateGenerator):
         def make() -> str:
             new = iter(zip3 + "".join(rng.choice("0123456789")
                                       for _ in range(len(digits) - 3)))
-            return "".join(next(new) if c.isdigit() else c for c in value)
+            return "".join(next(new) if c in ASCII_DIGITS else c for c in value)
 
         return redraw(make, value, label)
 
