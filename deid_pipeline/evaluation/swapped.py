@@ -99,10 +99,15 @@ def format_swapped(rows: Sequence[CopyScore], title: str) -> str:
         lines.append("  all PHI" if kind == "all" else "  HIPAA (no years)")
         for row in rows:
             p = getattr(row, kind)
-            lines.append(f"    {row.name:<20} {p.tp:>7.6g} {p.fp:>7.6g} "
-                         f"{p.fn:>7.6g}   {p.precision:>9.4f} {p.recall:>7.4f} "
-                         f"{p.f1:>7.4f}")
+            tp, fp, fn = (_count(n) for n in (p.tp, p.fp, p.fn))
+            lines.append(f"    {row.name:<20} {tp:>7} {fp:>7} {fn:>7}   "
+                         f"{p.precision:>9.4f} {p.recall:>7.4f} {p.f1:>7.4f}")
     return "\n".join(lines)
+
+
+def _count(n: float) -> str:
+    """A count as an integer, a mean count to one decimal."""
+    return str(n) if isinstance(n, int) else f"{n:.1f}"
 
 
 def payload(rows: Sequence[CopyScore]) -> list[dict]:
