@@ -83,3 +83,24 @@ def test_when_trained_with_augment_then_more_documents_and_reproducible(
                         TrainOptions(max_iterations=5), progress=None)
     assert a.documents == 3 * len(docs) and plain.documents == len(docs)
     assert a.sha256 == b.sha256 != plain.sha256
+
+
+def test_when_note_copied_then_names_and_places_come_from_the_training_half(
+        physionet_docs):
+    import re
+
+    from deid_pipeline.surrogates.halves import PoolHalf, half_of
+
+    checked = 0
+    for doc in _annotated(physionet_docs, 200):
+        copy = augmented_copy(doc, 1)
+        for old, new in zip(sorted(doc.gold, key=lambda s: s.start), copy.gold):
+            if old.label not in ("DOCTOR", "RELATIVE", "PATIENT"):
+                continue
+            kept = {w.casefold() for w in re.findall(r"[A-Za-z]+",
+                                                       doc.text[old.start:old.end])}
+            for word in re.findall(r"[A-Za-z]{2,}", copy.text[new.start:new.end]):
+                if word.casefold() not in kept:  # titles such as "Dr" stay
+                    checked += 1
+                    assert half_of(word) is PoolHalf.TRAINING
+    assert checked > 100

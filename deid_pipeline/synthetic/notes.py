@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from faker import Faker
 
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.surrogates.halves import PoolHalf
 from deid_pipeline.synthetic import phrases as ph
 from deid_pipeline.synthetic.context import DocContext
 from deid_pipeline.synthetic.identity import IdentityFactory, Patient, derive_seed
@@ -579,8 +580,13 @@ def iter_notes(
     max_tokens: int = 1500,
     kinds: Iterable[str] | None = None,
     age_threshold: int = 90,
+    pool: PoolHalf | None = None,
 ) -> Iterator[SyntheticNote]:
-    """Yield ``count`` notes with the values inserted for their gold spans."""
+    """Yield ``count`` notes with the values inserted for their gold spans.
+
+    ``pool``: the half of the name and place lists the notes draw from
+    (``synthetic:N`` training notes: the TRAINING half); None, all of them.
+    """
     if count < 0:
         raise ValueError("count must be >= 0")
     if min_tokens < 1 or max_tokens < min_tokens:
@@ -588,7 +594,7 @@ def iter_notes(
     chosen = check_kinds(kinds, KINDS)
     weights = [_KIND_WEIGHTS[k] for k in chosen]
     fake = new_faker(seed, "notes-pool")
-    ids = IdentityFactory(fake)
+    ids = IdentityFactory(fake, pool=pool)
     produced = 0
     patient_index = 0
     while produced < count:
@@ -624,6 +630,7 @@ def generate_notes(
     max_tokens: int = 1500,
     kinds: Iterable[str] | None = None,
     age_threshold: int = 90,
+    pool: PoolHalf | None = None,
 ) -> list[ClinicalDocument]:
     """``count`` synthetic documents with gold spans, the same for the same seed.
 
@@ -635,6 +642,6 @@ def generate_notes(
     return [
         note.document
         for note in iter_notes(
-            count, seed, min_tokens, max_tokens, kinds, age_threshold
+            count, seed, min_tokens, max_tokens, kinds, age_threshold, pool
         )
     ]

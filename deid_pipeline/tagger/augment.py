@@ -10,9 +10,11 @@ context and varies the strings, so what the model can still learn from the
 copies is the context.
 
 The surrogates come from the project's own generators
-(:func:`deid_pipeline.surrogates.surrogate`) under a key derived from the copy
-number and the training seed: the copies, and so the trained model, are the
-same bytes on every run.
+(:func:`deid_pipeline.surrogates.surrogate`), restricted to the TRAINING half
+of their name and place lists, under a key derived from the copy number and
+the training seed: the copies, and so the trained model, are the same bytes
+on every run. :func:`replaced_copy` is also what writes the swapped sealed
+split (:mod:`deid_pipeline.evaluation.swapped`), from the other half.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ import random
 from collections.abc import Iterator, Sequence
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.rewrite import RewriteContext
 from deid_pipeline.surrogates import SurrogateError, surrogate
+from deid_pipeline.surrogates.halves import PoolContext, PoolHalf
 
 # How a copy writes its surrogates: in the original value's case (an all-caps
 # note stays all caps), or all upper, all lower, or title case, as nurses do.
@@ -45,18 +47,18 @@ def _in_style(value: str, original: str, style: str) -> str:
     return value
 
 
-def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
-                   ) -> ClinicalDocument:
+def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
+                  pool: PoolHalf | None, doc_id: str) -> ClinicalDocument:
     """``doc`` with every gold span replaced by a surrogate, gold offsets re-mapped.
 
-    A span whose value the generators cannot replace (a form they refuse)
+    Surrogates are keyed by ``key``, drawn from ``pool``'s half of every name
+    and place list and written in ``style`` (one of :data:`CASE_STYLES`). A
+    span whose value the generators cannot replace (a form they refuse)
     keeps its text, still labelled; spans that overlap an earlier one are
     dropped with the text they cover already replaced.
     """
-    key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
-    ctx = RewriteContext(key=key, person_id=doc.person_key or doc.doc_id,
-                         as_of_year=_AS_OF_YEAR)
-    style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
+    ctx = PoolContext(key=key, person_id=doc.person_key or doc.doc_id,
+                      as_of_year=_AS_OF_YEAR, pool=pool)
     pieces: list[str] = []
     gold: list[PhiSpan] = []
     cursor = length = 0
@@ -75,8 +77,22 @@ def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
         length = start + len(value)
         cursor = span.end
     pieces.append(doc.text[cursor:])
-    return dataclasses.replace(doc, doc_id=f"{doc.doc_id}#aug{copy}",
-                               text="".join(pieces), gold=tuple(gold))
+    return dataclasses.replace(doc, doc_id=doc_id, text="".join(pieces),
+                               gold=tuple(gold))
+
+
+def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
+                   ) -> ClinicalDocument:
+    """A training copy of ``doc``: surrogates from the TRAINING half only.
+
+    The evaluation half is what the swapped sealed split and the genre set
+    are written from (:mod:`deid_pipeline.surrogates.halves`), so no string a
+    copy teaches is one the model is scored on.
+    """
+    key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
+    style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
+    return replaced_copy(doc, key, style, PoolHalf.TRAINING,
+                         f"{doc.doc_id}#aug{copy}")
 
 
 def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,

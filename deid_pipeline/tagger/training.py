@@ -20,7 +20,8 @@ from deid_pipeline.model import ClinicalDocument
 def load_training_corpus(spec: str, seed: int = 0) -> list[ClinicalDocument]:
     """Gold-annotated documents: ``physionet:DIR``, ``jsonl:FILE``, ``synthetic:N``.
 
-    ``synthetic:N`` is seeded with ``seed`` so a command line names fixed data.
+    ``synthetic:N`` is seeded with ``seed`` so a command line names fixed data,
+    and draws its names and places from the TRAINING half of every list.
     """
     kind, _, value = spec.partition(":")
     if kind == "synthetic":
@@ -29,9 +30,12 @@ def load_training_corpus(spec: str, seed: int = 0) -> list[ClinicalDocument]:
         except ValueError:
             raise ValueError(
                 f"corpus spec {spec!r}: expected synthetic:COUNT") from None
+        from deid_pipeline.surrogates.halves import PoolHalf
         from deid_pipeline.synthetic import generate_notes
 
-        return list(generate_notes(count, seed=seed))
+        # The training half only: the genre set and the swapped sealed split
+        # are written from the other (surrogates.halves).
+        return list(generate_notes(count, seed=seed, pool=PoolHalf.TRAINING))
     from deid_pipeline.evaluation.corpora import load_corpus
 
     return load_corpus(spec)
