@@ -5,15 +5,25 @@ links every page in docs/. Every relative link resolves, every repository path a
 test a page names exists, every ``python -m`` module it shows is importable, and
 every ``deid-pipeline`` command in a bash block uses a subcommand and options the
 command line knows (``run`` passes the rest to Beam, so there they must be Beam's).
+
+The examples run as written from a fresh clone's root after the quick start: their
+repository inputs exist, and everything they write (tables, keys, reports, review
+pages) goes under ``work/``, which git ignores, or to a site's placeholder the page
+names as such. README's quick examples are run in a copy of the samples.
 """
 
 from __future__ import annotations
 
 import ast
+import glob
 import importlib.util
 import os
 import re
 import shlex
+import shutil
+import stat
+import subprocess
+import sys
 
 import pytest
 
@@ -33,6 +43,13 @@ PATH = re.compile(
 BASH = re.compile(r"```bash\n(.*?)```", re.S)
 SEPARATORS = {"&&", "||", ";", "|", "&"}
 MODULE = re.compile(r"python -m (deid_pipeline(?:\.\w+)+)")
+# Pages other engineers are editing now: their examples are fixed there.
+NOT_YET_WORK = {"docs/tagger.md", "docs/reliability.md", "docs/benchmarks.md"}
+OUTPUT_OPTIONS = {"--output", "--hl7-output", "--html", "--json"}
+WORK = "work/"
+QUICK_START_OUTPUT = "out/"
+# A shell redirection that writes a file (not ``2>&1``, not ``3<>/dev/tcp``).
+REDIRECT = re.compile(r"(?<![<\d&])>>?\s*([^\s&;|)]+)")
 
 
 def _pages() -> list[str]:
@@ -109,19 +126,23 @@ def test_when_page_shows_python_m_then_the_module_exists(page):
 
 def _commands(text: str) -> list[list[str]]:
     """Every ``deid-pipeline ...`` command in the bash blocks, as words."""
+    return [words for block in BASH.findall(text) for words in _block_commands(block)]
+
+
+def _block_commands(block: str) -> list[list[str]]:
+    """Every ``deid-pipeline ...`` command of one bash block, as words."""
     commands: list[list[str]] = []
-    for block in BASH.findall(text):
-        for line in block.replace("\\\n", " ").splitlines():
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-            lexer.whitespace_split = True
-            words: list[str] = []
-            for word in [*lexer, ";"]:
-                if word not in SEPARATORS:
-                    words.append(word.strip("[]"))
-                    continue
-                if "deid-pipeline" in words:
-                    commands.append(words[words.index("deid-pipeline") + 1 :])
-                words = []
+    for line in block.replace("\\\n", " ").splitlines():
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words: list[str] = []
+        for word in [*lexer, ";"]:
+            if word not in SEPARATORS:
+                words.append(word.strip("[]"))
+                continue
+            if "deid-pipeline" in words:
+                commands.append(words[words.index("deid-pipeline") + 1 :])
+            words = []
     return commands
 
 
@@ -146,3 +167,112 @@ def test_when_page_shows_a_command_then_its_options_exist(page):
             assert sub == "run", f"{_rel(page)}: deid-pipeline {sub} {option}"
             beam = _beam_options() if beam is None else beam
             assert option[2:] in beam, f"{_rel(page)}: {option} is no Beam option"
+
+
+def _example_pages() -> list[str]:
+    return [
+        page for page in [README] + _pages()[2:] if _rel(page) not in NOT_YET_WORK
+    ]
+
+
+def _options(words: list[str]) -> list[tuple[str, str]]:
+    """``(option, value)`` of each ``--option value`` or ``--option=value``."""
+    pairs = []
+    for i, word in enumerate(words):
+        if not word.startswith("--"):
+            continue
+        if "=" in word:
+            pairs.append(tuple(word.split("=", 1)))
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            pairs.append((word, words[i + 1]))
+    return pairs
+
+
+def _placeholder(path: str) -> bool:
+    """A site's own location: a URL or an absolute path."""
+    return "://" in path or path.startswith("/")
+
+
+def _check_written(page: str, path: str, allowed: tuple[str, ...]) -> None:
+    if _placeholder(path):
+        assert "placeholder" in _read(page), (
+            f"{_rel(page)} writes {path} without saying it is a placeholder"
+        )
+        return
+    assert os.path.normpath(path).startswith(tuple(a.rstrip("/") for a in allowed)), (
+        f"{_rel(page)} writes {path} outside {WORK}"
+    )
+
+
+@pytest.mark.parametrize("page", _example_pages(), ids=_rel)
+def test_when_example_runs_from_the_root_then_inputs_exist_and_outputs_in_work(page):
+    text = _read(page)
+    for n, words in enumerate(_commands(text)):
+        # README's first command is the quick start, which CI pins to out/.
+        allowed = (WORK, QUICK_START_OUTPUT) if page == README and n == 0 else (WORK,)
+        for option, value in _options(words):
+            if option == "--input" and not _placeholder(value):
+                if value.startswith(".."):
+                    continue  # ../shared/corpora: outside the clone, said in the text
+                assert glob.glob(os.path.join(ROOT, value)), (
+                    f"{_rel(page)}: --input {value} matches no file"
+                )
+            elif option in OUTPUT_OPTIONS:
+                _check_written(page, value, allowed)
+    for block in BASH.findall(text):
+        for target in REDIRECT.findall(block):
+            if target != "/dev/null":
+                _check_written(page, target, (WORK,))
+
+
+def _quick_examples() -> list[str]:
+    """README's bash blocks past the quick start that `run`, `report` or `compact`
+    on one machine in seconds (no gateway, training, evaluation or other runner)."""
+    quick = []
+    for block in BASH.findall(_read(README))[2:]:
+        commands = _block_commands(block)
+        subcommands = {words[0] for words in commands}
+        options = {o for words in commands for o, _ in _options(words)}
+        local = not options & {"--runner", "--direct_running_mode"}
+        if subcommands and subcommands <= {"run", "report", "compact"} and local:
+            quick.append(block)
+    return quick
+
+
+def test_when_readme_examples_run_in_a_copy_of_the_samples_then_each_exits_0(
+    tmp_path,
+):
+    blocks = _quick_examples()
+    assert len(blocks) >= 4, blocks  # key + archive, report, HL7, incremental
+    shutil.copytree(os.path.join(ROOT, "samples"), tmp_path / "samples")
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+               + os.environ["PATH"])
+    for block in blocks:
+        done = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, (block, done.stderr[-2000:])
+    work = tmp_path / "work"
+    assert sorted(os.listdir(tmp_path)) == ["samples", "work"]
+    for path in ("deid.key", "report.json", "review.html"):
+        assert stat.S_IMODE(os.stat(work / path).st_mode) == 0o600, path
+    assert stat.S_IMODE(os.stat(work).st_mode) == 0o700
+    assert (work / "out" / "run.json").exists()
+    assert glob.glob(str(work / "hl7-out" / "hl7" / "*.hl7"))
+    assert (work / "extract" / "current").is_dir()
+
+
+@pytest.mark.parametrize(
+    "path", ["work/deid.key", "work/out/run.json", "deid.key", "site.key",
+             "review.html", "review-2026.html", "report.json"]
+)
+def test_when_examples_write_keys_and_reports_then_git_ignores_them(path):
+    done = subprocess.run(
+        ["git", "-C", ROOT, "check-ignore", "--no-index", "-q", path], check=False
+    )
+    assert done.returncode == 0, f"{path} is not ignored"

@@ -37,6 +37,8 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from deid_pipeline.outputs.protected import PROTECTED_DIR_MODE, PROTECTED_FILE_MODE
+
 __all__ = [
     "HL7_DIR",
     "IDENTIFIERS_DIR",
@@ -63,8 +65,8 @@ _FRAME_END = EB + CR
 # Directory, file extension, record terminator, permissions (PHI: owner only).
 _KINDS = {
     HL7_DIR: (".hl7", _FRAME_END, 0o755, 0o644),
-    IDENTIFIERS_DIR: (".jsonl", b"\n", 0o700, 0o600),
-    QUARANTINE_DIR: (".jsonl", b"\n", 0o700, 0o600),
+    IDENTIFIERS_DIR: (".jsonl", b"\n", PROTECTED_DIR_MODE, PROTECTED_FILE_MODE),
+    QUARANTINE_DIR: (".jsonl", b"\n", PROTECTED_DIR_MODE, PROTECTED_FILE_MODE),
 }
 _MAX_BATCH = 512
 
@@ -124,6 +126,8 @@ class _RolledFile:
         self.path = os.path.join(self.directory, stem + self.suffix + PART)
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND,
                           self.mode)
+        if self.mode == PROTECTED_FILE_MODE:  # PHI: owner-only whatever the umask
+            os.fchmod(self.fd, self.mode)
         _fsync_dir(self.directory)
         self.size = self.records = 0
 
@@ -233,7 +237,7 @@ class Store:
         for kind, (_ext, terminator, dir_mode, _m) in _KINDS.items():
             directory = os.path.join(self.root, kind)
             os.makedirs(directory, mode=dir_mode, exist_ok=True)
-            if dir_mode == 0o700:  # PHI: tighten a directory made by someone else
+            if dir_mode == PROTECTED_DIR_MODE:  # PHI: tighten one made by someone else
                 os.chmod(directory, dir_mode)
             _recover(directory, terminator)
 

@@ -18,6 +18,8 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
+from deid_pipeline.outputs.protected import write_protected
+
 QUASI_IDENTIFIERS = ("birth_year", "sex", "zip3")
 
 
@@ -113,8 +115,8 @@ def run_report(args: argparse.Namespace) -> int:
         return 2
     report = build_report(args.run, args.k)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, indent=2, sort_keys=True)
+        # Counts only, but of a protected run: owner-only like the review page.
+        write_protected(args.json, json.dumps(report, indent=2, sort_keys=True))
     print_report(report)
     if args.html:
         from deid_pipeline.outputs.review import DEFAULT_LIMIT, write_html

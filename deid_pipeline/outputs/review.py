@@ -25,7 +25,6 @@ import json
 import math
 import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from deid_pipeline.labels import CATEGORY_OF
+from deid_pipeline.outputs.protected import write_protected
 from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS
 
 __all__ = [
@@ -616,8 +616,8 @@ def render_html(
 def write_html(run_dir: str, out_path: str, limit: int = DEFAULT_LIMIT) -> int:
     """Write the review page of ``run_dir`` to ``out_path``; returns the doc count.
 
-    The file is created owner-read/write only and replaced atomically, so a
-    half-written page never sits where the last good one was.
+    The page shows original PHI, so it is written owner-only and replaced
+    atomically (:func:`~deid_pipeline.outputs.protected.write_protected`).
     """
     total, histogram, docs = load_documents(run_dir, limit)
     page = render_html(
@@ -628,15 +628,5 @@ def write_html(run_dir: str, out_path: str, limit: int = DEFAULT_LIMIT) -> int:
         _run_summary(run_dir),
         title=f"run {os.path.abspath(run_dir)}",
     )
-    directory = os.path.dirname(os.path.abspath(out_path))
-    fd, tmp = tempfile.mkstemp(prefix=".review-", suffix=".html", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, out_path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_protected(out_path, page)
     return total
