@@ -33,6 +33,7 @@ from deid_pipeline.transforms.storage import (
     match_files,
     move,
     move_files,
+    owner_only,
     read_bytes,
     write_atomically,
     write_bytes,
@@ -40,6 +41,9 @@ from deid_pipeline.transforms.storage import (
 from deid_pipeline.transforms.write import write_empty_table
 
 log = logging.getLogger(__name__)
+
+# Tables holding original PHI (README: "protected"): owner-only directories.
+PROTECTED_TABLES = frozenset({"identifiers", "quarantine"})
 
 __all__ = [
     "StagingError",
@@ -83,6 +87,7 @@ def new_staging_dir(output: str) -> str:
         for stale in sorted(_stale_staging(output)):
             delete_tree(stale)
         write_bytes(FileSystems.join(staging, _STAGING_MARK), _STAGING_MARK_TEXT)
+        owner_only(staging)
     except Exception as exc:  # noqa: BLE001 - any storage failure: cannot run
         raise StagingError(f"cannot use output directory {output!r}: {exc}") from exc
     return staging
@@ -188,6 +193,8 @@ def _publish_local(staged, staging, output, hl7_target, summary) -> None:
             if FileSystems.exists(target):
                 undo.move([target], [FileSystems.join(staging, f".old-{table}")])
             undo.move([FileSystems.join(staging, table)], [target])
+            if table in PROTECTED_TABLES:
+                owner_only(target)
         if old_hl7:
             trash = FileSystems.join(staging, ".old-hl7")
             FileSystems.mkdirs(trash)

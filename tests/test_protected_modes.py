@@ -134,3 +134,29 @@ def test_when_gateway_writes_under_a_strict_umask_then_phi_files_exactly_0600(
     # De-identified HL7 is no PHI: it keeps following the site's umask.
     (hl7,) = os.listdir(tmp_path / "hl7")
     assert _mode(tmp_path / "hl7" / hl7) == 0o644 & ~0o277
+
+
+def test_when_run_publishes_then_protected_tables_and_staging_are_owner_only(
+    tmp_path, umask, monkeypatch
+):
+    umask(0o022)
+    from deid_pipeline.pipelines import publish
+
+    staging_modes = []
+    real = publish.staged_tables
+
+    def staged_tables(staging):
+        staging_modes.append(_mode(staging))
+        return real(staging)
+
+    monkeypatch.setattr(publish, "staged_tables", staged_tables)
+    monkeypatch.setattr(
+        "deid_pipeline.pipelines.deidentify.staged_tables", staged_tables
+    )
+    out = tmp_path / "out"
+    run(["--input", os.path.join(SAMPLES, "notes.jsonl"), "--output", str(out),
+         "--ephemeral-key"])
+    assert staging_modes == [0o700]
+    for table in ("identifiers", "quarantine"):
+        assert _mode(out / table) == 0o700
+    assert _mode(out / "documents") == 0o755

@@ -53,6 +53,17 @@ def is_local_directory(path: str) -> bool:
     return is_local(path) and os.path.isdir(path)
 
 
+def owner_only(path: str) -> None:
+    """Local-only: make the directory ``path`` readable by its owner alone (0700).
+
+    Protected tables (identifiers, quarantine) and staging (spilled input)
+    hold PHI; under the usual umask 022 they were readable by every user of
+    the machine. On an object store access is the bucket's policy: no-op.
+    """
+    if is_local(path) and os.path.isdir(path):
+        os.chmod(path, 0o700)
+
+
 def absolute(path: str) -> str:
     """Local-only: a relative local path made absolute; other paths unchanged.
 
