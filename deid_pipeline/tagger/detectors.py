@@ -29,6 +29,7 @@ _BUILTIN_MODULES = {
     "rules": "deid_pipeline.tagger.rules",
     "dictionary": "deid_pipeline.tagger.dictionary",
     "crf": "deid_pipeline.tagger.crf",
+    "gazetteer": "deid_pipeline.tagger.gazetteers",
 }
 
 
