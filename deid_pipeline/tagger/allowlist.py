@@ -71,9 +71,15 @@ class Eponym:
     clinical_words: frozenset[str]
 
 
-def _parse(lines: Iterable[str]) -> dict[str, list[Eponym]]:
-    """First word -> eponyms starting with it, longest first."""
-    index: dict[str, list[Eponym]] = {}
+class Allowlist(dict[str, list[Eponym]]):
+    """First word -> eponyms starting with it (longest first), and all their words."""
+
+    words: frozenset[str] = frozenset()
+
+
+def _parse(lines: Iterable[str]) -> Allowlist:
+    """The allowlist of a file's lines."""
+    index = Allowlist()
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip() or line.startswith("#"):
@@ -91,14 +97,16 @@ def _parse(lines: Iterable[str]) -> dict[str, list[Eponym]]:
         index.setdefault(words[0], []).append(eponym)
     for entries in index.values():
         entries.sort(key=lambda e: -len(e.words))
+    index.words = frozenset(w for entries in index.values() for e in entries
+                            for w in e.words)
     return index
 
 
 _LOCK = threading.Lock()
-_CACHE: dict[str, dict[str, list[Eponym]]] = {}
+_CACHE: dict[str, Allowlist] = {}
 
 
-def load(path: str = DATA_FILE) -> dict[str, list[Eponym]]:
+def load(path: str = DATA_FILE) -> Allowlist:
     """The allowlist at ``path``, read once per process."""
     cached = _CACHE.get(path)
     if cached is None:
@@ -133,7 +141,7 @@ class _Words:
             is not None
 
 
-def eponym_regions(text: str, allowlist: dict[str, list[Eponym]] | None = None
+def eponym_regions(text: str, allowlist: Allowlist | None = None
                    ) -> list[tuple[int, int]]:
     """``(start, end)`` of each eponym in its clinical context, with that context."""
     index = load() if allowlist is None else allowlist
@@ -176,9 +184,11 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
 
 def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     """``spans`` without those inside a clinical eponym (see the module docstring)."""
-    if not spans:
-        return tuple(spans)
-    regions = eponym_regions(text)
+    index = load()
+    if not any(word in index.words for s in spans
+               for word in _WORD.findall(text[s.start:s.end].lower())):
+        return tuple(spans)  # no span holds an eponym's word: nothing to scan
+    regions = eponym_regions(text, index)
     if not regions:
         return tuple(spans)
     inside = [any(a <= s.start and s.end <= b for a, b in regions)
