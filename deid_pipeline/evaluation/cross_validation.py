@@ -48,6 +48,7 @@ from deid_pipeline.evaluation.swapped import (
 )
 from deid_pipeline.evaluation.swapped import payload as swapped_payload
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.allowlist import drop_eponyms
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
@@ -138,7 +139,8 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
             for offset, part, c, post in posteriors:
                 spans.extend(shifted(s, offset)
                              for s in c.decode(part, post, bias).spans)
-            out[bias].append(reconcile(doc.text, spans, doc.dictionary))
+            merged = reconcile(doc.text, spans, doc.dictionary)
+            out[bias].append(drop_eponyms(doc.text, merged))
         known = [post.confidence for *_, post in posteriors
                  if post.confidence is not None]
         confidence.append(min(known) if known else None)

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 
-DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary", "crf")
+# The gazetteer joined after a patient-grouped 5-fold CV of the development
+# notes: HIPAA token recall 0.9263 -> 0.9370 for 2 more false positives (the
+# CRF alone misses hospitals and cities it never saw; docs/tagger.md).
+DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary", "crf", "gazetteer")
 
 # The CRF's O-label bias when none is given. Recall first (a leaked name is a
 # reportable breach): the lowest bias whose patient-grouped cross-validated
@@ -29,6 +32,7 @@ _BUILTIN_MODULES = {
     "rules": "deid_pipeline.tagger.rules",
     "dictionary": "deid_pipeline.tagger.dictionary",
     "crf": "deid_pipeline.tagger.crf",
+    "gazetteer": "deid_pipeline.tagger.gazetteers",
 }
 
 

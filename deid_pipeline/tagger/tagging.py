@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from deid_pipeline.leak_guard import SearchText
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+from deid_pipeline.tagger.allowlist import drop_eponyms
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
 from deid_pipeline.tagger.merge import (
     Seeds,
@@ -173,7 +174,7 @@ class PhiTagger:
                 spans.extend(shifted(s, offset) for s in found.spans)
                 if found.confidence is not None:
                     confidences.append(found.confidence)
-        spans = reconcile(view.text, spans, doc.dictionary)
+        spans = drop_eponyms(view.text, reconcile(view.text, spans, doc.dictionary))
         if positions is not None:
             spans = tuple(_map_back(s, positions) for s in spans)
         return TaggedDocument(

@@ -1,0 +1,203 @@
+"""Clinical eponyms are not PHI: ``Framingham risk score``, ``Parkinson's disease``.
+
+Scores, signs, tests, diseases and devices named after people and places
+(``deid_pipeline/data/eponyms.tsv``, with its sources) look exactly like the
+names and places every detector is built to find, and a search query full of
+them lost a quarter of its words to redaction. Once all detectors have run,
+:func:`drop_eponyms` removes the spans that lie inside an eponym standing in
+its clinical context (a clinical word after it, the possessive of a disease
+eponym, or an eponym no one is called), whichever detector proposed them. An
+eponym after a person title (``Dr. Parkinson``, ``Mr. Graves``) is a person
+and stays tagged; so does a span from the header dictionary, and a value
+that is also tagged elsewhere in the same text, since the leak guard would
+find it in the output there and refuse the whole document.
+
+Matching is one pass over the words with a dict of first words; no regex is
+built per document.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from deid_pipeline.model import PhiSpan
+
+DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                         "eponyms.tsv")
+
+# Words that, after an eponym (or one or two words before it), make it the
+# name of a clinical thing: "Glasgow coma scale", "tetralogy of Fallot".
+CLINICAL_WORDS = frozenset("""
+score scores scale scales criteria criterion sign signs test tests testing
+disease diseases syndrome syndromes palsy reflex reflexes maneuver maneuvers
+manoeuvre phenomenon triad pentad classification class grade grading stage
+staging index rule rules model questionnaire equation formula node nodes spot
+spots murmur fracture fractures cyst cysts ulcer ulcers diverticulum esophagus
+tumor tumour lymphoma sarcoma thyroiditis encephalopathy encephalitis dementia
+chorea dystrophy anomaly angina paralysis fever virus infection position
+procedure operation repair pouch incision point catheter cath tube drain block
+type level risk calculator assessment inventory exam examination method
+technique cell cells body bodies lesion lesions contracture deformity anemia
+ataxia tremor neuralgia neuropathy arteritis vasculitis granulomatosis lines
+ring rings rods tetralogy sarcoma carcinoma malformation gland glands duct
+""".split())
+# Words that make the next name a person's.
+PERSON_TITLES = frozenset({
+    "dr", "doctor", "mr", "mrs", "ms", "miss", "mx", "mister", "prof",
+    "professor", "sir", "dame", "rev",
+})
+_STANDALONE = "*"
+_POSSESSIVE_OK = "'s"
+# How far a clinical word may stand after the eponym ("Glasgow coma scale").
+_WORDS_AFTER = 3
+_WORDS_BEFORE = 2
+_WORD = re.compile(r"[^\W_]+")
+_APOSTROPHES = "'\u2019"
+# What may stand between two words of one eponym or its clinical words.
+_JOINER = re.compile(r"[ \t\-'\u2019.]{0,3}")
+
+
+@dataclass(frozen=True, slots=True)
+class Eponym:
+    """One allowlisted term: its words (lower case) and what makes it clinical."""
+
+    words: tuple[str, ...]
+    standalone: bool
+    possessive: bool
+    clinical_words: frozenset[str]
+
+
+class Allowlist(dict[str, list[Eponym]]):
+    """First word -> eponyms starting with it (longest first), and all their words."""
+
+    words: frozenset[str] = frozenset()
+
+
+def _parse(lines: Iterable[str]) -> Allowlist:
+    """The allowlist of a file's lines."""
+    index = Allowlist()
+    for line in lines:
+        line = line.rstrip("\n")
+        if not line.strip() or line.startswith("#"):
+            continue
+        term, _, context = line.partition("\t")
+        words = tuple(w.lower() for w in _WORD.findall(term))
+        marks = context.split()
+        eponym = Eponym(
+            words,
+            standalone=_STANDALONE in marks,
+            possessive=_POSSESSIVE_OK in marks,
+            clinical_words=CLINICAL_WORDS | {m.lower() for m in marks
+                                             if m not in (_STANDALONE, _POSSESSIVE_OK)},
+        )
+        index.setdefault(words[0], []).append(eponym)
+    for entries in index.values():
+        entries.sort(key=lambda e: -len(e.words))
+    index.words = frozenset(w for entries in index.values() for e in entries
+                            for w in e.words)
+    return index
+
+
+_LOCK = threading.Lock()
+_CACHE: dict[str, Allowlist] = {}
+
+
+def load(path: str = DATA_FILE) -> Allowlist:
+    """The allowlist at ``path``, read once per process."""
+    cached = _CACHE.get(path)
+    if cached is None:
+        with _LOCK, open(path, encoding="utf-8") as fh:
+            cached = _CACHE.setdefault(path, _parse(fh))
+    return cached
+
+
+class _Words:
+    """Lower-cased words of a text with offsets; a possessive ``s`` is folded in."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans: list[tuple[int, int]] = []
+        self.possessive: list[bool] = []
+        for m in _WORD.finditer(text):
+            start, end = m.span()
+            if (m[0] in ("s", "S") and self.spans and start >= 1
+                    and text[start - 1] in _APOSTROPHES
+                    and self.spans[-1][1] == start - 1):
+                self.spans[-1] = (self.spans[-1][0], end)
+                self.possessive[-1] = True
+                continue
+            self.spans.append((start, end))
+            self.possessive.append(text[end:end + 1] in _APOSTROPHES)
+        self.lower = [text[a:b].lower() for a, b in self.spans]
+        self.bare = [w[:-2] if p and len(w) > 2 and w[-2] in _APOSTROPHES else w
+                     for w, p in zip(self.lower, self.possessive)]
+
+    def joined(self, i: int) -> bool:
+        return _JOINER.fullmatch(self.text[self.spans[i - 1][1]:self.spans[i][0]]) \
+            is not None
+
+
+def eponym_regions(text: str, allowlist: Allowlist | None = None
+                   ) -> list[tuple[int, int]]:
+    """``(start, end)`` of each eponym in its clinical context, with that context."""
+    index = load() if allowlist is None else allowlist
+    words = _Words(text)
+    regions = []
+    n = len(words.bare)
+    for i, first in enumerate(words.bare):
+        for eponym in index.get(first, ()):
+            end = i + len(eponym.words)
+            if end > n or tuple(words.bare[i:end]) != eponym.words:
+                continue
+            if not all(words.joined(k) for k in range(i + 1, end)):
+                continue
+            region = _in_context(words, i, end, eponym)
+            if region is not None:
+                regions.append(region)
+            break
+    return regions
+
+
+def _in_context(words: _Words, i: int, end: int, eponym: Eponym
+                ) -> tuple[int, int] | None:
+    """The eponym's region if its context is clinical and no title precedes it."""
+    if i > 0 and words.bare[i - 1] in PERSON_TITLES:
+        return None
+    start, stop = words.spans[i][0], words.spans[end - 1][1]
+    clinical = eponym.standalone or eponym.possessive and words.possessive[end - 1]
+    for k in range(end, min(end + _WORDS_AFTER, len(words.bare))):
+        if not words.joined(k):
+            break
+        if words.bare[k] in eponym.clinical_words:
+            clinical, stop = True, words.spans[k][1]
+    for k in range(i - 1, max(i - 1 - _WORDS_BEFORE, -1), -1):
+        if not words.joined(k + 1):
+            break
+        if words.bare[k] in eponym.clinical_words:
+            clinical, start = True, words.spans[k][0]
+    return (start, stop) if clinical else None
+
+
+def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
+    """``spans`` without those inside a clinical eponym (see the module docstring)."""
+    index = load()
+    if not any(word in index.words for s in spans
+               for word in _WORD.findall(text[s.start:s.end].lower())):
+        return tuple(spans)  # no span holds an eponym's word: nothing to scan
+    regions = eponym_regions(text, index)
+    if not regions:
+        return tuple(spans)
+    inside = [any(a <= s.start and s.end <= b for a, b in regions)
+              and "dictionary" not in s.source for s in spans]
+    kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
+    return tuple(s for s, drop in zip(spans, inside)
+                 if not drop or _value(text, s) in kept_values)
+
+
+def _value(text: str, span: PhiSpan) -> str:
+    """A span's letters and digits, lower-cased: how the leak guard compares."""
+    return "".join(_WORD.findall(text[span.start:span.end])).lower()

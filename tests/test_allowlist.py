@@ -1,0 +1,103 @@
+"""Clinical eponyms in their clinical context are not tagged; persons still are.
+
+Each row is a clinician's sentence with the span a detector would propose on
+the eponym (a CRF or gazetteer taking ``Framingham`` for a town, ``Graves``
+for a surname) and whether it must survive :func:`drop_eponyms`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.allowlist import drop_eponyms, eponym_regions, load
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
+
+
+def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
+    start = text.index(word)
+    return PhiSpan(start, start + len(word), label, source, 0.9)
+
+
+@pytest.mark.parametrize("text, word, label, kept", [
+    ("Framingham risk score 12% at 10 y", "Framingham", "CITY", False),
+    ("10-yr FRAMINGHAM RISK 8%", "FRAMINGHAM", "CITY", False),
+    ("h/o Parkinson's disease, on sinemet", "Parkinson", "PATIENT", False),
+    ("hx parkinson's, falls", "parkinson", "PATIENT", False),
+    ("Babinski sign negative bilaterally", "Babinski", "DOCTOR", False),
+    ("toes downgoing, babinski neg", "babinski", "DOCTOR", False),
+    ("Graves disease on methimazole", "Graves", "PATIENT", False),
+    ("GLASGOW COMA SCALE 15", "GLASGOW", "CITY", False),
+    ("Bell's palsy R face", "Bell", "PATIENT", False),
+    ("s/p repair of tetralogy of Fallot", "Fallot", "PATIENT", False),
+    ("r/o Rocky Mountain spotted fever", "Rocky Mountain", "LOCATION", False),
+    ("EBV (Epstein-Barr virus) IgG positive", "Epstein", "DOCTOR", False),
+    ("Lyme titer pending", "Lyme", "CITY", False),
+    ("Wells score 4, CTA ordered", "Wells", "PATIENT", False),
+    ("foley draining clear yellow urine", "foley", "PATIENT", False),
+    ("takes St. John's wort daily", "St. John", "HOSPITAL", False),
+    ("hx Cushing's syndrome", "Cushing", "PATIENT", False),
+    # Persons and places that happen to be eponyms.
+    ("Dr. Parkinson saw pt this AM", "Parkinson", "DOCTOR", True),
+    ("Mr. Graves called for update", "Graves", "RELATIVE", True),
+    ("Mrs Wilson at bedside", "Wilson", "RELATIVE", True),
+    ("Wells at bedside, updated", "Wells", "RELATIVE", True),
+    ("lives in Framingham with wife", "Framingham", "CITY", True),
+    ("transferred from Glasgow", "Glasgow", "CITY", True),
+    ("Wilson, pt's son, called", "Wilson", "RELATIVE", True),
+])
+def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
+                                                               kept):
+    span = _span(text, word, label)
+    assert (drop_eponyms(text, [span]) == (span,)) is kept
+
+
+def test_when_span_reaches_past_the_eponym_then_kept():
+    text = "lives in Framingham, MA; Framingham risk 8%"
+    wide = PhiSpan(9, 23, "CITY", "gazetteer", None)  # "Framingham, MA"
+    assert drop_eponyms(text, [wide]) == (wide,)
+
+
+def test_when_value_also_tagged_as_a_person_then_every_occurrence_kept():
+    # The leak guard searches the output for every replaced value: dropping
+    # "Graves" from "Graves disease" while "Mr. Graves" is replaced would make
+    # it refuse the note, so the eponym stays tagged too.
+    text = "Mr. Graves here. Graves disease on methimazole."
+    person = _span(text, "Graves", "PATIENT")
+    eponym = PhiSpan(17, 23, "PATIENT", "propagated", 0.9)
+    assert drop_eponyms(text, [person, eponym]) == (person, eponym)
+
+
+def test_when_span_comes_from_the_header_dictionary_then_kept():
+    text = "Parkinson's disease"
+    span = PhiSpan(0, 9, "PATIENT", "dictionary:PID.5.1", 1.0)
+    assert drop_eponyms(text, [span]) == (span,)
+
+
+def test_when_text_has_no_eponym_then_spans_unchanged():
+    text = "Dr. Smith saw pt, son John called"
+    spans = (_span(text, "Smith", "DOCTOR"), _span(text, "John", "RELATIVE"))
+    assert drop_eponyms(text, spans) == spans
+    assert eponym_regions(text) == []
+
+
+def test_when_allowlist_loaded_then_terms_from_the_brief_are_in_it():
+    index = load()
+    firsts = set(index)
+    for term in ("framingham", "glasgow", "apgar", "babinski", "parkinson",
+                 "alzheimer", "graves", "hashimoto", "crohn", "wilson", "cushing",
+                 "addison", "bell", "lyme", "rocky", "epstein"):
+        assert term in firsts, term
+
+
+def test_when_tagger_runs_then_eponyms_are_dropped_after_the_detectors():
+    tagger = PhiTagger.from_config(TaggerConfig(detectors=("gazetteer",)))
+    doc = ClinicalDocument(doc_id="q1", text="in Framingham risk score group",
+                           source="text")
+    assert tagger.tag(doc).spans == ()
+    # The town of the same note keeps both tagged (the guard's consistency).
+    text = "Lives in Framingham. Pt in Framingham risk score group."
+    doc = ClinicalDocument(doc_id="q2", text=text, source="text")
+    assert [text[s.start:s.end] for s in tagger.tag(doc).spans] == [
+        "Framingham", "Framingham"]
