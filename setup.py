@@ -34,6 +34,8 @@ setup(
         # Synthetic training notes' small towns with their ZIP codes (and the
         # lexicon's town list, pipelines/build_lexicons.py).
         "zipcodes>=3.0",
+        # One pass over a long document for all its PHI values (leak_guard).
+        "pyahocorasick>=2.0",
     ],
     extras_require={
         "test": [

@@ -12,6 +12,11 @@ import sys
 import time
 
 INTERVAL_SECONDS = 30.0
+# The per-process line documents and their parts are counted on: a 50 MB
+# document is one document, tagged and rewritten for minutes, so its parts
+# (characters tagged, spans rewritten) are counted too.
+DOCUMENT_PROGRESS = "deidentify"
+LONG_TEXT_CHARS = 100_000  # a document longer than this reports its parts
 
 
 class Progress:
