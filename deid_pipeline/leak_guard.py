@@ -36,6 +36,7 @@ from typing import NamedTuple
 import ahocorasick
 
 from deid_pipeline.model import DeidentifiedDocument, PatientDictionary, TaggedDocument
+from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
 _MIN_ALNUM = 3
@@ -238,7 +239,11 @@ class SearchText:
         digits = {n.digits for n in needles if n is not None and n.digits}
         at_digits = _starts(self._squeezed_text(), digits) if digits else {}
         found = []
-        for needle in needles:
+        progress = process_progress(DOCUMENT_PROGRESS)
+        for k, needle in enumerate(needles, 1):
+            if not k % _PROGRESS_VALUES:
+                # Hundreds of thousands of values: say how far (a count).
+                progress.add(values_searched=_PROGRESS_VALUES)
             if needle is None:
                 found.append([])
             elif needle.digits:
@@ -437,6 +442,7 @@ class SearchText:
 # (:meth:`SearchText.find_all`); shorter ones a value at a time, which is
 # faster for the few values of a note.
 BULK_CHARS = 100_000
+_PROGRESS_VALUES = 10_000  # ... and report every this many values searched
 
 
 _NOT_WORD = re.compile(r"\W")

@@ -46,6 +46,17 @@ class Progress:
             self._last = now
             self.report(now)
 
+    def mark(self, **counts: int) -> None:
+        """Add to the named counts and print a line now, whatever the interval.
+
+        For the start of a long piece of work (a huge document): the interval
+        runs from here, so the next line comes at most ``interval`` later.
+        """
+        for name, n in counts.items():
+            self.counts[name] = self.counts.get(name, 0) + n
+        self._last = self._clock()
+        self.report(self._last)
+
     def report(self, now: float | None = None) -> str:
         """Print (and return) the current status line."""
         now = self._clock() if now is None else now

@@ -89,8 +89,10 @@ def write_inputs(texts: Sequence[str], directory: str, per_document: int
 class SilenceWatch:
     """Reads a pipe line by line and keeps the longest gap between lines."""
 
-    def __init__(self, stream, started: float) -> None:
+    def __init__(self, stream, started: float, log_path: str) -> None:
         self._stream = stream
+        self._started = started
+        self._log_path = log_path
         self._last = started
         self.longest = 0.0
         self.lines = 0
@@ -98,11 +100,15 @@ class SilenceWatch:
         self._thread.start()
 
     def _read(self) -> None:
-        for _line in self._stream:
-            now = time.perf_counter()
-            self.longest = max(self.longest, now - self._last)
-            self._last = now
-            self.lines += 1
+        # The job's stderr (progress lines: counts only) with the second each
+        # came at, kept beside the outputs to see where a silence was.
+        with open(self._log_path, "w", encoding="utf-8") as log:
+            for line in self._stream:
+                now = time.perf_counter()
+                self.longest = max(self.longest, now - self._last)
+                self._last = now
+                self.lines += 1
+                log.write(f"{now - self._started:8.1f} {line}")
 
     def finish(self) -> float:
         """The longest silence, counting the one from the last line to now."""
@@ -123,7 +129,8 @@ def run_job(layout: str, pattern: str, notes: int, documents: int, size: int,
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, errors="replace")
     sampler = TreeSampler(proc.pid).start()
-    watch = SilenceWatch(proc.stderr, started)
+    watch = SilenceWatch(proc.stderr, started,
+                         os.path.join(workdir, f"stderr-{layout}.log"))
     code = proc.wait()
     silence = watch.finish()
     sampler.stop()

@@ -244,6 +244,7 @@ class PhiTagger:
         progress = None
         if len(windows) > 1:
             progress = self.progress or process_progress(DOCUMENT_PROGRESS)
+            progress.mark(long_documents=1)
         for offset, start, end, part in windows:
             for detector in self.detectors:
                 found = detector.analyze(part)
