@@ -102,7 +102,7 @@ class SilenceWatch:
     def _read(self) -> None:
         # The job's stderr (progress lines: counts only) with the second each
         # came at, kept beside the outputs to see where a silence was.
-        with open(self._log_path, "w", encoding="utf-8") as log:
+        with open(self._log_path, "w", encoding="utf-8", buffering=1) as log:
             for line in self._stream:
                 now = time.perf_counter()
                 self.longest = max(self.longest, now - self._last)
