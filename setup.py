@@ -37,6 +37,8 @@ setup(
         # Ends Beam's worker processes when a run is interrupted
         # (deid_pipeline/interrupts.py).
         "psutil>=5.9",
+        # One pass over a long document for all its PHI values (leak_guard).
+        "pyahocorasick>=2.0",
     ],
     extras_require={
         "test": [

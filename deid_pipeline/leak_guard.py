@@ -29,11 +29,14 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import ahocorasick
+
 from deid_pipeline.model import DeidentifiedDocument, PatientDictionary, TaggedDocument
+from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
 _MIN_ALNUM = 3
@@ -195,6 +198,10 @@ class SearchText:
         self._run_starts: list[int] = []
         self._run_origins: list[int] = []
 
+    def matches_all(self, values: Sequence[str]) -> list[list[tuple[int, int]]]:
+        """:meth:`matches` of each value (see :meth:`find_all`)."""
+        return self.find_all([_needle(value) for value in values])
+
     def matches(self, value: str) -> list[tuple[int, int]]:
         """(start, end) of every non-overlapping match of ``value``, in order."""
         needle = _needle(value)
@@ -208,6 +215,98 @@ class SearchText:
             return self._word_matches(needle)
         return [m.span() for m in needle.pattern.finditer(self.text)]
 
+    def find_all(self, needles: Sequence[_Needle | None]
+                 ) -> list[list[tuple[int, int]]]:
+        """:meth:`find` of each needle (None: no matches), in one pass if long.
+
+        On a short text each needle is found on its own. On a text over
+        :data:`BULK_CHARS` a ``find`` per value would read the text once per
+        value (a 50 MB document holds hundreds of thousands): there, one
+        Aho-Corasick automaton of every needle's first word (or digits)
+        lists where each occurs in a single pass, and each needle is checked
+        at those places only, with the same checks and in the same order as
+        :meth:`find`, so the matches are the same.
+        """
+        if len(self.text) <= BULK_CHARS:
+            return [[] if n is None else self.find(n) for n in needles]
+        words = [n for n in needles if n is not None and not n.digits and n.words]
+        at_word: dict[str, list[int]] = {}
+        if words:
+            self._fold()
+            words = [n for n in words if self._words.issuperset(n.whole)]
+            at_word = self._first_words(
+                {key for n in words for key in _anchor_keys(n)})
+        digits = {n.digits for n in needles if n is not None and n.digits}
+        at_digits = _starts(self._squeezed_text(), digits) if digits else {}
+        found = []
+        progress = process_progress(DOCUMENT_PROGRESS)
+        for k, needle in enumerate(needles, 1):
+            if not k % _PROGRESS_VALUES:
+                # Hundreds of thousands of values: say how far (a count).
+                progress.add(values_searched=_PROGRESS_VALUES)
+            if needle is None:
+                found.append([])
+            elif needle.digits:
+                found.append(self._digit_matches(needle.digits,
+                                                 at_digits.get(needle.digits, ())))
+            elif needle.words:
+                found.append(self._word_matches(needle,
+                                                self._anchored(needle, at_word)))
+            else:
+                found.append(self.find(needle))
+        return found
+
+    def _first_words(self, keys: set[str]) -> dict[str, list[int]]:
+        r"""Where each :func:`_bounded` first word may start a match, in order.
+
+        Searched in the folded text with every non-word character made
+        ``\0`` (and one at each end), so a first word that must start or end
+        at a word boundary is only found there: a name is not looked at
+        inside every longer word that contains it. A superset of the places
+        (the ``\0`` stands for any non-word character); each is checked.
+        """
+        folded = self._folded or ""
+        bounded = "\0" + _NOT_WORD.sub("\0", folded) + "\0"
+        found: dict[str, list[int]] = {}
+        for key, starts in _starts(bounded, keys).items():
+            # ``bounded[i]`` is ``folded[i - 1]``; a leading \0 is no letter.
+            if key.startswith("\0"):
+                found[key] = starts
+            else:
+                found[key] = [i - 1 for i in starts if i]
+        return found
+
+    def _anchored(self, needle: _Needle, at_word: dict[str, list[int]]
+                  ) -> list[int]:
+        """Where a match of ``needle`` may start, from its rarest whole word.
+
+        Anchoring every ``Dr. <name>`` on ``dr.`` would visit every ``Dr.``
+        of the document once per doctor (quadratic); a whole word of the
+        value stands as a word of the text in each match, so its places,
+        walked back over the words before it, give every start.
+        """
+        if not needle.whole:
+            return at_word.get(_bounded(needle), [])
+        word = min(needle.whole, key=lambda w: len(at_word.get(f"\0{w}\0", ())))
+        j = needle.words.index(word)
+        starts = (self._start_before(at, needle.words[:j])
+                  for at in at_word.get(f"\0{word}\0", ()))
+        return sorted(at for at in starts if at is not None)
+
+    def _start_before(self, at: int, before: tuple[str, ...]) -> int | None:
+        """Where the words ``before`` start, each then blanks, ending at ``at``."""
+        text, folded = self.text, self._folded or ""
+        for word in reversed(before):
+            blank = at
+            while blank > 0 and text[blank - 1].isspace():
+                blank -= 1
+            if blank == at:  # words of a value stand apart
+                return None
+            at = blank - len(word)
+            if at < 0 or not folded.startswith(word, at):
+                return None
+        return at
+
     def present(self, plan: HeaderPlan) -> list[HeaderValue]:
         """The values of ``plan`` that may occur in the text, in plan order.
 
@@ -220,10 +319,11 @@ class SearchText:
         """
         keep = []
         if plan.digits:
-            squeezed = self._squeezed_text()
+            squeezed = self._contains(self._squeezed_text(),
+                                      [d for _, d in plan.digits])
             keep.extend(k for k, digits in plan.digits if digits in squeezed)
         if plan.by_word or plan.always:
-            folded = self._fold()
+            folded = self._contains(self._fold(), [f for _, f in plan.always])
             words = self._words
             for word in plan.by_word.keys() & words:
                 keep.extend(k for k, whole in plan.by_word[word]
@@ -231,6 +331,15 @@ class SearchText:
             keep.extend(k for k, first in plan.always if first in folded)
         keep.sort()
         return [plan[k] for k in keep]
+
+    def _contains(self, view: str, subs: list[str]) -> str | set[str]:
+        """``view``, or on a long text the set of the ``subs`` it contains (one pass).
+
+        Either answers ``sub in`` for each of ``subs`` the same way.
+        """
+        if len(view) <= BULK_CHARS:
+            return view
+        return set(_starts(view, set(subs))) | {""}
 
     def _fold(self) -> str:
         folded = self._folded
@@ -249,22 +358,27 @@ class SearchText:
             squeezed = self._squeezed = _GAPS.sub("", self.text)
         return squeezed
 
-    def _word_matches(self, needle: _Needle) -> list[tuple[int, int]]:
+    def _word_matches(self, needle: _Needle, starts: Iterable[int] | None = None
+                      ) -> list[tuple[int, int]]:
+        """Matches of a word needle; ``starts``: every place its first word is."""
         folded = self._fold()
         if not self._words.issuperset(needle.whole):
             return []
-        first = needle.words[0]
-        at = folded.find(first)
-        if at < 0 or any(word not in folded for word in needle.words[1:]):
-            return []
+        if starts is None:
+            first = needle.words[0]
+            if first not in folded or any(word not in folded
+                                          for word in needle.words[1:]):
+                return []
+            starts = _found_at(folded, first)
         found = []
-        while at >= 0:
-            end = self._word_match_end(at, needle)
-            if end is None:
-                at = folded.find(first, at + 1)
-            else:
-                found.append((at, end))
-                at = folded.find(first, end)
+        first = needle.words[0]
+        after = 0  # matches do not overlap: the next starts at or after this
+        for at in starts:
+            if at >= after and folded.startswith(first, at):
+                end = self._word_match_end(at, needle)
+                if end is not None:
+                    found.append((at, end))
+                    after = end
         return found
 
     def _word_match_end(self, at: int, needle: _Needle) -> int | None:
@@ -285,9 +399,16 @@ class SearchText:
             return None
         return end
 
-    def _digit_matches(self, digits: str) -> list[tuple[int, int]]:
+    def _digit_matches(self, digits: str, starts: Iterable[int] | None = None
+                       ) -> list[tuple[int, int]]:
+        """Matches of a digit needle; ``starts``: every place its digits are."""
         squeezed = self._squeezed_text()
-        at = squeezed.find(digits)
+        if starts is None:
+            if digits not in squeezed:
+                return []
+            starts = _found_at(squeezed, digits)
+        starts = iter(starts)
+        at = next(starts, -1)
         if at < 0:
             return []
         text = self.text
@@ -300,20 +421,77 @@ class SearchText:
                 (b - a for a, b in runs[:-1]), initial=0))
         k = len(digits)
         found = []
+        after = 0
         while at >= 0:
-            start, end = self._origin(at), self._origin(at + k - 1) + 1
-            if (start == 0 or not text[start - 1].isdecimal()) and (
-                    end == len(text) or not text[end].isdecimal()):
-                found.append((start, end))
-                at = squeezed.find(digits, at + k)
-            else:
-                at = squeezed.find(digits, at + 1)
+            if at >= after:
+                start, end = self._origin(at), self._origin(at + k - 1) + 1
+                if (start == 0 or not text[start - 1].isdecimal()) and (
+                        end == len(text) or not text[end].isdecimal()):
+                    found.append((start, end))
+                    after = at + k
+            at = next(starts, -1)
         return found
 
     def _origin(self, index: int) -> int:
         """Offset in the text of the character at ``index`` of the squeezed text."""
         run = bisect.bisect_right(self._run_starts, index) - 1
         return self._run_origins[run] + index - self._run_starts[run]
+
+
+# Texts longer than this are searched for many values in one pass
+# (:meth:`SearchText.find_all`); shorter ones a value at a time, which is
+# faster for the few values of a note.
+BULK_CHARS = 100_000
+_PROGRESS_VALUES = 10_000  # ... and report every this many values searched
+
+
+_NOT_WORD = re.compile(r"\W")
+
+
+def _bounded(needle: _Needle) -> str:
+    r"""A needle's first word as :meth:`SearchText._first_words` looks it up.
+
+    Non-word characters are ``\0``; one more stands before it when the
+    match must not follow a word character, and after it when the word is
+    followed by a blank or must not be followed by a word character.
+    """
+    first = _NOT_WORD.sub("\0", needle.words[0])
+    tail = len(needle.words) > 1 or needle.right
+    return ("\0" if needle.left else "") + first + ("\0" if tail else "")
+
+
+def _anchor_keys(needle: _Needle) -> list[str]:
+    """The :meth:`SearchText._first_words` keys a needle may be anchored on."""
+    if needle.whole:
+        return [f"\0{w}\0" for w in needle.whole]
+    return [_bounded(needle)]
+
+
+def _found_at(text: str, sub: str) -> Iterator[int]:
+    """Every place ``sub`` starts in ``text``, overlapping ones included."""
+    at = text.find(sub)
+    while at >= 0:
+        yield at
+        at = text.find(sub, at + 1)
+
+
+def _starts(text: str, keys: set[str]) -> dict[str, list[int]]:
+    """Every place each of ``keys`` starts in ``text`` (overlaps included), in order.
+
+    One pass of an Aho-Corasick automaton over the text, whatever the number
+    of keys: time linear in the text plus the places found.
+    """
+    keys.discard("")
+    if not keys:
+        return {}
+    automaton = ahocorasick.Automaton()
+    for key in keys:
+        automaton.add_word(key, key)
+    automaton.make_automaton()
+    starts: dict[str, list[int]] = {}
+    for end, key in automaton.iter(text):
+        starts.setdefault(key, []).append(end - len(key) + 1)
+    return starts
 
 
 def written_regions(result: DeidentifiedDocument) -> list[tuple[int, int]]:
@@ -354,23 +532,37 @@ def _find_leaks(
     spelling. Of the header's values only those :meth:`SearchText.present`
     keeps are looked at: the others cannot match under any spelling.
     """
-    found: Counter = Counter()
-    seen: set[str] = set()
     search = SearchText(text)
     if header is not None:
         suspects = itertools.chain(suspects, search.present(header))
+    todo: list[tuple[str, _Needle]] = []
+    seen: set[str] = set()
     for value, label, needle in suspects:
         key = value.lower()
-        if key in seen:
-            continue
-        seen.add(key)
-        if needle is None:
-            continue
-        for start, end in search.find(needle):
+        if key not in seen:
+            seen.add(key)
+            if needle is not None:
+                todo.append((label, needle))
+    regions = _apart(regions)
+    found: Counter = Counter()
+    for (label, needle), matches in zip(
+            todo, search.find_all([n for _, n in todo]), strict=True):
+        for start, end in matches:
             if _survives(text, start, end, regions, whole=bool(needle.digits)):
                 found[label] += 1
                 break
     return found
+
+
+def _apart(regions: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``regions`` sorted, overlapping ones joined: what :func:`_survives` reads."""
+    joined: list[tuple[int, int]] = []
+    for s, e in sorted(regions):
+        if joined and s < joined[-1][1]:
+            joined[-1] = (joined[-1][0], max(e, joined[-1][1]))
+        else:
+            joined.append((s, e))
+    return joined
 
 
 def _survives(text: str, start: int, end: int, regions, whole: bool = False) -> bool:
@@ -383,10 +575,19 @@ def _survives(text: str, start: int, end: int, regions, whole: bool = False) -> 
     digits are matched across any separators, so untouched digits before a
     surrogate's can spell a replaced value by chance.
     """
+    # ``regions`` are sorted and apart: only those from the last one starting
+    # before the match can overlap it (a document has a million of them).
+    near = []
+    for k in range(max(bisect.bisect_right(regions, (start,)) - 1, 0), len(regions)):
+        s, e = regions[k]
+        if s >= end:
+            break
+        if e > start:
+            near.append((s, e))
     if whole:
-        return not any(s < end and start < e for s, e in regions)
+        return not near
     outside = [True] * (end - start)
-    for s, e in regions:
+    for s, e in near:
         for i in range(max(s, start), min(e, end)):
             outside[i - start] = False
     kept = sum(1 for i, out in enumerate(outside) if out and text[start + i].isalnum())

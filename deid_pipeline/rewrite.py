@@ -25,6 +25,11 @@ from typing import Any, ClassVar
 
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import PhiSpan, Replacement
+from deid_pipeline.progress import (
+    DOCUMENT_PROGRESS,
+    LONG_TEXT_CHARS,
+    process_progress,
+)
 from deid_pipeline.surrogates import (
     DEFAULT_MAX_SHIFT_DAYS,
     DEFAULT_MIN_SHIFT_DAYS,
@@ -38,6 +43,7 @@ from deid_pipeline.surrogates import (
 logger = logging.getLogger(__name__)
 
 POLICIES = (SAFE_HARBOR, LIMITED_DATASET)
+_PROGRESS_SPANS = 1_000  # a long text reports its rewrite every this many spans
 
 
 def _this_year() -> int:
@@ -217,7 +223,12 @@ def rewrite(text: str, spans: Iterable[PhiSpan], operator: Operator,
     pieces: list[str] = []
     replacements: list[Replacement] = []
     end = len(text)
-    for span in reversed(ordered):
+    # A long document's spans take minutes (a million surrogates): count them.
+    progress = (process_progress(DOCUMENT_PROGRESS) if len(text) > LONG_TEXT_CHARS
+                else None)
+    for k, span in enumerate(reversed(ordered), 1):
+        if progress is not None and not k % _PROGRESS_SPANS:
+            progress.add(spans_rewritten=_PROGRESS_SPANS)
         original = text[span.start:span.end]
         new = replacement_of(operator, original, span, ctx)
         pieces.append(text[span.end:end])

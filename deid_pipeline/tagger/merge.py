@@ -87,8 +87,9 @@ def found_values(text: str, spans: Iterable[PhiSpan]) -> Seeds:
 def occurrences(search: SearchText, seeds: Seeds) -> list[PhiSpan]:
     """Spans for every occurrence of the ``seeds`` values in ``search``'s text."""
     found = []
-    for value, (label, confidence) in seeds.items():
-        for start, end in search.matches(value):
+    for (label, confidence), matches in zip(
+            seeds.values(), search.matches_all(list(seeds)), strict=True):
+        for start, end in matches:
             if end > start:
                 found.append(PhiSpan(start, end, label, PROPAGATED, confidence))
     return found

@@ -14,12 +14,15 @@ characters too.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from deid_pipeline.leak_guard import SearchText
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress, process_progress
 from deid_pipeline.tagger.allowlist import drop_eponyms
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
 from deid_pipeline.tagger.merge import (
@@ -40,21 +43,38 @@ _SPACES = (
 )
 _ODD = re.compile(f"[{_INVISIBLE}{_SPACES}]")
 _TO_BLANK = str.maketrans({c: " " for c in _SPACES})
+_INVISIBLE_CHAR = re.compile(f"[{_INVISIBLE}]")
 
 
-def visible_view(text: str) -> tuple[str, list[int] | None]:
+class VisibleMap:
+    """Offsets of the visible view back to the text, held as the dropped characters.
+
+    ``dropped[k]`` is the visible offset before which the k-th dropped
+    character stood: one entry per invisible character (rare), not one per
+    character of the text (a list of 50 million offsets is gigabytes).
+    """
+
+    __slots__ = ("dropped",)
+
+    def __init__(self, dropped: list[int]) -> None:
+        self.dropped = dropped
+
+    def __getitem__(self, visible: int) -> int:
+        """The original offset of visible character ``visible``."""
+        return visible + bisect.bisect_right(self.dropped, visible)
+
+
+def visible_view(text: str) -> tuple[str, VisibleMap | None]:
     """The text detectors should see, and the map of its offsets to ``text``.
 
     The map is None when the text has nothing to clean (the common case).
-    ``positions[i]`` is the original offset of visible character ``i``; one
-    extra entry maps the end of the text.
+    ``positions[i]`` is the original offset of visible character ``i``.
     """
     if _ODD.search(text) is None:
         return text, None
-    positions = [i for i, ch in enumerate(text) if ch not in _INVISIBLE]
-    visible = "".join(text[i] for i in positions).translate(_TO_BLANK)
-    positions.append(len(text))
-    return visible, positions
+    dropped = [m.start() - k for k, m in enumerate(_INVISIBLE_CHAR.finditer(text))]
+    visible = _INVISIBLE_CHAR.sub("", text).translate(_TO_BLANK)
+    return visible, VisibleMap(dropped)
 
 
 # Texts longer than this are tagged in parts of at most this many characters,
@@ -96,6 +116,50 @@ def document_parts(doc: ClinicalDocument) -> list[tuple[int, ClinicalDocument]]:
     return [(a, dataclasses.replace(doc, text=doc.text[a:b])) for a, b in bounds]
 
 
+# Each part is tagged with up to this many characters of the text before and
+# after it, so a value at a cut is seen whole and the CRF and the rules see
+# the context they would in one piece; a part keeps the spans that start in
+# it, so each span comes from the one part that saw it whole.
+OVERLAP_CHARS = 2_000
+
+
+class Window(NamedTuple):
+    """What a detector sees of a long document, and which of its spans count.
+
+    ``part`` is the text from ``offset`` on; spans starting at ``start`` ..
+    ``end`` (offsets of the whole text) are kept, the others belong to a
+    neighbour that saw them with more context.
+    """
+
+    offset: int
+    start: int
+    end: int
+    part: ClinicalDocument
+
+
+def document_windows(doc: ClinicalDocument, limit: int = PART_CHARS,
+                     overlap: int = OVERLAP_CHARS) -> list[Window]:
+    """The windows to run detectors on: the document itself if short.
+
+    Each :func:`part_bounds` part widened by ``overlap`` characters on each
+    side, cut at a blank so no word is split at the window's edge.
+    """
+    text = doc.text
+    bounds = part_bounds(text, limit)
+    if len(bounds) == 1:
+        return [Window(0, 0, len(text), doc)]
+    windows = []
+    for a, b in bounds:
+        lo, hi = max(0, a - overlap), min(len(text), b + overlap)
+        if lo:
+            blank = _BLANK.search(text, lo, a)
+            lo = blank.end() if blank else a
+        if hi < len(text):
+            hi = max(b, text.rfind(" ", b, hi), text.rfind("\n", b, hi))
+        windows.append(Window(lo, a, b, dataclasses.replace(doc, text=text[lo:hi])))
+    return windows
+
+
 def shifted(span: PhiSpan, offset: int) -> PhiSpan:
     """``span`` of a part, in the offsets of the whole text."""
     if not offset:
@@ -103,7 +167,7 @@ def shifted(span: PhiSpan, offset: int) -> PhiSpan:
     return dataclasses.replace(span, start=span.start + offset, end=span.end + offset)
 
 
-def _map_back(span: PhiSpan, positions: list[int]) -> PhiSpan:
+def _map_back(span: PhiSpan, positions: VisibleMap) -> PhiSpan:
     return dataclasses.replace(
         span, start=positions[span.start], end=positions[span.end - 1] + 1
     )
@@ -156,8 +220,16 @@ def reconcile_reports(tagged: Sequence[TaggedDocument]) -> list[TaggedDocument]:
 class PhiTagger:
     """Runs detectors over a document and merges their spans (recall first)."""
 
-    def __init__(self, detectors: Sequence[Detector]) -> None:
+    def __init__(self, detectors: Sequence[Detector], part_chars: int = PART_CHARS,
+                 progress: Progress | None = None) -> None:
+        """Keep the detectors; long texts are tagged in parts of ``part_chars``.
+
+        ``progress``: what a document of several parts reports them to
+        (default: the process's line, :func:`process_progress`).
+        """
         self.detectors = tuple(detectors)
+        self.part_chars = part_chars
+        self.progress = progress
 
     @classmethod
     def from_config(cls, config: TaggerConfig) -> PhiTagger:
@@ -168,12 +240,23 @@ class PhiTagger:
         view = doc if positions is None else dataclasses.replace(doc, text=visible)
         spans = []
         confidences = []
-        for offset, part in document_parts(view):
+        windows = document_windows(view, self.part_chars,
+                                   min(OVERLAP_CHARS, self.part_chars // 4))
+        progress = None
+        if len(windows) > 1:
+            progress = self.progress or process_progress(DOCUMENT_PROGRESS)
+            progress.mark(long_documents=1)
+        for offset, start, end, part in windows:
             for detector in self.detectors:
                 found = detector.analyze(part)
-                spans.extend(shifted(s, offset) for s in found.spans)
+                for s in found.spans:
+                    if start <= s.start + offset < end:
+                        spans.append(shifted(s, offset))
                 if found.confidence is not None:
                     confidences.append(found.confidence)
+            if progress is not None:
+                # A long document takes minutes: say how far it is (a count).
+                progress.add(characters_tagged=end - start)
         spans = drop_eponyms(view.text, reconcile(view.text, spans, doc.dictionary))
         if positions is not None:
             spans = tuple(_map_back(s, positions) for s in spans)
