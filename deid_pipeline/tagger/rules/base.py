@@ -177,6 +177,12 @@ class Hit:
             return None
         return self.match.group(self._prefix + name)
 
+    def span(self, name: str) -> tuple[int, int]:
+        """Offsets of group ``name``; (-1, -1) if absent or unmatched."""
+        if name not in self._groups:
+            return -1, -1
+        return self.match.span(self._prefix + name)
+
     @property
     def whole(self) -> tuple[int, int]:
         """Offsets of the whole match, keyword included."""

@@ -70,8 +70,9 @@ class PhoneRecognizer(PatternRecognizer):
                               f"{_NUM_RIGHT}{_EXT}", **num),
             Pattern("digits", rf"{_NUM_LEFT}(?:\d{{3}}[ \t.-]?)?\d{{3}}[ \t.]?\d{{4}}"
                               f"{_NUM_RIGHT}{_EXT}", needs_context=True, **num),
-            Pattern("pager", rf"(?<![a-z])(?:{_trie(pager_words)})(?![a-z])[ \t]*"
-                             r"(?:#|no\.?|number)?[ \t]*[:=-]?[ \t]*"
+            Pattern("pager", rf"(?<![a-z])(?:{_trie(pager_words)})(?![a-z])"
+                             # "Pager: #1234", "pgr #: 1234": marks in any order.
+                             r"(?:[ \t]*(?:#|no\.?(?![a-z])|number|[:=-])){0,3}[ \t]*"
                              rf"(?P<phi>\d{{4,7}}){_NUM_RIGHT}", **words),
             Pattern("extension", r"(?<![a-z])(?:ext|extension)\.?[ \t]*[#:]?[ \t]*"
                                  rf"(?P<phi>\d{{2,6}}){_NUM_RIGHT}", **words),

@@ -28,7 +28,7 @@ from deid_pipeline.tagger.rules.places import (
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "6"
+CODE_VERSION = "7"
 
 
 @lru_cache(maxsize=1)

@@ -115,12 +115,17 @@ class NameRecognizer(PatternRecognizer):
             Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
             Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
-                    rf"(?:[ \t]*[,:(][ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
+                    rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
                     **word_start),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"{initial}", **word_start),
             Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
                     rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
+            # Only the first name is consumed (validate widens the hit to the
+            # initial), so "Valerie B. Mitchell" still gives "B. Mitchell".
+            Pattern("first_initial",
+                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
+                    r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
@@ -143,6 +148,9 @@ class NameRecognizer(PatternRecognizer):
         name = hit.pattern.name
         if name in ("title_initial", "doctor_initial"):
             return True
+        if name == "first_initial":
+            hit.end = hit.span("initial_end")[1]
+            return self._first_name(hit.group("first") or "", lex)
         word = text[hit.start:hit.end]
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
@@ -171,6 +179,20 @@ class NameRecognizer(PatternRecognizer):
         limit = 5 if titled else 4
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
+
+    def _first_name(self, word: str, lex: Any) -> bool:
+        """A common first name before an initial (``Anna S.``), not ``Vitamin K.``.
+
+        The shape (a capitalised word, a capital and a period) is strict, so
+        a common first name may be a common word too (``John``, band 5), but
+        never a diagnosis: the shape is also ``Hepatitis B.``, ``Stage I.``,
+        ``Lead V.`` (the drug flag is too noisy to use: it holds ``John``).
+        """
+        key = word.lower()
+        flags = set(lex.flags(key))
+        band = lex.english_band(key)
+        return (key not in self._not_names and "dx" not in flags
+                and ("fn1" in flags and band <= 5 or "fn2" in flags and band <= 4))
 
     def _staff_name(self, word: str, flags: Sequence[str], band: int,
                     doctor_title: bool) -> bool:

@@ -1,0 +1,60 @@
+"""Generic shapes of PHI that leaked on notes of unseen patients and on queries.
+
+Tables of (text, expected spans) per recognizer, as in ``test_rules.py``: each
+row lists every span the recognizer returns, so ``[]`` rows are negatives
+(clinical shorthand of the same shape).
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_rules import _check
+
+from deid_pipeline.tagger.rules import RuleDetector
+
+
+@pytest.fixture(scope="module")
+def detector() -> RuleDetector:
+    return RuleDetector()
+
+
+FIRST_INITIAL_ROWS = [
+    ("Anna S. reports pain at the incision", [("Anna S.", "DOCTOR")]),
+    ("spoke with John K. re: plan", [("John K.", "DOCTOR")]),
+    # A full name keeps its surname after the initial.
+    ("then Valerie B. Mitchell aware",
+     [("Valerie B.", "DOCTOR"), ("B. Mitchell", "DOCTOR")]),
+    ("F. Whitfield to see pt", [("F. Whitfield", "DOCTOR")]),
+    # Relatives after a relation and a dash.
+    ("DAUGHTER-JANE AT BEDSIDE", [("JANE", "RELATIVE")]),
+    ("son- Bill called", [("Bill", "RELATIVE")]),
+    ("HCP - daughter Liz Robbins", [("Liz", "RELATIVE")]),
+    # Diagnoses, vitamins, leads and grades have the same shape.
+    ("Vitamin K. 10 mg given, Hepatitis B. 2/2 neg", []),
+    ("Lead V. 2 mm ST changes; Stage I. 2 cm", []),
+    ("Factor V. Leiden; Type II. DM; Grade I. varices", []),
+    ("son-in-law called", []),
+    ("ANNA S. REPORTS", []),  # all caps: a capital and a period say nothing
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FIRST_INITIAL_ROWS)
+def test_when_first_name_and_initial_then_initial_masked_too(detector, text, expected):
+    """``Anna S.``: the initial is PHI with the first name; look-alikes are not."""
+    _check(detector, "names", text, expected)
+
+
+PAGER_ROWS = [
+    ("Pager: #1234 for questions", [("1234", "PHONE")]),
+    ("covering resident pgr: #45678", [("45678", "PHONE")]),
+    ("beeper #: 4471", [("4471", "PHONE")]),
+    ("Pager no. 12345", [("12345", "PHONE")]),
+    ("pg 2 of 3; paged x2, pager: #2", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PAGER_ROWS)
+def test_when_colon_before_pager_mark_then_pager_number_tagged(
+        detector, text, expected):
+    """A colon before ``#`` (``Pager: #1234``) no longer hides the number."""
+    _check(detector, "phone", text, expected)
