@@ -58,3 +58,24 @@ def test_when_colon_before_pager_mark_then_pager_number_tagged(
         detector, text, expected):
     """A colon before ``#`` (``Pager: #1234``) no longer hides the number."""
     _check(detector, "phone", text, expected)
+
+
+ID_NEAR_ROWS = [
+    ("member id AB-123456, copay $20", [("AB-123456", "HEALTHPLAN")]),
+    ("policy 12345-XY on file", [("12345-XY", "HEALTHPLAN")]),
+    ("HMO-234567 is her member number", [("HMO-234567", "HEALTHPLAN")]),
+    ("plan id on card: XYZ12345", [("XYZ12345", "HEALTHPLAN")]),
+    ("old record (chart) H1234567 requested", [("H1234567", "MEDICALRECORD")]),
+    ("acct for this visit: FIN-8812345", [("FIN-8812345", "ACCOUNT")]),
+    # Doses, volumes and settings beside the same words; IDs with no ID word.
+    ("Plan: 1000cc bolus, NS1000, q2000, x10000", []),
+    ("plan per ID: vanco 1250-mg", []),
+    ("lot ABC654321 on the box", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ID_NEAR_ROWS)
+def test_when_letters_and_digits_near_id_word_then_id_tagged(
+        detector, text, expected):
+    """Mixed IDs with an ID word before or after; the nearest word picks the label."""
+    _check(detector, "id_near", text, expected)

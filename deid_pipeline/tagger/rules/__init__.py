@@ -49,7 +49,11 @@ from deid_pipeline.tagger.rules.detector import (
     default_config,
     is_date_lookalike,
 )
-from deid_pipeline.tagger.rules.ids import IdRecognizer, SsnRecognizer
+from deid_pipeline.tagger.rules.ids import (
+    IdNearWordRecognizer,
+    IdRecognizer,
+    SsnRecognizer,
+)
 from deid_pipeline.tagger.rules.names import (
     CredentialNameRecognizer,
     NameRecognizer,
@@ -67,6 +71,7 @@ __all__ = [
     "DateRecognizer",
     "EmailRecognizer",
     "Hit",
+    "IdNearWordRecognizer",
     "IdRecognizer",
     "InstitutionRecognizer",
     "IpRecognizer",

@@ -19,7 +19,11 @@ from deid_pipeline.tagger.rules.contact import (
     UrlRecognizer,
 )
 from deid_pipeline.tagger.rules.dates import DateRecognizer
-from deid_pipeline.tagger.rules.ids import IdRecognizer, SsnRecognizer
+from deid_pipeline.tagger.rules.ids import (
+    IdNearWordRecognizer,
+    IdRecognizer,
+    SsnRecognizer,
+)
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
     InstitutionRecognizer,
@@ -54,6 +58,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         DateRecognizer(config.get("date", {}), units),
         AgeRecognizer(units),
         IdRecognizer(config.get("ids", {})),
+        IdNearWordRecognizer(config.get("id_near", {"IDNUM": ("id",)}), units),
         NameRecognizer(config.get("names", {})),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
