@@ -79,3 +79,39 @@ def test_when_letters_and_digits_near_id_word_then_id_tagged(
         detector, text, expected):
     """Mixed IDs with an ID word before or after; the nearest word picks the label."""
     _check(detector, "id_near", text, expected)
+
+
+DATE_ROWS = [
+    # A fraction-shaped m/d after a date preposition, in any case.
+    ("PT HAS BEEN FEBRILE SINCE 3/4 PER FAMILY", [("3/4", "DATE")]),
+    ("since 3/4 pt has had fevers", [("3/4", "DATE")]),
+    ("EARLIER IN DAY 3/14 PT WAS SEEN", [("3/14", "DATE")]),
+    ("ON 11/2 PT HAD A FALL", [("11/2", "DATE")]),
+    ("extubated 1/2, reintubated 1/3 for stridor", [("1/2", "DATE")]),
+    # Glued to the date word before it.
+    ("admitted3/14 with CP", [("3/14", "DATE")]),
+    ("DOS:3/14 ref'd by PCP", [("3/14", "DATE")]),
+    # Two dates run together: both, or one span for a range of days.
+    ("cx 3/14-3/16 neg", [("3/14", "DATE"), ("3/16", "DATE")]),
+    ("BCx 3/14-16 no growth", [("3/14-16", "DATE")]),
+    # A month alone after a date preposition.
+    ("cath in March showed 3VD", [("March", "DATE")]),
+    ("SINCE SEPT PT HAS HAD DOE", [("SEPT", "DATE")]),
+    ("last seen in Dec. by cards; early August visit",
+     [("Dec.", "DATE"), ("August", "DATE")]),
+    ("discharged in May, pt returned", [("May", "DATE")]),
+    # Other shapes keep their whole dates.
+    ("ERCP in Nov-01; seen since Jan 5", [("Nov-01", "DATE"), ("Jan 5", "DATE")]),
+    # Look-alikes: settings, fractions, ranges, the verb may, dec the decrease.
+    ("SIMV12/5, x2/3 of the way, pt at1/2 NS", []),
+    ("on 1/2 NS, since 1/2 hour, 3/4 of the way up", []),
+    ("BCx 3/14-12 and rales 1/3-1/2 up", []),
+    ("pt may go home; in may be; no dec in sats; seen by jan", []),
+    ("IN MAY BE; in mar", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DATE_ROWS)
+def test_when_year_less_date_after_date_word_then_tagged(detector, text, expected):
+    """Year-less dates leaked after prepositions, glued, as ranges, as months alone."""
+    _check(detector, "date", text, expected)

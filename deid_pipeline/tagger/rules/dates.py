@@ -13,6 +13,7 @@ from deid_pipeline.tagger.rules.base import (
     Pattern,
     PatternRecognizer,
     _clause_start,
+    _normal_words,
     _trie,
     _window_end,
     _window_start,
@@ -70,13 +71,27 @@ class DateRecognizer(PatternRecognizer):
     is taken only after such a word. Named months that are also words or
     abbreviations (``may``, ``mar``, ``dec``) need a year, an ordinal, a
     period or a date word before them.
+
+    Year-less forms that leaked on unseen notes and queries: a fraction-shaped
+    ``m/d`` right after a date word (``SINCE 3/4 PER FAMILY``: the
+    ``fraction_before`` words), ``m/d`` glued to a date word
+    (``admitted3/14``), a range of days (``3/14-16``, one span) and a month
+    alone after a ``month_before`` word (``in March``, ``SINCE SEPT``), where
+    ``May`` counts only capitalised before punctuation and ``jan``/``dec``
+    only with a capital.
     """
 
-    SHORT = frozenset({"mdy", "myy", "md", "md_dash"})
+    SHORT = frozenset({"mdy", "myy", "md", "md_dash", "md_range", "md_glued"})
+    # Read like m/d: a fraction, a pain score, a range of ones.
+    MONTH_DAY = frozenset({"md", "md_dash", "md_range", "md_glued"})
 
     def __init__(self, config: Mapping[str, Any], units: Iterable[str] = ()) -> None:
         """Build the date patterns with the date words of ``config``."""
         num = {"guard": _G_NUM}
+        month_words = config.get("month_before", ("in", "since"))
+        month_before = _trie(month_words)
+        month_initials = re.escape("".join(sorted({w[0] for w in
+                                                   _normal_words(month_words)})))
         named = {"guard": r"(?<![a-z])(?=[adfjmnos])", "check_negative": False}
         full = {"check_negative": False, **num}
         patterns = [
@@ -97,13 +112,27 @@ class DateRecognizer(PatternRecognizer):
                            rf"{_DATE_RIGHT}(?!')", confidence=0.8, **num),
             Pattern("md", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})/(?P<d>\d{{1,2}})"
                           f"{_DATE_RIGHT}", confidence=0.9, **num),
+            # "3/14-16": a range of days in one month, one span.
+            Pattern("md_range", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})/(?P<d>\d{{1,2}})"
+                                r"-(?P<d2>\d{1,2})(?![\d/-]|\.\d)", confidence=0.9,
+                    **num),
             Pattern("md_dash", r"(?<![\w/.-])(?P<m>\d{1,2})-(?P<d>\d{1,2})"
                                r"(?![\d/-]|\.\d)", confidence=0.7, **num),
+            # "admitted3/14": glued to a date word (checked in invalidate).
+            Pattern("md_glued", rf"(?P<m>\d{{1,2}})/(?P<d>\d{{1,2}}){_DATE_RIGHT}",
+                    confidence=0.9, guard=r"(?<=[a-z])(?=\d)"),
             Pattern("mdy_named", rf"{_MONTH}[ \t]*[,-]?[ \t]*(?P<d>\d{{1,2}}){_ORD}?"
                                  rf"(?!\w)(?:[ \t]*,?[ \t]*(?P<y>{_YEAR4})(?!\w))?",
                     **named),
             Pattern("month_year", rf"{_MONTH}[ \t]*,?[ \t]*(?:of[ \t]+)?"
                                   rf"(?P<y>{_YEAR4}|'\d{{2}})(?!\w)", **named),
+            # "in March", "since SEPT": a month alone after a date preposition,
+            # never before a number (the shapes above take "since Jan 5").
+            Pattern("month_alone", rf"(?<![a-z])(?:{month_before})[ \t]+"
+                                   rf"(?P<phi>{_MONTH})"
+                                   r"(?![\w']|\.?[ \t]*[,-]?[ \t]*\d)",
+                    confidence=0.8, check_negative=False,
+                    guard=rf"(?<![a-z])(?=[{month_initials}])"),
             Pattern("ordinal", rf"(?<![a-z])the[ \t]+(?P<phi>(?P<d>\d{{1,2}}){_ORD}"
                                rf"(?:[ \t]+of[ \t]+{_MONTH})?)(?!\w)", confidence=0.9,
                     needs_context=True, context=_MONTH_WORDS, check_negative=False,
@@ -116,7 +145,12 @@ class DateRecognizer(PatternRecognizer):
                          context_before=40, context_after=40, negative_window=24)
         self._ambiguous = frozenset(config.get("ambiguous_months", ("may", "mar")))
         self._pain = _word_regex(config.get("pain_context", ("pain",)))
-        strong = _trie(config.get("strong_before", ("on", "since")))
+        strong_words = config.get("strong_before", ("on", "since"))
+        self._glued = frozenset(w for w in _normal_words(strong_words) if w.isalpha())
+        fraction = _trie(config.get("fraction_before", ("since",)))
+        self._fraction_before = re.compile(
+            rf"(?<![a-z0-9])(?:{fraction})[ \t]*[:,]?[ \t]*$", _FLAGS)
+        strong = _trie(strong_words)
         self._strong = re.compile(rf"(?<![a-z0-9])(?:{strong})[ \t]*[:,]?[ \t]*$",
                                   _FLAGS)
         dash = _trie(config.get("dash_context", ("on", "since")))
@@ -139,6 +173,8 @@ class DateRecognizer(PatternRecognizer):
             r"(?:\.\d+)?[ \t]*%", _FLAGS)
         self._clause_end = re.compile(r"[ \t]*(?:$|[.,;:)\]]|-[^\d])", re.MULTILINE)
         self._header_colon = re.compile(r":(?!\d)")
+        self._after_may = re.compile(r"[ \t]*(?:$|[.,;:)]|(?:and|or|to|thru)(?![a-z]))",
+                                     re.MULTILINE)
 
     def has_context(self, text: str, hit: Hit,
                     words: re.Pattern[str] | None = None) -> bool:
@@ -158,15 +194,24 @@ class DateRecognizer(PatternRecognizer):
             return 1 <= month <= 12
         if not name and hit.pattern.name == "ordinal":
             return 1 <= int(day) <= 31
-        return _valid_day(month, int(day), year)
+        last = hit.group("d2")
+        if last is not None and not int(day) < int(last):
+            return False  # 3/14-12 is no range of days
+        return _valid_day(month, int(last or day), year)
 
     def invalidate(self, hit: Hit, text: str) -> bool:
         """Drop the clinical look-alikes of short dates (see the class doc)."""
         start, end = hit.whole
+        name = hit.pattern.name
+        if name == "month_alone":
+            return self._invalid_month_alone(hit, text)
         strong = self._strong_before(text, start)
         if hit.group("mon") is not None:
             return self._invalid_named(hit, text, strong)
-        name = hit.pattern.name
+        if name == "md_glued":
+            if not self._glued_to_date_word(text, start):
+                return True  # SIMV12/5, x2/3
+            strong = True
         if name not in self.SHORT or (name == "mdy" and len(hit.group("y")) == 4):
             return False
         if end < len(text) and text[end].isalpha():
@@ -186,11 +231,12 @@ class DateRecognizer(PatternRecognizer):
             return True  # CO/CI 4-6/2-4
         if self._percent_after.match(text, end):
             return True  # CPAP 5/5, 40%
-        if name in ("md", "md_dash") and not date_before:
+        if name in self.MONTH_DAY and not date_before:
             month, day = int(hit.group("m")), int(hit.group("d"))
             fraction = (_is_fraction(month, day)
                         and not self._header_colon.match(text, end))
-            if fraction and not (strong and self._clause_end.match(text, end)):
+            if fraction and not (strong and self._clause_end.match(text, end)) and (
+                    not self._fraction_before.search(text, lo, start)):
                 return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
             if day == 10 and month <= 10 and self._pain_near(text, start, end):
                 return True  # had 3/10 incisional pain
@@ -227,6 +273,31 @@ class DateRecognizer(PatternRecognizer):
         # Context only: an impossible day (2/31/14) is a typo more often
         # than a look-alike, and the CRF read it as a date.
         return self.invalidate(hit, text)
+
+    def _glued_to_date_word(self, text: str, start: int) -> bool:
+        """Whether the letters right before ``start`` are a date word (``admitted``)."""
+        lo = max(start - 16, 0)
+        i = start
+        while i > lo and text[i - 1].isalpha():
+            i -= 1
+        return (i == 0 or not text[i - 1].isalnum()) and (
+            text[i:start].lower() in self._glued)
+
+    def _invalid_month_alone(self, hit: Hit, text: str) -> bool:
+        """Drop ``may`` the verb, and ambiguous abbreviations in lower case.
+
+        ``May`` counts only written so and before punctuation, a line end or
+        a conjunction (``in May, pt``); ``Jan``, ``Mar``, ``Dec`` only with a
+        capital (``since Dec``, ``SINCE SEPT``): lower case they are a name,
+        a word or ``dec`` the decrease.
+        """
+        word = hit.group("mon") or ""
+        key = word.lower()
+        if key == "may":
+            return word != "May" or not self._after_may.match(text, hit.end)
+        if key in self._ambiguous and not hit.group("dot"):
+            return word.islower()
+        return False
 
     def _strong_before(self, text: str, start: int) -> bool:
         """Tell whether a date word (on, since, admitted, ...) comes just before."""
