@@ -115,3 +115,23 @@ DATE_ROWS = [
 def test_when_year_less_date_after_date_word_then_tagged(detector, text, expected):
     """Year-less dates leaked after prepositions, glued, as ranges, as months alone."""
     _check(detector, "date", text, expected)
+
+
+RESIDENCE_ROWS = [
+    ("pt from Dayton, OH, lives alone", [("Dayton", "CITY"), ("OH", "STATE")]),
+    ("lives in Ohio with wife", [("Ohio", "STATE")]),
+    ("moved to New York last yr", [("New York", "STATE")]),
+    ("OLD RECORDS FROM ANNAPOLIS, MD", [("ANNAPOLIS", "CITY"), ("MD", "STATE")]),
+    ("family visiting from Ellicott City, Maryland",
+     [("Ellicott City", "CITY"), ("Maryland", "STATE")]),
+    # Units, rooms and staff after "from", a state code with no town.
+    ("transferred from ED, MD aware; from home, PA to see", []),
+    ("FROM OR, PA AWARE; returned to floor; from MD office", []),
+    ("weaned from vent, IN NAD; lives in fear", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), RESIDENCE_ROWS)
+def test_when_residence_cue_then_town_and_state_tagged(detector, text, expected):
+    """A state, or a town, a comma and a state, after lives in / from / moved to."""
+    _check(detector, "residence", text, expected)

@@ -61,6 +61,7 @@ from deid_pipeline.tagger.rules.names import (
 )
 from deid_pipeline.tagger.rules.places import (
     InstitutionRecognizer,
+    ResidenceRecognizer,
     UniversityRecognizer,
 )
 
@@ -79,6 +80,7 @@ __all__ = [
     "Pattern",
     "PatternRecognizer",
     "PhoneRecognizer",
+    "ResidenceRecognizer",
     "RuleDetector",
     "SsnRecognizer",
     "UniversityRecognizer",

@@ -27,6 +27,7 @@ from deid_pipeline.tagger.rules.ids import (
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
     InstitutionRecognizer,
+    ResidenceRecognizer,
     UniversityRecognizer,
 )
 
@@ -63,6 +64,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
         UniversityRecognizer(),
+        ResidenceRecognizer(config.get("places", {})),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)
