@@ -30,6 +30,11 @@ from deid_pipeline.tagger.rules.places import (
     ResidenceRecognizer,
     UniversityRecognizer,
 )
+from deid_pipeline.tagger.rules.site import (
+    SiteRules,
+    drop_allowed,
+    load_site_rules,
+)
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
@@ -99,14 +104,23 @@ class RuleDetector(Detector):
     name = "rules"
 
     def __init__(self, recognizers: Sequence[PatternRecognizer] | None = None,
-                 data_version: str = "custom") -> None:
-        """Use ``recognizers``, or the packaged ones from rules.json."""
+                 data_version: str = "custom", site: SiteRules | None = None) -> None:
+        """Use ``recognizers``, or the packaged ones from rules.json.
+
+        A ``site`` adds its deny list and patterns, drops the other
+        recognizers' spans that are its allow words, and puts the sha256 of
+        its file in :attr:`version`.
+        """
         if recognizers is None:
             recognizers, data_version = _default_rules()
         self.recognizers = tuple(recognizers)
-        self.labels = tuple(sorted({label for r in self.recognizers
+        self.site = site
+        self.site_recognizers = site.recognizers() if site is not None else ()
+        self.labels = tuple(sorted({label for r in (*self.recognizers,
+                                                    *self.site_recognizers)
                                     for label in r.labels}))
-        self.version = f"{CODE_VERSION}+data{data_version}"
+        self.version = f"{CODE_VERSION}+data{data_version}" + (
+            f"+site-sha256:{site.sha256}" if site is not None else "")
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> RuleDetector:
@@ -119,10 +133,16 @@ class RuleDetector(Detector):
         spans: list[PhiSpan] = []
         for recognizer in self.recognizers:
             spans.extend(recognizer.analyze(text))
+        if self.site is not None:
+            spans = list(drop_allowed(text, spans, self.site))
+            for recognizer in self.site_recognizers:
+                spans.extend(recognizer.analyze(text))
         spans.sort()
         return tuple(spans)
 
 
 @register("rules")
 def _make_rules(config: TaggerConfig) -> Detector:
-    return RuleDetector()
+    if config.rules_path is None:
+        return RuleDetector()
+    return RuleDetector(site=load_site_rules(config.rules_path))
