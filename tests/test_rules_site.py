@@ -135,3 +135,43 @@ def test_when_run_with_invalid_rules_file_then_exit_2_naming_it(tmp_path, capsys
     err = capsys.readouterr().err
     assert "bad.json" in err and "pattern 'bed': regex does not compile" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_when_evaluate_with_rules_then_scored_with_them_and_sha_in_json(
+        tmp_path, example, capsys):
+    from deid_pipeline.cli import main as cli_main
+
+    out = tmp_path / "eval.json"
+    assert cli_main(["evaluate", "--corpus", "synthetic:20", "--detectors",
+                     "rules,dictionary", "--rules", example, "--json",
+                     str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["site_rules"] == hashlib.sha256(_example()).hexdigest()
+
+
+def test_when_train_with_rules_then_counts_per_rule_printed(tmp_path, example,
+                                                             capsys):
+    from deid_pipeline.cli import main as cli_main
+
+    model = tmp_path / "m.crfsuite"
+    assert cli_main(["train", "--corpus", "synthetic:5", "--output", str(model),
+                     "--max-iterations", "1", "--rules", example]) == 0
+    err = capsys.readouterr().err
+    digest = hashlib.sha256(_example()).hexdigest()
+    assert f"train: site rules sha256 {digest}" in err
+    assert "train: site_deny_department: 0 found, 0 on gold PHI" in err
+    assert "train: site_bed: " in err
+    assert "train: allow: 2 words, " in err
+
+
+def test_when_train_with_invalid_rules_then_exit_2_before_training(tmp_path,
+                                                                   capsys):
+    from deid_pipeline.cli import main as cli_main
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"deny": {"WARD": ["7B"]}}')
+    model = tmp_path / "m.crfsuite"
+    assert cli_main(["train", "--corpus", "synthetic:5", "--output", str(model),
+                     "--rules", str(bad)]) == 2
+    assert "deny: unknown label 'WARD'" in capsys.readouterr().err
+    assert not model.exists()
