@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 from test_rules import _check
 
-from deid_pipeline.tagger.rules import RuleDetector
+from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.tagger.rules import RuleDetector, is_date_lookalike
 
 
 @pytest.fixture(scope="module")
@@ -135,3 +136,30 @@ RESIDENCE_ROWS = [
 def test_when_residence_cue_then_town_and_state_tagged(detector, text, expected):
     """A state, or a town, a comma and a state, after lives in / from / moved to."""
     _check(detector, "residence", text, expected)
+
+
+
+ODD_DIGIT_NOTES = [
+    "Pt seen 3/4\u00b2 by Dr. Hollis, since 3/4\u00b2 BP stable.",
+    "F/u \u2460/\u2461 with Dr Pruitt at 555-12\u00b34, age 9\u2079.",
+    "Labs drawn \u00b9\u00b2/\u00b3\u2074/2021; MRN 12\u00b345678; 10.0.\u00b2.1",
+    "PSV \u00b210/5, ext \u00b2\u00b2\u00b2\u00b2, pager #\u2460\u2461\u2462\u2463",
+]
+
+
+@pytest.mark.parametrize("text", ODD_DIGIT_NOTES)
+def test_when_note_holds_digit_like_characters_then_rules_do_not_raise(detector,
+                                                                      text):
+    """``²``, ``①`` pass ``str.isdigit`` and fail ``int``; no rule reads them."""
+    spans = detector.detect(ClinicalDocument("odd", text, "text"))
+    assert all(0 <= s.start < s.end <= len(text) for s in spans)
+    for start in range(len(text)):
+        for end in range(start + 1, min(start + 12, len(text)) + 1):
+            is_date_lookalike(text, start, end)
+
+
+def test_when_digits_fullwidth_then_still_read(detector):
+    """Decimal digits of other scripts are digits (PHI written in them leaks else)."""
+    text = "Call \uff16\uff11\uff17-\uff15\uff15\uff15-\uff10\uff11\uff19\uff19"
+    assert [(s.label, s.start) for s in detector.detect(
+        ClinicalDocument("n", text, "text"))] == [("PHONE", 5)]

@@ -1,4 +1,4 @@
-"""High-precision rule recognizers for formulaic PHI: contacts, IDs, dates, ages.
+r"""High-precision rule recognizers for formulaic PHI: contacts, IDs, dates, ages.
 
 (And the formulaic shapes of names, checked against the lexicons: see
 :class:`NameRecognizer`.)
@@ -26,6 +26,11 @@ text and Python runs only per candidate, never per token. Patterns carry
 zero-width guards so a dozen shapes cost one failed check inside a word, use
 bounded or possessive repetition, and start only at run boundaries, so the
 scan stays linear even on a 100,000-character line of digits and slashes.
+
+Numbers are read only from the digits ``\d`` matches (decimal digits, which
+``int`` reads in any script, so PHI in full-width digits is still found),
+never by ``str.isdigit``, which is also true for ``²`` and ``①``: a note with
+``3/4²`` costs no record here.
 
 The package: :mod:`.base` holds the shared pattern machinery, one module per
 recognizer family (:mod:`.contact`, :mod:`.ids`, :mod:`.dates`, :mod:`.ages`,

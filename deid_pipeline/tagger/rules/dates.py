@@ -258,7 +258,9 @@ class DateRecognizer(PatternRecognizer):
         # A short date is at most 10 characters: look no further back, so a
         # hostile run of digits and slashes costs no more than a date.
         floor = max(start - 10, 0)
-        while start > floor and (text[start - 1].isdigit() or text[start - 1] in "/-"):
+        # isdecimal: the digits \d matches; isdigit is also true for "²".
+        while start > floor and (text[start - 1].isdecimal()
+                                 or text[start - 1] in "/-"):
             start -= 1
         match = self.regex.match(text, start)
         if match is None:
