@@ -14,7 +14,6 @@ import argparse
 import dataclasses
 import difflib
 import logging
-import os
 import platform
 import sys
 import time
@@ -292,7 +291,7 @@ def _prepare(argv: list[str] | None):
         raise RunError(str(exc)) from exc
     tagger_config = TaggerConfig(
         detectors=detectors, model_path=args.model, bias=args.bias,
-        rules_path=os.path.abspath(args.rules) if args.rules else None,
+        rules_path=absolute(args.rules) if args.rules else None,
     )
     return args, beam_args, key, key_source, tagger_config
 
