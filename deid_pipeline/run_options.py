@@ -135,6 +135,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=",".join(DEFAULT_DETECTORS),
         help="comma-separated detectors (default: %(default)s)",
     )
+    add_rules_option(parser)
     parser.add_argument(
         "--hl7-output",
         metavar="DIR",
@@ -209,4 +210,15 @@ def add_as_of_year(parser: argparse.ArgumentParser) -> None:
         "(default: this year, %(default)s). Pin it, e.g. "
         "to the archive's extraction year, so that re-runs across a new year "
         "give the same bytes",
+    )
+
+
+def add_rules_option(parser: argparse.ArgumentParser) -> None:
+    """``--rules``: shared by ``run``, ``evaluate`` and ``train``."""
+    parser.add_argument(
+        "--rules",
+        metavar="FILE",
+        help="site rules (JSON): phrases always PHI, words never PHI, extra "
+        "patterns; checked before anything runs, its sha256 in run.json "
+        "(docs/site-rules.md)",
     )

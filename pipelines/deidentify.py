@@ -11,6 +11,7 @@ may be local or on s3://, gs://, hdfs://, where the workers write directly.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import logging
 import platform
@@ -40,7 +41,8 @@ from deid_pipeline.pipelines.publish import (
     staged_tables,
 )
 from deid_pipeline.run_options import build_parser
-from deid_pipeline.tagger.detectors import TaggerConfig, check_names
+from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
+from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.deidentify import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
@@ -153,6 +155,12 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
         from deid_pipeline.tagger.crf import model_id
 
         versions["model"] = model_id(tagger_config.model_path)
+    if tagger_config.rules_path:
+        # The site rules file, by its sha256, in the rule detector's version.
+        versions["site_rules"] = load_site_rules(tagger_config.rules_path).sha256
+        if "rules" in tagger_config.detectors:
+            only_rules = dataclasses.replace(tagger_config, detectors=("rules",))
+            versions["rules"] = create(only_rules)[0].version
     return versions
 
 
@@ -277,10 +285,13 @@ def _prepare(argv: list[str] | None):
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         key, key_source = load_key(args.key_file, args.ephemeral_key)
+        if args.rules:
+            load_site_rules(args.rules)
     except ValueError as exc:
         raise RunError(str(exc)) from exc
     tagger_config = TaggerConfig(
-        detectors=detectors, model_path=args.model, bias=args.bias
+        detectors=detectors, model_path=args.model, bias=args.bias,
+        rules_path=absolute(args.rules) if args.rules else None,
     )
     return args, beam_args, key, key_source, tagger_config
 

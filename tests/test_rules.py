@@ -174,7 +174,7 @@ DATE_ROWS = [
     ("ADMITTED ON MARCH 3, 2005", [("MARCH 3, 2005", "DATE")]),
     ("knows it is 20th Oct", [("20th Oct", "DATE")]),
     ("cath on the 22nd of July", [("22nd of July", "DATE")]),
-    ("in July, since the 22nd", [("22nd", "DATE")]),
+    ("in July, since the 22nd", [("July", "DATE"), ("22nd", "DATE")]),
     ("MI in July 2006, CABG Dec 2005", [("July 2006", "DATE"), ("Dec 2005", "DATE")]),
     ("stent 7/2006", [("7/2006", "DATE")]),
     ("PMH: CAD, AVR 8/88", [("8/88", "DATE")]),

@@ -56,6 +56,7 @@ from deid_pipeline.tagger.detectors import (
     check_names,
 )
 from deid_pipeline.tagger.merge import reconcile
+from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.tagger.tagging import document_parts, shifted
 
 # ---------------------------------------------------------------------------
@@ -113,7 +114,8 @@ class BiasTagging(NamedTuple):
 
 
 def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
-                  model_path: str | None, biases: Sequence[float]) -> BiasTagging:
+                  model_path: str | None, biases: Sequence[float],
+                  rules_path: str | None = None) -> BiasTagging:
     """Merged hybrid spans per document at each bias, the CRF run once per document.
 
     Equal, span for span, to ``PhiTagger.from_config(TaggerConfig(detectors,
@@ -123,7 +125,7 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     from deid_pipeline.tagger.detectors import create
 
     low = min(biases)
-    created = create(TaggerConfig(tuple(detectors), model_path, low))
+    created = create(TaggerConfig(tuple(detectors), model_path, low, rules_path))
     crf = [d for d in created if d.name == "crf"]
     others = [d for d in created if d.name != "crf"]
     out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}
@@ -162,6 +164,7 @@ class _FoldJob:
     biases: tuple[float, ...]
     options: object
     workdir: str
+    rules_path: str | None = None
 
 
 def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
@@ -175,14 +178,15 @@ def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
     trained = time.monotonic() - started
     started = time.monotonic()
     preds = tag_at_biases([_CV_DOCS[i] for i in test_idx], job.detectors, path,
-                          job.biases).spans
+                          job.biases, job.rules_path).spans
     return job.fold, test_idx, preds, trained, time.monotonic() - started
 
 
 def cross_validate(docs: Sequence[ClinicalDocument], k: int, detectors: Sequence[str],
                    biases: Sequence[float], options, jobs: int = 2,
                    extra_train: Sequence[ClinicalDocument] = (),
-                   log=sys.stderr) -> dict[float, list[tuple[PhiSpan, ...]]]:
+                   log=sys.stderr, rules_path: str | None = None
+                   ) -> dict[float, list[tuple[PhiSpan, ...]]]:
     """Predicted spans per document (in ``docs`` order) at each bias, by K-fold CV."""
     global _CV_DOCS, _CV_EXTRA
     folds = assign_folds(docs, k)
@@ -194,7 +198,7 @@ def cross_validate(docs: Sequence[ClinicalDocument], k: int, detectors: Sequence
     preds: dict[float, list] = {b: [()] * len(docs) for b in biases}
     with tempfile.TemporaryDirectory(prefix="deid-cv-") as workdir:
         fold_jobs = [_FoldJob(f, tuple(folds), tuple(detectors), tuple(biases),
-                              options, workdir) for f in range(k)]
+                              options, workdir, rules_path) for f in range(k)]
         _CV_DOCS, _CV_EXTRA = list(docs), list(extra_train)
         try:
             if jobs > 1:
@@ -366,7 +370,7 @@ def _held_out(args, train: Sequence[ClinicalDocument],
         if cv_results is not None:
             print("", file=out)
         if args.protocol == "sealed":
-            tagged = tag_at_biases(sealed, detectors, path, biases)
+            tagged = tag_at_biases(sealed, detectors, path, biases, args.rules)
             results = _scored(sealed, tagged.spans, biases)
             _report(results, _title("Sealed patients (scored once, errors not read)",
                                     sealed, detectors, args.bias, mode,
@@ -385,7 +389,8 @@ def _held_out(args, train: Sequence[ClinicalDocument],
         scored = []
         for seed in copy_seeds(args.swap_copies):
             copies = swapped_split(sealed, seed)
-            spans = tag_at_biases(copies, detectors, path, [args.bias]).spans
+            spans = tag_at_biases(copies, detectors, path, [args.bias],
+                                  args.rules).spans
             scored.append((seed, _scored(copies, spans, [args.bias])[0][1]))
         rows = summarise(scored)
         title = _title(f"Swapped sealed patients ({len(scored)} copies, PHI from the "
@@ -408,6 +413,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             biases.append(args.bias)
         biases.sort()
         options = train_options_from_args(args)
+        site = load_site_rules(args.rules) if args.rules else None
         docs = load_corpora(args.corpus, args.seed)
         extra = load_corpora(args.train_corpus or [], args.seed)
     except (ValueError, OSError) as exc:
@@ -420,14 +426,16 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
         print("evaluate: no documents", file=sys.stderr)
         return 2
     payload: dict = {"corpus": list(args.corpus), "detectors": list(detectors),
-                     "bias": args.bias, "protocol": args.protocol}
+                     "bias": args.bias, "protocol": args.protocol,
+                     "site_rules": site.sha256 if site else None}
     started = time.monotonic()
     try:
         cv_results = None
         if args.folds:
             mode = f"{args.folds}-fold cross-validation grouped by patient"
             preds = cross_validate(docs, args.folds, detectors, biases, options,
-                                   jobs=args.jobs, extra_train=extra)
+                                   jobs=args.jobs, extra_train=extra,
+                                   rules_path=args.rules)
         elif args.protocol in ("sealed", "swapped"):
             preds = None
         else:
@@ -437,7 +445,8 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                 mode = f"model {model_id(args.model)}"
             else:
                 mode = "no CRF model"
-            preds = tag_at_biases(docs, detectors, args.model, biases).spans
+            preds = tag_at_biases(docs, detectors, args.model, biases,
+                                  args.rules).spans
         if preds is not None:
             what = ("Evaluation" if args.protocol == "all"
                     else "Development patients (the 70% not sealed)")

@@ -41,12 +41,14 @@ class TaggerConfig:
     """Everything needed to rebuild the detectors in another process.
 
     ``model_path`` None means the model shipped in the package; ``bias`` shifts
-    the CRF's O-label score (negative = more recall, Carafe).
+    the CRF's O-label score (negative = more recall, Carafe); ``rules_path`` is
+    a site rules file (:mod:`deid_pipeline.tagger.rules.site`), None for none.
     """
 
     detectors: tuple[str, ...] = DEFAULT_DETECTORS
     model_path: str | None = None
     bias: float = DEFAULT_BIAS
+    rules_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,16 @@ def create(config: TaggerConfig) -> list[Detector]:
     unknown = [n for n in config.detectors if n not in _REGISTRY]
     if unknown:
         raise ValueError(f"unknown detector(s) {unknown}; known: {sorted(_REGISTRY)}")
-    return [_REGISTRY[n](config) for n in config.detectors]
+    created = [_REGISTRY[n](config) for n in config.detectors]
+    if config.rules_path is None:
+        return created
+    # A site's allow words bind every detector; the rules and the header
+    # dictionary settle them themselves (rules.site).
+    from deid_pipeline.tagger.rules.site import AllowListed, load_site_rules
+
+    site = load_site_rules(config.rules_path)
+    return [d if d.name in ("rules", "dictionary") else AllowListed(d, site)
+            for d in created]
 
 
 def registered() -> list[str]:

@@ -73,6 +73,9 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--seed", type=int, default=defaults.seed,
                        help="seed of random-o sampling and synthetic:N corpora "
                        "(default: %(default)s)")
+    from deid_pipeline.run_options import add_rules_option
+
+    add_rules_option(parser)
 
 
 def train_options_from_args(args: argparse.Namespace):
@@ -89,9 +92,11 @@ def train_options_from_args(args: argparse.Namespace):
 def run_train(args: argparse.Namespace) -> int:
     """The ``train`` subcommand; returns the exit code."""
     from deid_pipeline.tagger.crf import train_model
+    from deid_pipeline.tagger.rules.site import load_site_rules, site_report
 
     try:
         options = train_options_from_args(args)
+        site = load_site_rules(args.rules) if args.rules else None
         started = time.monotonic()
         docs = load_corpora(args.corpus, args.seed)
     except (ValueError, OSError) as exc:
@@ -100,6 +105,11 @@ def run_train(args: argparse.Namespace) -> int:
     n_spans = sum(len(d.gold) for d in docs)
     print(f"train: {len(docs)} documents, {n_spans} gold spans from "
           f"{len(args.corpus)} corpus spec(s)", file=sys.stderr)
+    if site is not None:
+        # The model does not read the site rules; the site sees, on its own
+        # gold, whether each rule it adds to tagging fires right (counts only).
+        for line in site_report(docs, site):
+            print(f"train: {line}", file=sys.stderr)
     try:
         result = train_model(docs, args.output, options, progress=sys.stderr)
     except ValueError as exc:

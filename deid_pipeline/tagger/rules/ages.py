@@ -1,0 +1,43 @@
+"""Age recognizer: ages over 89 with an age word."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from deid_pipeline.tagger.rules.base import _G_NUM, Hit, Pattern, PatternRecognizer
+
+_AGE_UNIT = (r"(?:y(?:ears?|rs?)?[ \t]*-?[ \t]*old|y[ \t]*/[ \t]*o|y\.[ \t]*o\.?"
+             r"|yo[mf]?|y(?:ears?|rs?)[ \t]+of[ \t]+age)(?![a-z])")
+_LEADING_DIGITS = re.compile(r"\d+")
+
+
+class AgeRecognizer(PatternRecognizer):
+    """Ages over 89, the only ages HIPAA Safe Harbor requires removing.
+
+    An age needs an age word: ``92 yo``, ``95-year-old``, ``aged 91``,
+    ``age: 103``, ``in her 90s``. ``BP in the 90s`` is not an age, and
+    ``aged 91 days`` is not over 89 years.
+    """
+
+    def __init__(self, units: Iterable[str] = ()) -> None:
+        """Build the age patterns."""
+        words = {"guard": r"(?<![a-z])(?=[ai])"}
+        patterns = [
+            Pattern("unit", rf"(?<![\w./-])(?P<phi>\d{{2,3}})[ \t]*-?[ \t]*{_AGE_UNIT}",
+                    check_negative=False, guard=_G_NUM),
+            Pattern("keyword", r"(?<![a-z])age(?:d|[ \t]+of)?[ \t]*[:=]?[ \t]*"
+                               r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)", **words),
+            Pattern("decade", r"(?<![a-z])(?:in[ \t]+(?:his|her|their)|aged?[ \t]+"
+                              r"(?:in[ \t]+(?:his|her|their|the)[ \t]+)?)[ \t]*"
+                              r"(?:(?:early|mid|late)[ \t]*-?[ \t]*)?"
+                              r"(?P<phi>(?:90|100)'?s)(?!\w)", confidence=0.9,
+                    check_negative=False, **words),
+        ]
+        super().__init__("age", "AGE", patterns, negative_after=[
+            *units, "months", "month", "mo", "mos", "yrs ago", "years ago"])
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Keep only ages 90 to 125 (older is a typo or not an age)."""
+        digits = _LEADING_DIGITS.match(text, hit.start, hit.end)
+        return digits is not None and 90 <= int(digits.group()) <= 125

@@ -1,0 +1,402 @@
+"""Name recognizers: the shapes nursing notes write staff, patients and kin in."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.rules.base import (
+    _FLAGS,
+    Hit,
+    Pattern,
+    PatternRecognizer,
+    _normal_words,
+    _trie,
+)
+
+_NAME = r"(?:[OoDd]'[ \t]?)?[A-Za-z]{3}[A-Za-z'-]*(?![\w'])"
+_SHORT_NAME = r"[A-Za-z]{2}[A-Za-z'-]*(?![\w'])"
+# Not after a letter, digit or the marks of clinical shorthand: the "V." of
+# "N/V. ABD", the "I." of "D+I.", the "O." of "A&O." are not initials.
+_NOT_SHORTHAND = r"(?<![\w.'/+&-])"
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+def word_is_titled(text: str, hit: Hit) -> bool:
+    """Whether the hit's word is written ``Xxxx`` (capital, then lower case)."""
+    word = text[hit.start:hit.end]
+    return word[:1].isupper() and word[1:].replace("'", "").replace("-", "").islower()
+
+
+def _name_key(word: str) -> str:
+    """The lexicon key of a name as written.
+
+    No ``O'``/``D'``, the first half of a hyphenated name, lower case.
+    """
+    return re.sub(r"^[OoDd]'[ \t]?", "", word).split("-")[0].lower()
+
+
+# A capitalised word (or an O'/D' name in any case) right after a name.
+_SURNAME_AFTER = re.compile(
+    r"[ \t]+(?P<name>[OoDd]'[A-Za-z]{2,}(?:-[A-Za-z]+)?(?![\w'])"
+    r"|[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?(?![\w']))")
+
+
+def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
+    """Whether ``word`` can be a surname.
+
+    A listed one not more common as an English word, or an unknown word that
+    is not shorthand. ``O'Driscoll`` always can. ``capitalised`` words (a
+    capital in mixed-case text) may be as common as English band 4
+    (``Cole``, ``Lange``).
+    """
+    if re.match(r"[OoDd]'", word):
+        return True
+    key = _name_key(word)
+    flags = lex.flags(key)
+    if "drug" in flags or "dx" in flags or {"city", "uscity", "state", "stab",
+                                            "country"} & set(flags):
+        return False
+    band = lex.english_band(key)
+    if band == 0:
+        # Short words unknown to every list are unit names (MICU, cvicu)
+        # unless written like a name (Nuzo).
+        titled = word[:1].isupper() and word[1:].islower()
+        return bool(_VOWEL.search(key)) and (
+            len(key) >= 6 or (len(key) >= 3 and titled))
+    names = {f for f in flags if f[:2] in ("ln", "fn")}
+    limit = 4 if capitalised else 3
+    return (band <= limit and bool(names & {"ln1", "ln2", "fn1", "fn2"})) or (
+        band <= 2 and bool(names))
+
+
+class NameRecognizer(PatternRecognizer):
+    """Names in the shapes nursing notes write them.
+
+    ``N. GRANDONE aware`` (an initial and a surname: staff), ``HO Falco``
+    (a staff title and a name), ``MRS BRUCER`` (a title and a surname: the
+    patient) and ``son bill`` (a relation and a first name: a relative);
+    ``mr K`` and ``Dr. K`` (a title and a capital alone); ``BEA TURA aware``
+    and ``per DOUGLASS`` (listed names before or after a reporting cue,
+    staff); ``AGNES MUNROE`` (a first name and a surname, no cue). The
+    shape alone is not enough (``E. coli``, ``MS changes``, ``son
+    called``), so the word must look like a name to the lexicons: a
+    surname or first name not more common as an English word, and never a
+    drug or a diagnosis after an initial. The CRF learns these
+    too, but misses them where the corpus has few; these shapes do not vary
+    between hospitals.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        titles = _trie(config.get("titles", ("mr", "mrs", "ms", "miss")))
+        staff = _trie(config.get("staff_titles", ("dr", "doctor")))
+        relations = _trie(config.get("relations", ("son", "daughter", "wife")))
+        doctors = _trie(config.get("doctor_titles", ("dr", "doctor")))
+        before = _trie(config.get("cues_before_name", ("per",)))
+        after = _trie(config.get("cues_after_name", ("aware",)))
+        self._doctor = re.compile(rf"(?:{doctors})\.?[ \t]*$", _FLAGS)
+        # Names before a cue are read back from the cue (see analyze).
+        self._cue_after = re.compile(rf"(?<=[ \t])(?:{after})(?![a-z])", _FLAGS)
+        # Listed as names by some list, yet a test, a unit or a service there.
+        self._not_names = frozenset(_normal_words(config.get("not_names", ())))
+        # Every shape starts at a letter that is not inside shorthand: one
+        # guard for all of them (a tenth of the time, the same matches).
+        word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
+        # A capital alone after a title, not the A of "MS A&O" (mental status).
+        initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
+        super().__init__("names", "DOCTOR", [
+            Pattern("initial",
+                    rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
+                    **word_start),
+            Pattern("title", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
+                    rf"(?P<phi>{_NAME})", **word_start),
+            Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
+                    rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
+            Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
+                    rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
+                    **word_start),
+            Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
+                    rf"{initial}", **word_start),
+            Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
+                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
+            # Only the first name is consumed (validate widens the hit to the
+            # initial), so "Valerie B. Mitchell" still gives "B. Mitchell".
+            Pattern("first_initial",
+                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
+                    r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
+            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
+                    rf"(?P<phi>{_NAME})", **word_start),
+        ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Staff, patient and relative names."""
+        return ("DOCTOR", "PATIENT", "RELATIVE")
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """Check the word after the cue looks like a name to the lexicons.
+
+        After a staff title a second word that reads as a surname (``Dr Will
+        Cole``, ``Dr. Sarah O'Driscoll``) is taken too: the hit is widened to
+        it, and the pair vouches for a first name as common as ``Will``.
+        """
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        name = hit.pattern.name
+        if name in ("title_initial", "doctor_initial"):
+            return True
+        if name == "first_initial":
+            hit.end = hit.span("initial_end")[1]
+            return self._first_name(hit.group("first") or "", lex)
+        word = text[hit.start:hit.end]
+        if name == "cue_before":
+            return len(word) >= 4 and self._cue_name(word, lex)
+        if hit.pattern.name == "initial":
+            word = word[2:].lstrip()
+        word = _name_key(word)
+        flags = lex.flags(word)
+        band = lex.english_band(word)
+        if hit.pattern.name == "relation":
+            return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
+                band == 5 and "fn1" in flags)
+        if hit.pattern.name == "staff":
+            surname = _SURNAME_AFTER.match(text, hit.end)
+            if surname is not None and any(f.startswith("fn") for f in flags) and (
+                    _reads_as_surname(surname.group("name"), lex, capitalised=True)):
+                hit.end = surname.end()
+                return True
+            return self._staff_name(word, flags, band, bool(self._doctor.search(
+                text, hit.whole[0], hit.start)))
+        if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
+            return False
+        surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
+        # "Mrs. Park": a capitalised word after a title may be as common as
+        # English band 5 (capitals say nothing in "MRS PARK" or "mrs park").
+        titled = hit.pattern.name == "title" and word_is_titled(text, hit)
+        limit = 5 if titled else 4
+        return band == 0 or (band <= limit and bool(
+            surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
+
+    def _first_name(self, word: str, lex: Any) -> bool:
+        """A common first name before an initial (``Anna S.``), not ``Vitamin K.``.
+
+        The shape (a capitalised word, a capital and a period) is strict, so
+        a common first name may be a common word too (``John``, band 5), but
+        never a diagnosis: the shape is also ``Hepatitis B.``, ``Stage I.``,
+        ``Lead V.`` (the drug flag is too noisy to use: it holds ``John``).
+        """
+        key = word.lower()
+        flags = set(lex.flags(key))
+        band = lex.english_band(key)
+        return (key not in self._not_names and "dx" not in flags
+                and ("fn1" in flags and band <= 5 or "fn2" in flags and band <= 4))
+
+    def _staff_name(self, word: str, flags: Sequence[str], band: int,
+                    doctor_title: bool) -> bool:
+        """Whether ``word`` after a staff title reads as a name.
+
+        A name in the lexicons, or an unknown word that does not read like
+        shorthand (CXR), a verb or a plural (paged, sats); after a doctor's
+        title (``dr small``, ``Dr. Brown``) a common surname is still one.
+        """
+        if band <= 4 and {"fn1", "fn2", "ln1", "ln2"} & set(flags):
+            return True
+        if band == 5 and {"fn1", "ln1"} & set(flags) and (
+                word not in self._not_names) and doctor_title:
+            return True
+        return band <= 2 and len(word) >= 4 and bool(_VOWEL.search(word)) and (
+            not word.endswith(("ed", "ing", "ly", "s")))
+
+    def _more_doctors(self, text: str) -> list[PhiSpan]:
+        """The second and later names after ``Drs``, each checked as after ``Dr``.
+
+        The first name is the ``staff`` shape's; a list stops at the first
+        word that does not read as a name (``Drs Ames and team``).
+        """
+        from deid_pipeline.tagger import lexicons
+
+        spans = []
+        for match in _MORE_DOCTORS.finditer(text):
+            lex = lexicons.load()
+            start, end = match.span("more")
+            for word in _LISTED_NAME.finditer(text, start, end):
+                if word.group().lower() == "and":
+                    continue
+                key = _name_key(word.group())
+                if not self._staff_name(key, lex.flags(key), lex.english_band(key),
+                                        True):
+                    break
+                spans.append(PhiSpan(word.start(), word.end(), self.label,
+                                     self.source, self.patterns[0].confidence))
+        return spans
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """The shapes after a cue, then the one or two names before ``aware``.
+
+        ``BEA TURA aware``: found from the cue backwards, which costs a search
+        per cue rather than a try at every word. Both words must read as
+        listed names (:func:`_reads_as_listed_name`); of two where only the
+        second does (``BIGEMINY Tura``), only the second is taken.
+        """
+        spans = super().analyze(text)
+        if not self.applies(text):
+            return spans
+        spans.extend(s for s in self._more_doctors(text)
+                     if not any(o.start < s.end and s.start < o.end for o in spans))
+        from deid_pipeline.tagger import lexicons
+
+        lex = None
+        for cue in self._cue_after.finditer(text):
+            lo = max(text.rfind("\n", 0, cue.start()) + 1, cue.start() - 64)
+            names = _NAMES_BEFORE_CUE.search(text, lo, cue.start())
+            if names is None or any(s.end > names.start() and s.start < names.end()
+                                    for s in spans):
+                continue  # no name, or a shape above found it already
+            lex = lex or lexicons.load()
+            if not self._cue_name(names.group("last"), lex):
+                continue
+            start = names.start("last")
+            first = names.group("first")
+            if first is not None and self._cue_name(first, lex):
+                start = names.start("first")
+            spans.append(PhiSpan(start, names.end("last"), self.label, self.source,
+                                 self.patterns[0].confidence))
+        spans.extend(self._full_names(text, spans))
+        spans.sort()
+        return spans
+
+    def _full_names(self, text: str, found: list[PhiSpan]) -> list[PhiSpan]:
+        """``AGNES MUNROE``: a first name and a surname with no cue at all.
+
+        Only where both words are listed names rare as English words
+        (:func:`_reads_as_full_name`); what a shape above found is left to it.
+        """
+        from deid_pipeline.tagger import lexicons
+
+        lex = None
+        spans = []
+        for pair in _FULL_NAME.finditer(text):
+            start, end = pair.span()
+            if any(s.end > start and s.start < end for s in found):
+                continue
+            lex = lex or lexicons.load()
+            if _reads_as_full_name(pair.group("first"), pair.group("last"), lex):
+                spans.append(PhiSpan(start, end, self.label, self.source,
+                                     self.patterns[0].confidence))
+        return spans
+
+    def _cue_name(self, word: str, lex: Any) -> bool:
+        """A listed name (:func:`_reads_as_listed_name`), not a ``not_names`` word."""
+        return (_name_key(word) not in self._not_names
+                and _reads_as_listed_name(word, lex))
+
+    def label_for(self, hit: Hit, text: str) -> str:
+        """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
+        return {"title": "PATIENT", "title_initial": "PATIENT",
+                "relation": "RELATIVE"}.get(hit.pattern.name, "DOCTOR")
+
+
+class CredentialNameRecognizer(PatternRecognizer):
+    """Staff signing with a credential.
+
+    ``florencia cooke np``, ``DAN A. FORMAN-LYONS, RRT``, ``Andrwe O'connell
+    MD``. The credential is found first (a cheap search), then the one or two words
+    before it on its line are read: the last must read as a surname and not
+    as a place (``Annapolis, MD`` is a state), the first is kept only if it
+    reads as a first name. ``by MD``, ``4L NP`` or ``renal MD`` fail the
+    lexicon checks.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        credentials = _trie(config.get("credentials", ("md", "rn", "np")))
+        super().__init__("credentials", "DOCTOR", [
+            Pattern("credential", rf"{_NOT_SHORTHAND}(?:{credentials})(?![\w])",
+                    confidence=0.8)])
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """A DOCTOR span for the name before each credential that has one."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        for match in self.regex.finditer(text):
+            # "Lutherville, MD 21093": a state code before a ZIP, and the name
+            # before it a town; still PHI, labelled as what it is.
+            label = "CITY" if _ZIP_AFTER.match(text, match.end()) else self.label
+            lo = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 64)
+            name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
+            if name is None or not _reads_as_surname(name.group("last"), lex):
+                continue
+            start = name.start("last")
+            first = name.group("first")
+            if first is not None and _reads_as_first_name(first, lex):
+                start = name.start("first")
+            spans.append(PhiSpan(start, name.end("last"), label, self.source,
+                                 self.patterns[0].confidence))
+        return spans
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Staff names, and towns before a state code and a ZIP."""
+        return ("DOCTOR", "CITY")
+
+
+# Two capitalised words of four letters or more (``AGNES MUNROE``, ``Agnes
+# Munroe``): checked as a listed first name then a listed surname.
+# "Drs Ferullo and Saeed", "Drs. Kim, Patel and Ngata": the names after the first.
+_MORE_DOCTORS = re.compile(
+    rf"(?<![a-z])drs\.?[ \t]+{_NAME}(?P<more>(?:[ \t]*(?:,[ \t]*(?:and|&)?|/|&|and)"
+    rf"[ \t]*{_NAME}){{1,3}})", _FLAGS)
+_LISTED_NAME = re.compile(_NAME)
+_FULL_NAME = re.compile(
+    r"(?<![\w'&/.-])(?P<first>[A-Z][a-z]{3,}|[A-Z]{4,})[ \t]+"
+    r"(?P<last>[A-Z][a-z]{3,}|[A-Z]{4,})(?![\w'&/-])")
+_PLACE_FLAGS = frozenset({"city", "uscity", "state", "stab", "country"})
+_NAMES_BEFORE_CUE = re.compile(
+    rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
+    rf"(?P<last>{_NAME})[ \t]+$")
+_ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
+_NAME_BEFORE_CREDENTIAL = re.compile(
+    rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
+    rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
+
+
+def _reads_as_listed_name(word: str, lex: Any) -> bool:
+    """A listed name not common as an English word and never a drug or diagnosis.
+
+    For a name with no title before it (``per DOUGLASS``, ``BEA TURA
+    aware``), where ``neurosurgery aware`` and ``per protocol`` are the
+    usual readings: an unknown word is not enough.
+    """
+    key = _name_key(word)
+    flags = set(lex.flags(key))
+    return (lex.english_band(key) <= 3 and not flags & {"drug", "dx"}
+            and bool(flags & {"fn1", "fn2", "fn3", "ln1", "ln2", "ln3"}))
+
+
+def _reads_as_full_name(first: str, last: str, lex: Any) -> bool:
+    """A common first name then a listed surname, both listed names (above).
+
+    The first name must be among the more common ones (the lists also hold
+    ``Swallow`` and ``Rabbi``: ``SWALLOW EVAL``, ``RABBI KLEIN``) and the
+    surname not a place (``Ellicott City``); in ALL-CAPS notes four letters
+    keep out the shorthand pairs the lists hold (``MED PRN``, ``FEM ALINE``).
+    """
+    if not (_reads_as_listed_name(first, lex) and _reads_as_listed_name(last, lex)):
+        return False
+    last_flags = lex.flags(last.lower())
+    return (bool({"fn1", "fn2"} & set(lex.flags(first.lower())))
+            and any(f.startswith("ln") for f in last_flags)
+            and not _PLACE_FLAGS & set(last_flags))
+
+
+def _reads_as_first_name(word: str, lex: Any) -> bool:
+    """A listed first name not more common as an English word, or an unknown word."""
+    key = word.lower()
+    band = lex.english_band(key)
+    if band == 0:
+        return len(key) >= 3 and bool(_VOWEL.search(key))
+    return band <= 4 and any(f.startswith("fn") for f in lex.flags(key))

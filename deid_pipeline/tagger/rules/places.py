@@ -1,0 +1,182 @@
+"""Place recognizers: institutions by a facility noun or a saint, universities."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
+from deid_pipeline.tagger.rules.names import _name_key
+
+
+class InstitutionRecognizer(PatternRecognizer):
+    """Institutions named by a shape the CRF sees too rarely to learn.
+
+    ``the Zagaria campus``, ``on mackerer campus`` (a name before
+    ``campus``, ``pavilion`` or ``building``) and ``St. Mary's`` (a saint's
+    name after ``St``). The name must not be an English word (``main
+    campus``, ``leave building``), and the saint must be a first name:
+    ``ST elevation`` and ``ST changes`` are ECG findings.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        nouns = _trie(config.get("institution_nouns", ("campus",)))
+        super().__init__("institutions", "HOSPITAL", [
+            Pattern("campus", rf"(?<![\w'])(?P<phi>[A-Za-z][A-Za-z'-]{{2,}})"
+                              rf"(?=[ \t]+(?:{nouns})(?![\w]))", confidence=0.8),
+            Pattern("saint", r"(?<![\w'])(?P<phi>(?:st|saint)\.?[ \t]+"
+                             r"(?P<name>[A-Za-z]{3,})(?:'s)?)(?![\w'])",
+                    confidence=0.8),
+        ], prefilter=rf"(?:{nouns})|(?<![a-z])(?:st\b|saint)")
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """A campus name unknown to English; a saint that is a first name."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        if hit.pattern.name == "saint":
+            name = (hit.group("name") or "").lower()
+            return lex.english_band(name) <= 4 and "fn1" in lex.flags(name)
+        word = _name_key(text[hit.start:hit.end])
+        return lex.english_band(word) <= 2
+
+
+_UNIVERSITY = re.compile(
+    r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)(?:[ \t]*(?P<of>of)[ \t]+|[ \t]+)"
+    r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
+
+
+class UniversityRecognizer(PatternRecognizer):
+    """A university named after a state: ``U of MD``, ``UOf Maryland``, ``U of Ohio``.
+
+    The academic medical centres patients come from; staff write them without
+    a facility noun (``per U Maryland scale``). The place must be a US state
+    by the lexicon, and a state code needs the ``of``: ``u of pt``, ``U of
+    urine`` and ``tell u or me`` never match.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("universities", "HOSPITAL", [
+            Pattern("university", _UNIVERSITY.pattern, confidence=0.9)])
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """A HOSPITAL span for each university whose place is a state."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        for match in _UNIVERSITY.finditer(text):
+            first = match.group("place").lower()
+            second = (match.group("second") or "").lower()
+            if second and any(len(parts) == 2 and "state" in flags
+                              for parts, flags in lex.phrases.get((first, second), ())):
+                end = match.end("second")
+            elif {"state", "stab"} & set(lex.flags(first)) and (
+                    match.group("of") or "state" in lex.flags(first)):
+                end = match.end("place")
+            else:
+                continue
+            spans.append(PhiSpan(match.start(), end, self.label, self.source,
+                                 self.patterns[0].confidence))
+        return spans
+
+
+_PLACE_WORD = r"[A-Z][A-Za-z'.-]*"
+# After a residence cue: "Dayton, OH", "Ellicott City, Maryland", "Ohio", "New York".
+_RESIDENCE_PLACE = re.compile(
+    rf"(?P<city>(?:{_PLACE_WORD}[ \t]+){{0,2}}{_PLACE_WORD})[ \t]*,[ \t]*"
+    r"(?P<state>[A-Z]{2}|[A-Za-z]+(?:[ \t]+[A-Za-z]+)?)(?![\w'])"
+    r"|(?P<alone>[A-Za-z]+)(?:[ \t]+(?P<second>[A-Za-z]+))?(?![\w'])")
+_TOWN_FLAGS = frozenset({"city", "uscity", "town"})
+_VOWELS = re.compile(r"[aeiouy]", re.IGNORECASE)
+
+
+class ResidenceRecognizer(PatternRecognizer):
+    """Where a person lives or comes from: ``lives in Ohio``, ``from Dayton, OH``.
+
+    After a residence cue (``lives in``, ``from``, ``moved to``: rules.json
+    ``places.residence_cues``), a state named in full (the lexicon's states,
+    two-word ones too), or a town, a comma and a state (a two-letter code in
+    capitals, or a name). ``from ED, MD aware`` and ``from home, PA to
+    see`` fail because the town must be a listed town not common in English,
+    or a word unknown to every list, and a state code is only ever taken
+    after a town and a comma.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        cues = _trie(config.get("residence_cues", ("lives in", "moved to")))
+        super().__init__("residence", "STATE", [
+            Pattern("cue", rf"(?<![a-z])(?:{cues})[ \t]+(?=[a-z])", confidence=0.8)],
+            prefilter=rf"(?:{cues})")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The town and the state."""
+        return ("CITY", "STATE")
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """CITY and STATE spans for each cue followed by a place."""
+        if not self.applies(text):
+            return []
+        from deid_pipeline.tagger import lexicons
+
+        lex = None
+        spans = []
+        confidence = self.patterns[0].confidence
+        for cue in self.regex.finditer(text):
+            place = _RESIDENCE_PLACE.match(text, cue.end())
+            if place is None:
+                continue
+            lex = lex or lexicons.load()
+            if place.group("city") is not None:
+                state_end = _state_end(lex, place, "state")
+                if state_end is None or not _reads_as_town(lex, place.group("city")):
+                    continue
+                spans.append(PhiSpan(place.start("city"), place.end("city"), "CITY",
+                                     self.source, confidence))
+                spans.append(PhiSpan(place.start("state"), state_end, "STATE",
+                                     self.source, confidence))
+                continue
+            state_end = _state_end(lex, place, "alone")
+            if state_end is not None:
+                spans.append(PhiSpan(place.start("alone"), state_end, "STATE",
+                                     self.source, confidence))
+        return spans
+
+
+def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
+    """Where the state named by ``group`` (and a second word) ends; None if no state.
+
+    A two-letter code counts only written in capitals after a town
+    (``group`` "state"); a name in any case (``ohio``, ``New York``).
+    """
+    value = place.group(group)
+    words = value.split()
+    first = words[0].lower()
+    second = (words[1] if len(words) > 1 else place.group("second") or "").lower()
+    if second and any(len(parts) == 2 and "state" in flags
+                      for parts, flags in lex.phrases.get((first, second), ())):
+        return place.end(group) if len(words) > 1 else place.end("second")
+    flags = set(lex.flags(first))
+    if len(first) == 2:
+        return place.start(group) + 2 if (
+            group == "state" and value == value.upper() and "stab" in flags) else None
+    return place.start(group) + len(words[0]) if "state" in flags else None
+
+
+def _reads_as_town(lex: Any, city: str) -> bool:
+    """A listed town not more common as an English word, or an unknown word.
+
+    A town of several words may be listed as a whole (``Ellicott City``).
+    """
+    words = tuple(w.lower().rstrip(".") for w in city.split())
+    if len(words) > 1 and any(parts == words and _TOWN_FLAGS & set(flags)
+                              for parts, flags in lex.phrases.get(words[:2], ())):
+        return True
+    last = words[-1]
+    band = lex.english_band(last)
+    if band == 0:
+        return len(last) >= 4 and bool(_VOWELS.search(last))
+    return band <= 4 and bool(_TOWN_FLAGS & set(lex.flags(last)))

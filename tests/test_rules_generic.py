@@ -1,0 +1,165 @@
+"""Generic shapes of PHI that leaked on notes of unseen patients and on queries.
+
+Tables of (text, expected spans) per recognizer, as in ``test_rules.py``: each
+row lists every span the recognizer returns, so ``[]`` rows are negatives
+(clinical shorthand of the same shape).
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_rules import _check
+
+from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.tagger.rules import RuleDetector, is_date_lookalike
+
+
+@pytest.fixture(scope="module")
+def detector() -> RuleDetector:
+    return RuleDetector()
+
+
+FIRST_INITIAL_ROWS = [
+    ("Anna S. reports pain at the incision", [("Anna S.", "DOCTOR")]),
+    ("spoke with John K. re: plan", [("John K.", "DOCTOR")]),
+    # A full name keeps its surname after the initial.
+    ("then Valerie B. Mitchell aware",
+     [("Valerie B.", "DOCTOR"), ("B. Mitchell", "DOCTOR")]),
+    ("F. Whitfield to see pt", [("F. Whitfield", "DOCTOR")]),
+    # Relatives after a relation and a dash.
+    ("DAUGHTER-JANE AT BEDSIDE", [("JANE", "RELATIVE")]),
+    ("son- Bill called", [("Bill", "RELATIVE")]),
+    ("HCP - daughter Liz Robbins", [("Liz", "RELATIVE")]),
+    # Diagnoses, vitamins, leads and grades have the same shape.
+    ("Vitamin K. 10 mg given, Hepatitis B. 2/2 neg", []),
+    ("Lead V. 2 mm ST changes; Stage I. 2 cm", []),
+    ("Factor V. Leiden; Type II. DM; Grade I. varices", []),
+    ("son-in-law called", []),
+    ("ANNA S. REPORTS", []),  # all caps: a capital and a period say nothing
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FIRST_INITIAL_ROWS)
+def test_when_first_name_and_initial_then_initial_masked_too(detector, text, expected):
+    """``Anna S.``: the initial is PHI with the first name; look-alikes are not."""
+    _check(detector, "names", text, expected)
+
+
+PAGER_ROWS = [
+    ("Pager: #1234 for questions", [("1234", "PHONE")]),
+    ("covering resident pgr: #45678", [("45678", "PHONE")]),
+    ("beeper #: 4471", [("4471", "PHONE")]),
+    ("Pager no. 12345", [("12345", "PHONE")]),
+    ("pg 2 of 3; paged x2, pager: #2", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PAGER_ROWS)
+def test_when_colon_before_pager_mark_then_pager_number_tagged(
+        detector, text, expected):
+    """A colon before ``#`` (``Pager: #1234``) no longer hides the number."""
+    _check(detector, "phone", text, expected)
+
+
+ID_NEAR_ROWS = [
+    ("member id AB-123456, copay $20", [("AB-123456", "HEALTHPLAN")]),
+    ("policy 12345-XY on file", [("12345-XY", "HEALTHPLAN")]),
+    ("HMO-234567 is her member number", [("HMO-234567", "HEALTHPLAN")]),
+    ("plan id on card: XYZ12345", [("XYZ12345", "HEALTHPLAN")]),
+    ("old record (chart) H1234567 requested", [("H1234567", "MEDICALRECORD")]),
+    ("acct for this visit: FIN-8812345", [("FIN-8812345", "ACCOUNT")]),
+    # Doses, volumes and settings beside the same words; IDs with no ID word.
+    ("Plan: 1000cc bolus, NS1000, q2000, x10000", []),
+    ("plan per ID: vanco 1250-mg", []),
+    ("lot ABC654321 on the box", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ID_NEAR_ROWS)
+def test_when_letters_and_digits_near_id_word_then_id_tagged(
+        detector, text, expected):
+    """Mixed IDs with an ID word before or after; the nearest word picks the label."""
+    _check(detector, "id_near", text, expected)
+
+
+DATE_ROWS = [
+    # A fraction-shaped m/d after a date preposition, in any case.
+    ("PT HAS BEEN FEBRILE SINCE 3/4 PER FAMILY", [("3/4", "DATE")]),
+    ("since 3/4 pt has had fevers", [("3/4", "DATE")]),
+    ("EARLIER IN DAY 3/14 PT WAS SEEN", [("3/14", "DATE")]),
+    ("ON 11/2 PT HAD A FALL", [("11/2", "DATE")]),
+    ("extubated 1/2, reintubated 1/3 for stridor", [("1/2", "DATE")]),
+    # Glued to the date word before it.
+    ("admitted3/14 with CP", [("3/14", "DATE")]),
+    ("DOS:3/14 ref'd by PCP", [("3/14", "DATE")]),
+    # Two dates run together: both, or one span for a range of days.
+    ("cx 3/14-3/16 neg", [("3/14", "DATE"), ("3/16", "DATE")]),
+    ("BCx 3/14-16 no growth", [("3/14-16", "DATE")]),
+    # A month alone after a date preposition.
+    ("cath in March showed 3VD", [("March", "DATE")]),
+    ("SINCE SEPT PT HAS HAD DOE", [("SEPT", "DATE")]),
+    ("last seen in Dec. by cards; early August visit",
+     [("Dec.", "DATE"), ("August", "DATE")]),
+    ("discharged in May, pt returned", [("May", "DATE")]),
+    # Other shapes keep their whole dates.
+    ("ERCP in Nov-01; seen since Jan 5", [("Nov-01", "DATE"), ("Jan 5", "DATE")]),
+    # Look-alikes: settings, fractions, ranges, the verb may, dec the decrease.
+    ("SIMV12/5, x2/3 of the way, pt at1/2 NS", []),
+    ("on 1/2 NS, since 1/2 hour, 3/4 of the way up", []),
+    ("BCx 3/14-12 and rales 1/3-1/2 up", []),
+    ("pt may go home; in may be; no dec in sats; seen by jan", []),
+    ("IN MAY BE; in mar", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), DATE_ROWS)
+def test_when_year_less_date_after_date_word_then_tagged(detector, text, expected):
+    """Year-less dates leaked after prepositions, glued, as ranges, as months alone."""
+    _check(detector, "date", text, expected)
+
+
+RESIDENCE_ROWS = [
+    ("pt from Dayton, OH, lives alone", [("Dayton", "CITY"), ("OH", "STATE")]),
+    ("lives in Ohio with wife", [("Ohio", "STATE")]),
+    ("moved to New York last yr", [("New York", "STATE")]),
+    ("OLD RECORDS FROM ANNAPOLIS, MD", [("ANNAPOLIS", "CITY"), ("MD", "STATE")]),
+    ("family visiting from Ellicott City, Maryland",
+     [("Ellicott City", "CITY"), ("Maryland", "STATE")]),
+    # Units, rooms and staff after "from", a state code with no town.
+    ("transferred from ED, MD aware; from home, PA to see", []),
+    ("FROM OR, PA AWARE; returned to floor; from MD office", []),
+    ("weaned from vent, IN NAD; lives in fear", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), RESIDENCE_ROWS)
+def test_when_residence_cue_then_town_and_state_tagged(detector, text, expected):
+    """A state, or a town, a comma and a state, after lives in / from / moved to."""
+    _check(detector, "residence", text, expected)
+
+
+
+ODD_DIGIT_NOTES = [
+    "Pt seen 3/4\u00b2 by Dr. Hollis, since 3/4\u00b2 BP stable.",
+    "F/u \u2460/\u2461 with Dr Pruitt at 555-12\u00b34, age 9\u2079.",
+    "Labs drawn \u00b9\u00b2/\u00b3\u2074/2021; MRN 12\u00b345678; 10.0.\u00b2.1",
+    "PSV \u00b210/5, ext \u00b2\u00b2\u00b2\u00b2, pager #\u2460\u2461\u2462\u2463",
+]
+
+
+@pytest.mark.parametrize("text", ODD_DIGIT_NOTES)
+def test_when_note_holds_digit_like_characters_then_rules_do_not_raise(detector,
+                                                                      text):
+    """``²``, ``①`` pass ``str.isdigit`` and fail ``int``; no rule reads them."""
+    spans = detector.detect(ClinicalDocument("odd", text, "text"))
+    assert all(0 <= s.start < s.end <= len(text) for s in spans)
+    for start in range(len(text)):
+        for end in range(start + 1, min(start + 12, len(text)) + 1):
+            is_date_lookalike(text, start, end)
+
+
+def test_when_digits_fullwidth_then_still_read(detector):
+    """Decimal digits of other scripts are digits (PHI written in them leaks else)."""
+    text = "Call \uff16\uff11\uff17-\uff15\uff15\uff15-\uff10\uff11\uff19\uff19"
+    assert [(s.label, s.start) for s in detector.detect(
+        ClinicalDocument("n", text, "text"))] == [("PHONE", 5)]
