@@ -50,13 +50,16 @@ setup(
         "aws": ["apache-beam[aws]>=2.60"],
         # ... on gs:// (Google Cloud Storage).
         "gcp": ["apache-beam[gcp]>=2.60"],
-        # Only to rebuild the committed lexicon files (pipelines/build_lexicons.py);
-        # the tagger reads deid_pipeline/data/ at run time.
+        # Only to rebuild the committed lexicon files (pipelines/build_lexicons.py,
+        # pipelines/build_clusters.py); the tagger reads deid_pipeline/data/ at
+        # run time.
         "lexicons": [
             "names-dataset>=3.1",
             "wordfreq>=3.0",
             "drug-named-entity-recognition",
             "simple-icd-10-cm",
+            # Brown clusters (MIT), data/clusters_en.tsv.gz.
+            "spacy-lookups-data>=1.0.5",
         ],
     },
     entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.cli:main"]},

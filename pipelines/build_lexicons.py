@@ -216,10 +216,15 @@ def build(out_dir: str) -> dict:
         "phrases": len(phrase_rows),
         "flags": dict(sorted(counts.items())),
     }
-    with open(os.path.join(out_dir, "lexicons.json"), "w", encoding="utf-8") as fh:
+    write_manifest(os.path.join(out_dir, "lexicons.json"), manifest)
+    return manifest
+
+
+def write_manifest(path: str, manifest: dict) -> None:
+    """JSON with sorted keys and a final newline, so a rebuild is byte-identical."""
+    with open(path, "w", encoding="utf-8") as fh:
         json.dump(manifest, fh, indent=2, sort_keys=True)
         fh.write("\n")
-    return manifest
 
 
 def main(argv: list[str] | None = None) -> int:

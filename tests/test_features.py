@@ -175,6 +175,7 @@ def test_when_token_is_a_postal_town_then_town_flag():
     "", "Hi", "Dr. Moss", "Pt seen by Dr. Moss 7/22/2006; Moss to call 617-555-0142.",
     "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss.",
     "a|b | c || d |",  # bigrams of words holding the joiner
+    "PT LIVES IN WORCESTER, wife Mary at bedside; BP stable.",  # cluster features
     "x:\x1cY: z\u2028w:\u00a0v : u\n\n: a:b:c\r\nK9:-1.5/2 \u3000end."])  # odd spaces
 def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     import numpy as np
@@ -189,6 +190,8 @@ def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     # Vocabularies that know every string, and every other one (the rest
     # must be -1).
     seen = sorted({f for token in feats for f in token})
+    if "WORCESTER" in text:
+        assert {"bc=01100101", "-1bc10=01100101", "1bc6=011001"} <= set(seen)
     for known in (seen, seen[::2], seen[1::2]):
         vocabulary = {f: i for i, f in enumerate(known)}
         encoder = FeatureEncoder(vocabulary)
@@ -196,3 +199,103 @@ def test_when_encoded_then_ids_of_document_features_in_their_order(text):
             ids, offsets = encoder.encode(doc)
             assert offsets.tolist() == [0, *np.cumsum([len(t) for t in feats]).tolist()]
             assert ids.tolist() == [vocabulary.get(f, -1) for t in feats for f in t]
+
+
+# Brown clusters -------------------------------------------------------------
+
+
+def _cluster_features(feats: set[str]) -> set[str]:
+    return {f for f in feats if "bc" in f.partition("=")[0]}
+
+
+def _own_cluster_features(feats: set[str]) -> set[str]:
+    return {f for f in feats if f.startswith("bc")}
+
+
+def test_when_cluster_table_loaded_then_forms_have_their_bit_paths():
+    from deid_pipeline.tagger import clusters
+
+    table = clusters.load()
+    # spaCy's int is the path reversed: Baltimore 166 = 0b10100110.
+    assert table.path("Baltimore") == "01100101"
+    assert table.path("Worcester") == table.path("Baltimore")
+    assert table.path("Boston").startswith("01100101")
+    assert table.path("xqzvbt") is None
+    assert len(table.paths) > 100_000
+    assert all(set(p) <= {"0", "1"} for p in list(table.paths.values())[:1000])
+
+
+def test_when_clusters_rebuilt_then_byte_identical_and_manifest_matches(tmp_path):
+    import hashlib
+    import json
+    import os
+    import shutil
+
+    pytest.importorskip("spacy_lookups_data")
+    from deid_pipeline.pipelines import build_clusters
+    from deid_pipeline.tagger.clusters import MANIFEST_FILE, table_file
+    from deid_pipeline.tagger.lexicons import DATA_DIR
+
+    shutil.copy(os.path.join(DATA_DIR, MANIFEST_FILE), tmp_path / MANIFEST_FILE)
+    entry = build_clusters.build(str(tmp_path), "en")
+    committed = os.path.join(DATA_DIR, table_file("en"))
+    with open(committed, "rb") as fh:
+        data = fh.read()
+    assert (tmp_path / table_file("en")).read_bytes() == data
+    assert (tmp_path / MANIFEST_FILE).read_text() == open(
+        os.path.join(DATA_DIR, MANIFEST_FILE), encoding="utf-8").read()
+    assert entry["table_sha256"] == hashlib.sha256(data).hexdigest()
+    assert entry["licence"] == "MIT" and entry["source"] == "spacy-lookups-data"
+    assert len(data) < 3_000_000
+    assert json.loads((tmp_path / MANIFEST_FILE).read_text())["en"] == entry
+
+
+def test_when_city_never_in_training_then_same_cluster_features_as_a_known_one(
+        physionet_docs):
+    corpus = " ".join(d.text.lower() for d in physionet_docs)
+    assert "baltimore" in corpus and "worcester" not in corpus
+    known = _features_of("Pt lives in Baltimore with wife.", "Baltimore")
+    unseen = _features_of("Pt lives in Worcester with wife.", "Worcester")
+    assert known != unseen  # the word itself differs
+    assert _cluster_features(known) == _cluster_features(unseen)
+    assert {"bc4=0110", "bc6=011001", "bc10=01100101", "bc=01100101"} <= unseen
+    # ... and the words beside it are told the same about it.
+    assert {"1bc6=011001", "1bc10=01100101"} <= _features_of(
+        "Pt lives in Worcester with wife.", "in")
+    assert {"-1bc6=011001", "-1bc10=01100101"} <= _features_of(
+        "Pt lives in Worcester with wife.", "with")
+
+
+def test_when_note_is_all_caps_then_cluster_of_the_title_case_word():
+    # The table's BOSTON is a shouted word (cluster of THE, NOT); a note in
+    # capitals means the town.
+    upper = _features_of("PT LIVES IN BOSTON WITH WIFE.", "BOSTON")
+    title = _features_of("Pt lives in Boston with wife.", "Boston")
+    assert _own_cluster_features(upper) == _own_cluster_features(title)
+    assert "bc=01100101011" in upper
+    # lower case falls back to the table's lower-case form, then title case
+    assert "bc=01100101" in _features_of("pt lives in worcester", "worcester")
+    # an acronym without a title-case form keeps its own cluster
+    assert any(f.startswith("bc=") for f in _features_of("BP 120/80", "BP"))
+    assert not _own_cluster_features(_features_of("bed 12 now", "12"))
+
+
+def test_when_cluster_attributes_all_weighted_then_a_model_stays_under_25_mb():
+    # Every cluster attribute the features can spell, with a weight for every
+    # label (CRFsuite stores a 20-byte feature per attribute and label, a
+    # 4-byte reference to it, and the attribute's string), added to the
+    # shipped model: the bound holds whatever the training data.
+    import os
+
+    from deid_pipeline.tagger import clusters
+    from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH, load_model
+    from deid_pipeline.tagger.features import _cluster_features
+
+    attributes: set[str] = set()
+    for path in set(clusters.load().paths.values()):
+        own, context = _cluster_features(path)
+        attributes.update(own, *context.values())
+    labels = len(load_model(DEFAULT_MODEL_PATH).labels)
+    added = sum(len(a) + 32 + 24 * labels for a in attributes)
+    assert 1_000 < len(attributes) < 10_000
+    assert os.path.getsize(DEFAULT_MODEL_PATH) + added < 25 * 1024 * 1024

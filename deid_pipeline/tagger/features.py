@@ -17,6 +17,10 @@ The feature set follows HIDE (Gardner & Xiong 2008), Carafe (Wellner et al.
   ``PMH:``: the section heading or field label);
 - lexicons (:mod:`deid_pipeline.tagger.lexicons`): names, places, English-word
   frequency, drugs and diseases, case-insensitive;
+- Brown clusters (:mod:`deid_pipeline.tagger.clusters`, Liu et al. 2017):
+  prefixes of the word's cluster bit path, and of its neighbours' at -1 and
+  +1, so a town or name never seen in training shares features with the
+  ones that were;
 - the patient dictionary from the document header (``IN_PATIENT_NAME``,
   ``IN_PATIENT_ID``, ...) when the document carries one;
 - document level: how often the token occurs in the document (HIDE).
@@ -40,14 +44,20 @@ import numpy as np
 
 from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
+from deid_pipeline.tagger import clusters as clusters_module
 from deid_pipeline.tagger import lexicons as lexicons_module
 from deid_pipeline.tokenizer import Token, tokenize
 
-FEATURE_VERSION = "1"
+FEATURE_VERSION = "2"
 
 _ROMAN = re.compile(
     r"(?=[MDCLXVI])M{0,3}(C[MD]|D?C{0,3})(X[CL]|L?X{0,3})(I[XV]|V?I{0,3})")
 _CHUNK_SHAPE_MAX = 16
+# Brown cluster bit-path prefixes: a token's own (``bc4=``.., the whole path
+# ``bc=``) and its neighbours' at -1 and +1 (``-1bc6=``..). A path shorter
+# than a prefix gives the whole path.
+_CLUSTER_PREFIXES = (4, 6, 10)
+_CLUSTER_CONTEXT_PREFIXES = (6, 10)
 _LINE_KEY_MAX = 24
 
 
@@ -174,15 +184,28 @@ def _number_features(text: str) -> list[str]:
     return feats
 
 
-def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
+def _cluster_features(path: str | None) -> tuple[list[str], dict[int, tuple[str, ...]]]:
+    """A token's own cluster features, and its context ones by offset."""
+    if path is None:
+        return [], {}
+    own = [f"bc{k}={path[:k]}" for k in _CLUSTER_PREFIXES]
+    own.append(f"bc={path}")
+    return own, {off: tuple(f"{off}bc{k}={path[:k]}" for k in _CLUSTER_CONTEXT_PREFIXES)
+                 for off in (-1, 1)}
+
+
+def _base(text: str, lex: lexicons_module.Lexicons,
+          clusters: clusters_module.Clusters) -> _Base:
     """Everything that depends on the token text alone (cached per process)."""
     lower = text.lower().replace("\x00", "?")
+    cluster_own, cluster_ctx = _cluster_features(clusters.path(text))
     long, collapsed = _shape(text)
     flags = lex.flags(lower)
     lexsig = "|".join(flags) if flags else "-"
     own = [f"w={lower}", f"sh={long}", f"shc={collapsed}", f"len={min(len(text), 12)}",
            f"L={lexsig}"]
     own.extend(f"lx={f}" for f in flags)
+    own.extend(cluster_own)
     if text.isalpha():
         own.append(_case(text))
         if len(text) == 1:
@@ -207,7 +230,7 @@ def _base(text: str, lex: lexicons_module.Lexicons) -> _Base:
     for off in _OFFSETS:
         if -2 <= off <= 2:
             ctx.append((f"{off}w={word_ctx}", f"{off}s={collapsed}",
-                        f"{off}L={lexsig}"))
+                        f"{off}L={lexsig}", *cluster_ctx.get(off, ())))
         else:
             ctx.append((f"{off}w={word_ctx}",))
     case = _case(text) if lower.isalpha() else None
@@ -429,6 +452,7 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
     if n == 0:
         return None
     lex = lexicons if lexicons is not None else lexicons_module.load()
+    clusters = clusters_module.load()
     texts = list(map(itemgetter(0), tokens))
     slot_of = dict.fromkeys(texts)
     cache = _BASE_CACHE
@@ -438,7 +462,7 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
         if b is None:
             b = cache.recall(text_)
         if b is None:
-            b = _base(text_, lex)
+            b = _base(text_, lex, clusters)
             if lexicons is None:
                 cache.put(text_, b)
         bases.append(b)
