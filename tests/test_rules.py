@@ -569,3 +569,20 @@ def test_universities_named_after_a_state(detector, text, expected):
 @pytest.mark.parametrize("text,expected", CREDENTIAL_ROWS)
 def test_credential_names(detector, text, expected):
     _check(detector, "credentials", text, expected)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Chest x-ray 8/23: no acute process.", ["8/23"]),
+        ("CXR done, x-ray 6/30 clear", ["6/30"]),
+        ("given 2 x 3/4 tabs", []),
+        ("pt-ptt 1/2 normal", []),
+    ],
+)
+def test_when_negative_word_starts_a_hyphenated_word_then_it_is_not_negative(
+    text, expected
+):
+    spans = RuleDetector.from_dict(default_config()).detect(
+        ClinicalDocument(doc_id="x", source="text", text=text))
+    assert [text[s.start:s.end] for s in spans if s.label == "DATE"] == expected

@@ -151,8 +151,6 @@ YEARLESS = [("notes/synth-1-000005.txt", "synth-1-000005", "8/23"),
             ("hl7/SYN0000000C000005.hl7", "SYN0000000C000005-1", "6/30")]
 
 
-@pytest.mark.xfail(strict=True, reason="year-less dates the date rule drops: "
-                   "'x-ray' as the negative word 'x', 'dated 1/3' as a fraction")
 def test_when_samples_run_then_their_yearless_gold_dates_are_shifted(tmp_path):
     key = tmp_path / "k"
     key.write_bytes(KEY)

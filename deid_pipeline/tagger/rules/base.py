@@ -61,17 +61,21 @@ def _trie(words: Iterable[str]) -> str:
     return emit(root)
 
 
-def _word_regex(words: Iterable[str]) -> re.Pattern[str] | None:
+def _word_regex(words: Iterable[str], compounds: bool = True
+                ) -> re.Pattern[str] | None:
     """Compile keywords to match as whole words only (``hr`` never in ``three``).
 
     A boundary is required only on a side where the keyword begins or ends with
-    a letter or digit, so ``mr #`` still matches in ``mr#1234``.
+    a letter or digit, so ``mr #`` still matches in ``mr#1234``. With
+    ``compounds=False`` a keyword that starts a hyphenated word is not that
+    word: the negative word ``x`` (times) is not the ``x`` of ``x-ray 8/23``.
     """
     classes: dict[tuple[bool, bool], list[str]] = {}
     for word in _normal_words(words):
         classes.setdefault((word[0].isalnum(), word[-1].isalnum()), []).append(word)
+    end = r"(?![a-z0-9])" if compounds else r"(?![a-z0-9]|-[a-z])"
     alts = [(r"(?<![a-z0-9])" if left else "") + f"(?:{_trie(group)})"
-            + (r"(?![a-z0-9])" if right else "")
+            + (end if right else "")
             for (left, right), group in sorted(classes.items())]
     return re.compile("|".join(alts), _FLAGS) if alts else None
 
@@ -225,7 +229,7 @@ class PatternRecognizer:
         self._context = _word_regex(context)
         self._pattern_context = {i: _word_regex(p.context)
                                  for i, p in enumerate(self.patterns) if p.context}
-        self._negative_before = _word_regex(negative_before)
+        self._negative_before = _word_regex(negative_before, compounds=False)
         after = _trie(negative_after)
         self._negative_after = (re.compile(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS)
                                 if after else None)
