@@ -43,6 +43,8 @@ setup(
     extras_require={
         "test": [
             "pytest>=8",
+            # tests/test_lint.py runs ruff check (ruff.toml) as part of the suite.
+            "ruff>=0.4",
             "hypothesis>=6.100",
             "hl7>=0.4.5",
             "psutil>=5.9",
