@@ -175,3 +175,9 @@ def test_when_train_with_invalid_rules_then_exit_2_before_training(tmp_path,
                      "--rules", str(bad)]) == 2
     assert "deny: unknown label 'WARD'" in capsys.readouterr().err
     assert not model.exists()
+
+
+def test_when_docs_show_the_example_then_the_example_file_holds_the_same_rules():
+    with open(os.path.join(ROOT, "docs", "site-rules.example.json"),
+              encoding="utf-8") as fh:
+        assert json.load(fh) == json.loads(_example())
