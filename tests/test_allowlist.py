@@ -69,6 +69,16 @@ def test_when_value_also_tagged_as_a_person_then_every_occurrence_kept():
     assert drop_eponyms(text, [person, eponym]) == (person, eponym)
 
 
+def test_when_a_word_of_the_eponym_is_tagged_elsewhere_then_the_eponym_kept():
+    # A long document's doctor shares a word with a place eponym: the eponym
+    # span's whole value is tagged nowhere else, but the guard searches the
+    # output for the doctor's surname and found it standing in the eponym.
+    text = "Seen by Dr. Nile today. West Nile virus serology sent."
+    doctor = _span(text, "Nile", "DOCTOR")
+    place = _span(text, "West Nile", "CITY")
+    assert drop_eponyms(text, [doctor, place]) == (doctor, place)
+
+
 def test_when_span_comes_from_the_header_dictionary_then_kept():
     text = "Parkinson's disease"
     span = PhiSpan(0, 9, "PATIENT", "dictionary:PID.5.1", 1.0)

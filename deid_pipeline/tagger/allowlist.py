@@ -194,8 +194,12 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     inside = [any(a <= s.start and s.end <= b for a, b in regions)
               and "dictionary" not in s.source for s in spans]
     kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
+    # Also kept: a span holding a word that is a value tagged elsewhere (a
+    # place eponym spans a surname some doctor of a long document bears).
     return tuple(s for s, drop in zip(spans, inside)
-                 if not drop or _value(text, s) in kept_values)
+                 if not drop or _value(text, s) in kept_values
+                 or any(len(w) >= 3 and w in kept_values
+                        for w in _WORD.findall(text[s.start:s.end].lower())))
 
 
 def _value(text: str, span: PhiSpan) -> str:
