@@ -230,3 +230,34 @@ def test_when_originals_hold_most_of_the_name_pool_then_few_draws_and_none_maske
     assert {o for o in out if len(o) >= 3} <= free  # shorter: not an original word
     assert len(calls) <= 4 * len(values)
     assert out == [surrogate(v.title(), "PATIENT", ctx) for v in values]
+
+
+def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
+        monkeypatch, tmp_path, notes, rules_tagger):
+    """A chunk of short notes was tagged for minutes with no line: only the
+    rewrite counted documents."""
+    from deid_pipeline import progress as progress_module
+    from deid_pipeline.transforms.chunks import (
+        ChunkRef,
+        TagChunkFn,
+        spill_path,
+        write_spill,
+    )
+
+    stream = io.StringIO()
+    monkeypatch.setitem(progress_module._PROCESS_PROGRESS, DOCUMENT_PROGRESS,
+                        Progress(DOCUMENT_PROGRESS, stream=stream, clock=_Clock()))
+    docs = [ClinicalDocument(f"note-{k}", note, "text")
+            for k, note in enumerate(notes[:4])]
+    path = spill_path(str(tmp_path), "read", 0, 0)
+    (tmp_path / "read").mkdir()
+    write_spill(path, docs)
+    fn = TagChunkFn(str(tmp_path), TaggerConfig(detectors=("rules",)), None,
+                    Rewriter("surrogate", b"k" * 32, as_of_year=2026))
+    fn._tagger = PhiTagger(rules_tagger)
+    out = list(fn.process(ChunkRef(path, 0, 0, len(docs))))
+    assert out[-1].count == len(docs)
+    lines = stream.getvalue().splitlines()
+    assert [line.split("documents_tagged ")[1].split()[0] for line in lines] == [
+        "1", "2", "3", "4"]
+    assert all("Pt" not in line and "note-" not in line for line in lines)
