@@ -449,7 +449,7 @@ class SearchText:
 # (:meth:`SearchText.find_all`); shorter ones a value at a time, which is
 # faster for the few values of a note.
 BULK_CHARS = 100_000
-_PROGRESS_VALUES = 10_000  # ... and report every this many values searched
+_PROGRESS_VALUES = 1_000  # ... and report every this many values searched
 
 
 _NOT_WORD = re.compile(r"\W")
