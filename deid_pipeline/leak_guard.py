@@ -28,6 +28,7 @@ import bisect
 import functools
 import itertools
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -195,8 +196,8 @@ class SearchText:
         self._folded: str | None = None
         self._words: frozenset[str] = frozenset()
         self._squeezed: str | None = None
-        self._run_starts: list[int] = []
-        self._run_origins: list[int] = []
+        self._run_starts: Sequence[int] = ()
+        self._run_origins: Sequence[int] = ()
 
     def matches_all(self, values: Sequence[str]) -> list[list[tuple[int, int]]]:
         """:meth:`matches` of each value (see :meth:`find_all`)."""
@@ -414,11 +415,17 @@ class SearchText:
         text = self.text
         if not self._run_starts:
             # Where each separator-free run of the text starts, in both texts
-            # (there is one: the digits were found).
-            runs = [m.span() for m in _NOT_GAPS.finditer(text)]
-            self._run_origins = [a for a, _ in runs]
-            self._run_starts = list(itertools.accumulate(
-                (b - a for a, b in runs[:-1]), initial=0))
+            # (there is one: the digits were found). Machine integers: a run
+            # is about a word, and a 35 MB text's millions of them as lists of
+            # (start, end) tuples took 700 MB.
+            origins, run_starts = array("q"), array("q")
+            squeezed_at = 0
+            for m in _NOT_GAPS.finditer(text):
+                a, b = m.span()
+                origins.append(a)
+                run_starts.append(squeezed_at)
+                squeezed_at += b - a
+            self._run_origins, self._run_starts = origins, run_starts
         k = len(digits)
         found = []
         after = 0
@@ -442,7 +449,7 @@ class SearchText:
 # (:meth:`SearchText.find_all`); shorter ones a value at a time, which is
 # faster for the few values of a note.
 BULK_CHARS = 100_000
-_PROGRESS_VALUES = 10_000  # ... and report every this many values searched
+_PROGRESS_VALUES = 1_000  # ... and report every this many values searched
 
 
 _NOT_WORD = re.compile(r"\W")

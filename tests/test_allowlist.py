@@ -69,6 +69,16 @@ def test_when_value_also_tagged_as_a_person_then_every_occurrence_kept():
     assert drop_eponyms(text, [person, eponym]) == (person, eponym)
 
 
+def test_when_a_word_of_the_eponym_is_tagged_elsewhere_then_the_eponym_kept():
+    # A long document's doctor shares a word with a place eponym: the eponym
+    # span's whole value is tagged nowhere else, but the guard searches the
+    # output for the doctor's surname and found it standing in the eponym.
+    text = "Seen by Dr. Nile today. West Nile virus serology sent."
+    doctor = _span(text, "Nile", "DOCTOR")
+    place = _span(text, "West Nile", "CITY")
+    assert drop_eponyms(text, [doctor, place]) == (doctor, place)
+
+
 def test_when_span_comes_from_the_header_dictionary_then_kept():
     text = "Parkinson's disease"
     span = PhiSpan(0, 9, "PATIENT", "dictionary:PID.5.1", 1.0)
@@ -101,3 +111,24 @@ def test_when_tagger_runs_then_eponyms_are_dropped_after_the_detectors():
     doc = ClinicalDocument(doc_id="q2", text=text, source="text")
     assert [text[s.start:s.end] for s in tagger.tag(doc).spans] == [
         "Framingham", "Framingham"]
+
+
+def test_when_long_text_read_in_parts_then_same_regions_as_one_pass(physionet_docs):
+    """Parts keep a 35 MB document's words from being held at once; a title
+    at a part's end (``Dr.`` then a line end) still makes the eponym a person."""
+    from deid_pipeline.tagger.allowlist import _regions
+
+    lines = [" ".join(d.text.split()) for d in physionet_docs[:40]]
+    eponyms = ["Parkinson disease noted.", "Glasgow coma scale 15.",
+               "Lyme titer sent.", "Graves disease on methimazole."]
+    text = ""
+    for k, line in enumerate(lines):
+        text += line + "\n" + eponyms[k % 4] + "\nSeen by Dr.\n" + eponyms[k % 4] + "\n"
+    index = load()
+    whole = _regions(text, index)
+    assert len(whole) >= 40
+    after_title = text.index("Dr.\n") - 1  # the first part ends after "Dr.\n"
+    for part in (after_title, 300, 1_000, 5_000):
+        assert eponym_regions(text, index, part_chars=part) == whole
+    # Each "Dr.\n<eponym>" is a person, the same eponym after a note is not.
+    assert not [a for a, _ in whole if text.endswith("Dr.\n", 0, a)]

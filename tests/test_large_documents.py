@@ -179,3 +179,85 @@ def test_when_one_long_document_then_progress_lines_come_while_it_is_worked_on(
     assert lines and all("spans_rewritten" in line for line in lines)
     # Counts only: no text of the document in any line.
     assert all("Pt resting" not in line for line in lines + tag_lines)
+
+
+def test_when_year_tagged_as_hospital_then_merged_as_date_and_document_passes_guard():
+    """A bare year the CRF labels HOSPITAL became a surrogate there, and the
+    guard then found the same year kept as a date elsewhere: quarantined."""
+    from deid_pipeline.model import TaggedDocument
+
+    text = ("Transferred from Mercy Hospital 1998 records.\n"
+            "History: hip replacement in 1998, room 4021.\n")
+    at = text.index("1998")
+    room = text.index("4021")
+    spans = (PhiSpan(text.index("Mercy"), text.index("Mercy") + 14, "HOSPITAL",
+                     "crf", 0.8),
+             PhiSpan(at, at + 4, "HOSPITAL", "crf", 0.6),
+             PhiSpan(room, room + 4, "HOSPITAL", "crf", 0.5))
+    merged = reconcile(text, spans)
+    assert [(s.start, s.label) for s in merged] == [
+        (spans[0].start, "HOSPITAL"), (at, "DATE"), (room, "HOSPITAL")]
+    tagged = TaggedDocument(ClinicalDocument("year", text, "text"), merged)
+    rewriter = Rewriter("surrogate", b"k" * 32, as_of_year=2026)
+    result = rewriter.rewrite(tagged)
+    assert rewriter.guard(tagged, result) is result
+    assert "room 4021" not in result.text  # a digit run keeps its redaction
+
+
+def test_when_originals_hold_most_of_the_name_pool_then_few_draws_and_none_masked(
+        monkeypatch):
+    """A document of 40,000 notes names most of Faker's surnames: keyed
+    redraws from the whole pool spelled an original up to 64 times, then
+    masked. The draw after two keyed ones skips the originals."""
+    import deid_pipeline.surrogates as surrogates
+    from deid_pipeline.rewrite import RewriteContext
+    from deid_pipeline.surrogates import Originals, surrogate
+    from deid_pipeline.surrogates.names import name_tables
+
+    last = name_tables().last.words
+    free = set(last[::25])  # one surname in 25 is nobody's in the document
+    originals = Originals.of((w, "PATIENT") for w in last if w not in free)
+    ctx = RewriteContext(b"k" * 32, "person-1", as_of_year=2026, avoid=originals)
+    calls = []
+    memo = surrogates._memo
+    monkeypatch.setattr(surrogates, "_memo",
+                        lambda *a: calls.append(a) or memo(*a))
+    tables = name_tables()
+    values = [v for v in sorted(originals.words)
+              if v not in tables.female_keys | tables.male_keys][:200]
+    out = [surrogate(v.title(), "PATIENT", ctx) for v in values]
+    assert all(not originals.spelled_by(o) for o in out)
+    assert {o for o in out if len(o) >= 3} <= free  # shorter: not an original word
+    assert len(calls) <= 4 * len(values)
+    assert out == [surrogate(v.title(), "PATIENT", ctx) for v in values]
+
+
+def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
+        monkeypatch, tmp_path, notes, rules_tagger):
+    """A chunk of short notes was tagged for minutes with no line: only the
+    rewrite counted documents."""
+    from deid_pipeline import progress as progress_module
+    from deid_pipeline.transforms.chunks import (
+        ChunkRef,
+        TagChunkFn,
+        spill_path,
+        write_spill,
+    )
+
+    stream = io.StringIO()
+    monkeypatch.setitem(progress_module._PROCESS_PROGRESS, DOCUMENT_PROGRESS,
+                        Progress(DOCUMENT_PROGRESS, stream=stream, clock=_Clock()))
+    docs = [ClinicalDocument(f"note-{k}", note, "text")
+            for k, note in enumerate(notes[:4])]
+    path = spill_path(str(tmp_path), "read", 0, 0)
+    (tmp_path / "read").mkdir()
+    write_spill(path, docs)
+    fn = TagChunkFn(str(tmp_path), TaggerConfig(detectors=("rules",)), None,
+                    Rewriter("surrogate", b"k" * 32, as_of_year=2026))
+    fn._tagger = PhiTagger(rules_tagger)
+    out = list(fn.process(ChunkRef(path, 0, 0, len(docs))))
+    assert out[-1].count == len(docs)
+    lines = stream.getvalue().splitlines()
+    assert [line.split("documents_tagged ")[1].split()[0] for line in lines] == [
+        "1", "2", "3", "4"]
+    assert all("Pt" not in line and "note-" not in line for line in lines)

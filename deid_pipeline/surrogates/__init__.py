@@ -59,6 +59,7 @@ from deid_pipeline.surrogates.keyed import (
     Originals,
     SurrogateContext,
     SurrogateError,
+    avoiding,
 )
 from deid_pipeline.surrogates.locations import (
     CityGenerator,
@@ -151,6 +152,8 @@ class _Settings:
     # The pool half to draw from (surrogates.halves); None, the whole pool,
     # for every production context (RewriteContext has no ``pool``).
     pool: PoolHalf | None = None
+    # Name parts and city words the draw skips (a redraw's; None: none).
+    avoid: frozenset[str] | None = None
 
 
 def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
@@ -181,16 +184,33 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
 _SHIFTED = frozenset({"DATE", "AGE"})
 
 
+# Keyed redraws from the whole pool before one from the pool less the
+# originals: an ordinary document's rare collision gets the surrogate it always
+# got; a document whose originals hold most of the pool gets its draw in 3 tries
+# instead of up to 64. A draw that still spells one after a few of those
+# keeps an original word (a hospital's "General" that is also someone's name):
+# more draws would not change it, so it is masked.
+KEYED_REDRAWS = 2
+AVOIDING_REDRAWS = 4
+
+
 def _redrawn(settings: _Settings, label: str, value: str, avoid: Originals) -> str:
     """Draw again under keys derived from the run's key, until nothing is spelled.
 
-    Deterministic: the n-th redraw uses HMAC(key, redraw|n), so the same
-    message gives the same surrogate on every run; without the key nobody
-    can tell which draw was taken.
+    Deterministic: the n-th redraw uses HMAC(key, redraw|n), the one after
+    ``KEYED_REDRAWS`` also skips the originals' words (the same set gives the
+    same draw), so the same message gives the same surrogate on every run;
+    without the key nobody can tell which draw was taken.
     """
-    for n in range(1, MAX_REDRAWS + 1):
+    draws = KEYED_REDRAWS + AVOIDING_REDRAWS if avoid.words else MAX_REDRAWS
+    for n in range(1, draws + 1):
         again = replace(settings, key=keyed_hash(settings.key, "redraw", str(n)))
-        out = _memo(again, label, value)
+        if n > KEYED_REDRAWS and avoid.words:
+            again = replace(again, avoid=avoid.words)
+            with avoiding(avoid.words):
+                out = _memo(again, label, value)
+        else:
+            out = _memo(again, label, value)
         if not avoid.spelled_by(out):
             return out
     raise SurrogateError(f"{label}: every redraw spells an original")

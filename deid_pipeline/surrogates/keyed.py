@@ -17,7 +17,9 @@ import re
 import threading
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Protocol
@@ -95,6 +97,28 @@ class FakerPool:
         self.__init__(state["locale"])
 
 
+# Words (casefolded) every table draw must avoid, set by :func:`avoiding` around
+# a redraw: a document of 40,000 notes holds most of the name pool among its
+# originals, so keyed redraws from the whole pool spelled one again and again.
+_AVOIDED: ContextVar[frozenset[str]] = ContextVar("avoided_words",
+                                                   default=frozenset())
+
+
+@contextmanager
+def avoiding(words: frozenset[str]) -> Iterator[None]:
+    """Within the block, every ``WeightedTable.draw`` skips ``words`` (casefolded).
+
+    A context variable, not a parameter, so every generator drawing from a
+    table (names, city words, institution words) gets it without a second
+    signature; per thread and per task, so concurrent bundles do not mix.
+    """
+    token = _AVOIDED.set(words)
+    try:
+        yield
+    finally:
+        _AVOIDED.reset(token)
+
+
 class WeightedTable:
     """A weighted word list with precomputed cumulative weights.
 
@@ -116,11 +140,32 @@ class WeightedTable:
             raise ValueError("empty word table")
         self._total = self._cum[-1]
         self._set = frozenset(self.words)
+        # The last avoided set and this table without it: one document's
+        # originals are avoided for all of its redraws.
+        self._without: tuple[frozenset[str], WeightedTable] | None = None
 
     def draw(self, rng: random.Random) -> str:
-        """One word, drawn with the table's weights from ``rng``."""
-        i = bisect_right(self._cum, rng.random() * self._total)
-        return self.words[min(i, len(self.words) - 1)]
+        """One word, drawn with the table's weights from ``rng``.
+
+        Inside :func:`avoiding`, from the table without the avoided words
+        (the whole table if they are all of it: the caller's check then fails).
+        """
+        avoided = _AVOIDED.get()
+        table = self.without(avoided) if avoided else self
+        i = bisect_right(table._cum, rng.random() * table._total)
+        return table.words[min(i, len(table.words) - 1)]
+
+    def without(self, avoided: frozenset[str]) -> WeightedTable:
+        """The table less the words whose casefold is avoided, same weights."""
+        last = self._without
+        if last is not None and last[0] is avoided:
+            return last[1]
+        weights = dict(zip(self.words, (b - a for a, b in
+                                        zip((0, *self._cum), self._cum))))
+        kept = {w: p for w, p in weights.items() if w.casefold() not in avoided}
+        table = WeightedTable(kept) if kept else self
+        self._without = (avoided, table)  # one tuple: a thread sees old or new
+        return table
 
     def __contains__(self, word: object) -> bool:
         """Tell whether ``word`` is in the table (a set lookup)."""

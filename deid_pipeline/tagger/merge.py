@@ -7,7 +7,9 @@ a value found once is marked wherever else it occurs in the document.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from deid_pipeline.leak_guard import SearchText, header_values, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
@@ -28,6 +30,31 @@ def _priority(span: PhiSpan) -> tuple[int, int, str]:
         else len(_SOURCE_PRIORITY)
     )
     return (rank, -(span.end - span.start), span.label)
+
+
+# Labels whose values are words: a span of digits alone cannot be one of them.
+_WORD_LABELS = frozenset({
+    "PATIENT", "DOCTOR", "RELATIVE", "PROFESSION", "HOSPITAL", "ORGANIZATION",
+    "CITY", "STATE", "COUNTRY", "DEPARTMENT", "LOCATION"})
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+
+
+def years_as_dates(text: str, spans: Iterable[PhiSpan]) -> list[PhiSpan]:
+    """``spans`` with a bare year tagged as a word label (``1998`` HOSPITAL) a DATE.
+
+    The CRF sometimes labels a year after a place name as part of it. As a
+    HOSPITAL it was replaced, and the leak guard then found the same year
+    standing elsewhere as a date the policy keeps: the document, and with a
+    long one all of its notes, was quarantined. Any other digit run keeps its
+    label and its redaction (recall first).
+    """
+    out = []
+    for span in spans:
+        if (span.label in _WORD_LABELS and span.end - span.start == 4
+                and _YEAR.fullmatch(text, span.start, span.end)):
+            span = replace(span, label="DATE")
+        out.append(span)
+    return out
 
 
 def merge_spans(spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
@@ -127,6 +154,6 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
 def reconcile(text: str, spans: Iterable[PhiSpan],
               dictionary: PatientDictionary | None = None) -> tuple[PhiSpan, ...]:
     """Every detector's spans plus all other occurrences of their values, merged."""
-    merged = merge_spans(spans)
+    merged = merge_spans(years_as_dates(text, spans))
     extra = other_occurrences(text, merged, dictionary)
     return merge_spans([*merged, *extra]) if extra else merged

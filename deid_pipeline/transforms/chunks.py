@@ -61,7 +61,7 @@ from deid_pipeline.linking.graph import (
 from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import document_row, identifier_rows
-from deid_pipeline.progress import process_progress
+from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
@@ -411,7 +411,11 @@ class TagChunkFn(beam.DoFn):
         originals: list[Originals] = []
         chunk_id = (ref.file_index, ref.chunk_index)
         tagged_docs: list[TaggedDocument] = []
+        # A chunk of short documents is tagged for minutes before the rewrite
+        # counts anything: count them as they come (counts only).
+        progress = process_progress(DOCUMENT_PROGRESS)
         for doc in read_spill(ref.path):
+            progress.add(documents_tagged=1)
             try:
                 tagged_docs.append(self._tagger.tag(doc))
             except Exception as exc:  # noqa: BLE001 - errors are data
@@ -646,7 +650,7 @@ class WriteChunkFn(beam.DoFn):
     ):
         documents: list[dict] = []
         identifiers: list[dict] = []
-        progress = process_progress("deidentify")
+        progress = process_progress(DOCUMENT_PROGRESS)
         rewriter = self._rewriter
         own: list[Originals] = []
         if self._spill is not None:
