@@ -19,6 +19,7 @@ import datetime
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -226,15 +227,16 @@ def rewrite(text: str, spans: Iterable[PhiSpan], operator: Operator,
     # A long document's spans take minutes (a million surrogates): count them.
     progress = (process_progress(DOCUMENT_PROGRESS) if len(text) > LONG_TEXT_CHARS
                 else None)
-    for k, span in enumerate(reversed(ordered), 1):
-        if progress is not None and not k % _PROGRESS_SPANS:
-            progress.add(spans_rewritten=_PROGRESS_SPANS)
-        original = text[span.start:span.end]
-        new = replacement_of(operator, original, span, ctx)
-        pieces.append(text[span.end:end])
-        pieces.append(new)
-        replacements.append(Replacement(span, original, new))
-        end = span.start
+    with progress.busy() if progress is not None else nullcontext():
+        for k, span in enumerate(reversed(ordered), 1):
+            if progress is not None and not k % _PROGRESS_SPANS:
+                progress.add(spans_rewritten=_PROGRESS_SPANS)
+            original = text[span.start:span.end]
+            new = replacement_of(operator, original, span, ctx)
+            pieces.append(text[span.end:end])
+            pieces.append(new)
+            replacements.append(Replacement(span, original, new))
+            end = span.start
     pieces.append(text[:end])
     pieces.reverse()
     replacements.reverse()

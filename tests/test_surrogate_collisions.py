@@ -32,7 +32,11 @@ KEY = b"collision-test-key-0123456789abc"
     ([("SMITH", "PATIENT")], "Smith", True),
     ([("SMITH^JOHN", "PATIENT")], "Dr. John Quill", True),  # a part is enough
     ([("Smith, John", "DOCTOR")], "Smithers", False),  # not a whole word
-    ([("Al", "PATIENT")], "Al", False),  # under 3 letters: initials, codes
+    # Two-letter names are names (Li, Xu, Al); an initial is not compared.
+    ([("Al", "PATIENT")], "Al", True),
+    ([("LI MADE", "DOCTOR")], "Dr. Li", True),
+    ([("J", "PATIENT")], "J", False),
+    ([("J. Li", "DOCTOR")], "J. Quill", False),
     ([("12 Elm St", "STREET")], "12 ELM ST.", True),
     ([("617-555-0142", "PHONE")], "(617) 555 0142", True),
     ([("MR0012", "MEDICALRECORD")], "MR0013", False),
@@ -146,3 +150,30 @@ def test_when_name_pool_is_tiny_then_without_avoidance_collisions_would_happen(
     spelled = {surrogate(name, "PATIENT", _ctx()).casefold()
                for name in ("Smith", "John", "Jones", "Mary", "Brown", "David")}
     assert spelled & set(ORIGINALS)
+
+
+SHORT_LAST = ("Li", "Xu", "Ng", "Wu", "Ho")
+
+
+class _ShortSurnames(_TinyTables):
+    """Only two-letter surnames: every surname draw may spell another's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = WeightedTable(SHORT_LAST)
+
+
+def test_when_surnames_have_two_letters_then_a_surrogate_never_spells_another_doctor(
+        monkeypatch):
+    """A 16,000-note document wrote "DR LI" for a doctor Xu beside a real Dr. Li."""
+    tables = _ShortSurnames()
+    monkeypatch.setattr(names_module, "name_tables", lambda: tables)
+    surrogates._memo.cache_clear()
+    try:
+        avoid = Originals.of([(n, "DOCTOR") for n in ("Li", "Xu", "Ng", "Wu")])
+        plain = {surrogate(n, "DOCTOR", _ctx()) for n in ("Xu", "Ng", "Wu", "Li")}
+        assert plain & {"Li", "Xu", "Ng", "Wu"}  # the pool does collide
+        for name in ("Xu", "Ng", "Wu", "Li"):
+            assert surrogate(name, "DOCTOR", _ctx(avoid)) == "Ho"
+    finally:
+        surrogates._memo.cache_clear()

@@ -182,6 +182,9 @@ _WHOLE_LABELS = frozenset({"STREET", "CITY", "MEDICALRECORD", "SSN", "ACCOUNT",
                            "LICENSE", "HEALTHPLAN", "IDNUM", "DEVICE", "BIOID",
                            "VEHICLE", "PHONE", "FAX", "EMAIL"})
 _LETTERS = re.compile(r"[^\W\d_]{3,}")
+# Name parts from two letters: a surrogate "Li" for one doctor is another's
+# real surname Li (a 16,000-note document drew exactly that). Initials stay out.
+_NAME_PART = re.compile(r"[^\W\d_]{2,}")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
@@ -193,8 +196,9 @@ def _squeezed(value: str) -> str:
 class Originals:
     """What the surrogates of one message, document or person must not spell.
 
-    ``words``: every name part and city word (3+ letters) of the originals; ``values``:
-    streets, cities, ids and phones, letters and digits only. Case is
+    ``words``: every name part (2+ letters) and city word (3+) of the
+    originals; ``values``: streets, cities, ids and phones, letters and
+    digits only. Case is
     ignored. A surrogate that spells one (the patient's surrogate surname
     being the attending's real one) is drawn again, keyed (see
     :func:`deid_pipeline.surrogates.surrogate`).
@@ -211,10 +215,10 @@ class Originals:
         for value, label in pairs:
             if label in _NAME_LABELS:
                 if value.isalpha():  # most: one name part
-                    if len(value) >= 3:
+                    if len(value) >= 2:
                         words.add(value.casefold())
                 else:
-                    words.update(w.casefold() for w in _LETTERS.findall(value))
+                    words.update(w.casefold() for w in _NAME_PART.findall(value))
             elif label in _WHOLE_LABELS:
                 squeezed = _squeezed(value)
                 if len(squeezed) >= 3:
@@ -254,5 +258,5 @@ class Originals:
         """Whether a word of ``surrogate`` is an original name part (``May``)."""
         words = self.words
         return bool(words) and any(w.casefold() in words
-                                   for w in _LETTERS.findall(surrogate))
+                                   for w in _NAME_PART.findall(surrogate))
 

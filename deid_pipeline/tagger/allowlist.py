@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.intervals import Intervals
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
                          "eponyms.tsv")
@@ -218,8 +219,9 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     regions = eponym_regions(text, index)
     if not regions:
         return tuple(spans)
-    inside = [any(a <= s.start and s.end <= b for a, b in regions)
-              and "dictionary" not in s.source for s in spans]
+    eponyms = Intervals(regions)
+    inside = [eponyms.contains(s.start, s.end) and "dictionary" not in s.source
+              for s in spans]
     kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
     # Also kept: a span holding a word that is a value tagged elsewhere (a
     # place eponym spans a surname some doctor of a long document bears).

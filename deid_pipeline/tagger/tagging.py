@@ -18,6 +18,7 @@ import bisect
 import dataclasses
 import re
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import NamedTuple
 
 from deid_pipeline.leak_guard import SearchText
@@ -246,18 +247,20 @@ class PhiTagger:
         if len(windows) > 1:
             progress = self.progress or process_progress(DOCUMENT_PROGRESS)
             progress.mark(long_documents=1)
-        for offset, start, end, part in windows:
-            for detector in self.detectors:
-                found = detector.analyze(part)
-                for s in found.spans:
-                    if start <= s.start + offset < end:
-                        spans.append(shifted(s, offset))
-                if found.confidence is not None:
-                    confidences.append(found.confidence)
-            if progress is not None:
-                # A long document takes minutes: say how far it is (a count).
-                progress.add(characters_tagged=end - start)
-        spans = drop_eponyms(view.text, reconcile(view.text, spans, doc.dictionary))
+        # Some steps of a huge document count nothing for long: keep a line coming.
+        with progress.busy() if progress is not None else nullcontext():
+            for offset, start, end, part in windows:
+                for detector in self.detectors:
+                    found = detector.analyze(part)
+                    for s in found.spans:
+                        if start <= s.start + offset < end:
+                            spans.append(shifted(s, offset))
+                    if found.confidence is not None:
+                        confidences.append(found.confidence)
+                if progress is not None:
+                    # A long document takes minutes: say how far it is (a count).
+                    progress.add(characters_tagged=end - start)
+            spans = drop_eponyms(view.text, reconcile(view.text, spans, doc.dictionary))
         if positions is not None:
             spans = tuple(_map_back(s, positions) for s in spans)
         return TaggedDocument(

@@ -406,6 +406,12 @@ class TagChunkFn(beam.DoFn):
         self._tagger = acquire_tagger(self._shared, self._config)
 
     def process(self, ref: ChunkRef):
+        # A chunk may be one huge document, some of whose steps count nothing
+        # for minutes: the process's line keeps coming meanwhile.
+        with process_progress(DOCUMENT_PROGRESS).busy():
+            yield from self._tag(ref)
+
+    def _tag(self, ref: ChunkRef):
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
         originals: list[Originals] = []
@@ -640,9 +646,10 @@ class WriteChunkFn(beam.DoFn):
         _chunk_id, joined = element
         refs = list(joined["chunk"])
         keys = [unpack(blob) for blob in joined["keys"]]
-        avoid = person_originals(joined.get("avoid", ()))
-        for ref in refs:
-            yield from self._write(ref, keys[0] if len(keys) == 1 else (), avoid)
+        with process_progress(DOCUMENT_PROGRESS).busy():  # see TagChunkFn
+            avoid = person_originals(joined.get("avoid", ()))
+            for ref in refs:
+                yield from self._write(ref, keys[0] if len(keys) == 1 else (), avoid)
 
     def _write(
         self, ref: ChunkRef, person_keys: tuple[str | None, ...],

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.intervals import Intervals
 from deid_pipeline.tagger.rules.base import (
     _FLAGS,
     Hit,
@@ -278,9 +279,10 @@ class NameRecognizer(PatternRecognizer):
 
         lex = None
         spans = []
+        taken = Intervals((s.start, s.end) for s in found)
         for pair in _FULL_NAME.finditer(text):
             start, end = pair.span()
-            if any(s.end > start and s.start < end for s in found):
+            if taken.overlaps(start, end):
                 continue
             lex = lex or lexicons.load()
             if _reads_as_full_name(pair.group("first"), pair.group("last"), lex):
