@@ -7,6 +7,10 @@ columns as ``deid_pipeline.schemas``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
+import pyarrow as pa
+
 from deid_pipeline.labels import category
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
 
@@ -25,23 +29,55 @@ def document_row(doc: DeidentifiedDocument) -> dict:
     }
 
 
+IDENTIFIER_FIELDS = ("doc_id", "person_id", "start", "end", "label", "category",
+                     "source", "confidence", "original", "replacement")
+
+
+def _identifier_values(doc: DeidentifiedDocument) -> Iterator[tuple]:
+    """Each replaced span's identifier-view values, in ``IDENTIFIER_FIELDS`` order."""
+    doc_id, person_id = doc.doc_id, doc.person_id
+    for r in doc.replacements:
+        span = r.span
+        yield (doc_id, person_id, span.start, span.end, span.label,
+               category(span.label), span.source, span.confidence, r.original,
+               r.replacement)
+
+
 def identifier_rows(doc: DeidentifiedDocument) -> list[dict]:
     """Protected identifier-view rows: one per replaced span, original included."""
-    return [
-        {
-            "doc_id": doc.doc_id,
-            "person_id": doc.person_id,
-            "start": r.span.start,
-            "end": r.span.end,
-            "label": r.span.label,
-            "category": category(r.span.label),
-            "source": r.span.source,
-            "confidence": r.span.confidence,
-            "original": r.original,
-            "replacement": r.replacement,
-        }
-        for r in doc.replacements
-    ]
+    return [dict(zip(IDENTIFIER_FIELDS, values, strict=True))
+            for values in _identifier_values(doc)]
+
+
+class IdentifierColumns:
+    """Identifier-view rows of many documents, kept as columns.
+
+    A document of 40,000 notes has a million replaced spans: a dict per row
+    (and a sort key tuple per row) took more than a gigabyte where the
+    columns take a tenth of it.
+    """
+
+    def __init__(self) -> None:
+        self.columns: tuple[list, ...] = tuple([] for _ in IDENTIFIER_FIELDS)
+
+    def add(self, doc: DeidentifiedDocument) -> None:
+        """Append ``doc``'s rows."""
+        appends = [column.append for column in self.columns]
+        for values in _identifier_values(doc):
+            for append, value in zip(appends, values):
+                append(value)
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def table(self, schema: pa.Schema, order: Sequence[str]) -> pa.Table:
+        """The rows as a table of ``schema``, sorted by the ``order`` columns.
+
+        Arrow's sort is stable and puts nulls last, as the row sort does.
+        """
+        table = pa.table(dict(zip(IDENTIFIER_FIELDS, self.columns, strict=True)),
+                         schema=schema)
+        return table.sort_by([(name, "ascending") for name in order])
 
 
 def quarantine_row(record: QuarantineRecord) -> dict:

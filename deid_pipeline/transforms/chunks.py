@@ -60,7 +60,7 @@ from deid_pipeline.linking.graph import (
 )
 from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
-from deid_pipeline.outputs.rows import document_row, identifier_rows
+from deid_pipeline.outputs.rows import IdentifierColumns, document_row
 from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.surrogates import Originals
@@ -84,6 +84,7 @@ from deid_pipeline.transforms.tag import acquire_tagger
 from deid_pipeline.transforms.write import (
     SCHEMAS,
     chunk_path,
+    sort_columns,
     sort_key,
     write_table_file,
     written_counts,
@@ -656,7 +657,7 @@ class WriteChunkFn(beam.DoFn):
         avoid: dict[str, Originals] | None = None,
     ):
         documents: list[dict] = []
-        identifiers: list[dict] = []
+        identifiers = IdentifierColumns()
         progress = process_progress(DOCUMENT_PROGRESS)
         rewriter = self._rewriter
         own: list[Originals] = []
@@ -694,13 +695,16 @@ class WriteChunkFn(beam.DoFn):
             self._docs.inc()
             progress.add(documents=1, spans=result.n_phi)
             documents.append(document_row(result))
-            identifiers.extend(identifier_rows(result))
+            identifiers.add(result)
+        documents.sort(key=sort_key("documents"))
+        tables = {"documents": documents}
+        if identifiers:
+            tables["identifiers"] = identifiers.table(
+                SCHEMAS["identifiers"], sort_columns("identifiers"))
         counts = written_counts("documents", documents) + written_counts(
-            "identifiers", identifiers
-        )
-        for table, rows in (("documents", documents), ("identifiers", identifiers)):
-            if rows:
-                rows.sort(key=sort_key(table))
+            "identifiers", tables.get("identifiers", []))
+        for table, rows in tables.items():
+            if len(rows):
                 path = chunk_path(
                     self._directory, table, ref.file_index, ref.chunk_index
                 )

@@ -74,6 +74,11 @@ def chunk_path(directory: str, table: str, file_index: int, chunk_index: int) ->
     )
 
 
+def sort_columns(table: str) -> tuple[str, ...]:
+    """The columns ``table``'s rows are ordered by (see :func:`sort_key`)."""
+    return _ORDER[table]
+
+
 def sort_key(table: str):
     """Key function ordering ``table``'s rows (total: the order is fully determined)."""
     columns = _ORDER[table]
@@ -90,7 +95,7 @@ _COUNTED_BY = {"identifiers": "label", "quarantine": "stage"}
 COUNTS_FILE = "_counts.json"
 
 
-def written_counts(table: str, rows: list[dict]) -> Counter:
+def written_counts(table: str, rows: list[dict] | pa.Table) -> Counter:
     """What run.json says of rows written to ``table``, as (table, value) -> n.
 
     ``(table, "")`` is the number of rows; identifiers are also counted by
@@ -100,7 +105,10 @@ def written_counts(table: str, rows: list[dict]) -> Counter:
     """
     counts = Counter({(table, ""): len(rows)})
     column = _COUNTED_BY.get(table)
-    if column:
+    if column and isinstance(rows, pa.Table):
+        counts.update({(table, c["values"]): c["counts"] for c in
+                       rows.column(column).value_counts().to_pylist()})
+    elif column:
         counts.update((table, row[column]) for row in rows)
     return counts
 
@@ -151,13 +159,17 @@ def read_counts(directory: str) -> Counter:
     return Counter({(table, value): n for table, value, n in rows})
 
 
-def write_table_file(path: str, schema: pa.Schema, rows: list[dict]) -> None:
-    """Write rows (already ordered) as one Parquet file at ``path``."""
+def write_table_file(path: str, schema: pa.Schema, rows: list[dict] | pa.Table
+                     ) -> None:
+    """Write rows (already ordered; dicts or a table) as one Parquet file."""
     with FileSystems.create(path) as channel:
         with pq.ParquetWriter(channel, schema) as writer:
             for i in range(0, max(len(rows), 1), ROW_GROUP_SIZE):
-                chunk = rows[i : i + ROW_GROUP_SIZE]
-                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+                if isinstance(rows, pa.Table):
+                    writer.write_table(rows.slice(i, ROW_GROUP_SIZE))
+                else:
+                    chunk = rows[i : i + ROW_GROUP_SIZE]
+                    writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
 
 
 class _WriteShard(beam.DoFn):
