@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from loopback import free_port, write_generated_inputs
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.deidentify import RunError, run
 from deid_pipeline.pipelines.flink_cluster import (
     ClusterConfig,
     ClusterError,
@@ -251,6 +251,22 @@ def test_when_incremental_on_flink_then_night_two_reads_only_new_file(
     plan = second["incremental"]
     assert (plan["new"], plan["unchanged"], plan["changed"]) == (1, 2, 0)
     assert second["records_written"] == len(notes[2::3])
+
+
+@pytest.mark.parametrize(
+    "staged", ["--setup_file=./setup.py", "--requirements_file=req.txt"]
+)
+def test_when_packages_staged_for_external_workers_then_run_refused(
+    staged, tmp_path
+):
+    out = tmp_path / "out"
+    argv = ["--input", os.path.join(ROOT, "samples", "notes.jsonl"), "--output",
+            str(out), "--ephemeral-key", "--runner=FlinkRunner",
+            "--flink_master=localhost:8081", "--environment_type=EXTERNAL",
+            "--environment_config=localhost:50000", staged]
+    with pytest.raises(RunError, match="not installed by EXTERNAL workers"):
+        run(argv)
+    assert not out.exists()
 
 
 def test_when_stopped_then_no_process_of_the_cluster_left(cluster):
