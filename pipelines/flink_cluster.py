@@ -427,6 +427,20 @@ def status(cfg: ClusterConfig) -> dict:
     }
 
 
+def runner_args(cfg: ClusterConfig, jar: str) -> list[str]:
+    """The Beam options of ``run`` that submit to this cluster and its pool."""
+    return [
+        "--runner=FlinkRunner",
+        f"--flink_master=localhost:{cfg.rest_port}",
+        f"--flink_job_server_jar={jar}",
+        # Beam picks its newest Flink when no jar is given; say which one.
+        f"--flink_version={FLINK_MINOR}",
+        "--environment_type=EXTERNAL",
+        f"--environment_config=localhost:{cfg.worker_pool_port}",
+        f"--parallelism={cfg.taskmanagers * cfg.slots}",
+    ]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="deid-flink-cluster",
@@ -474,7 +488,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Flink REST http://localhost:{cfg.rest_port}, "
                   f"{cfg.taskmanagers} TaskManager(s) x {cfg.slots} slot(s); "
                   f"worker pool localhost:{cfg.worker_pool_port}")
-            print(f"job server jar: {jar or 'not available (see above)'}")
+            if jar:
+                print("run options: " + " ".join(runner_args(cfg, jar)))
+            else:
+                print("job server jar: not available (see above)")
         elif args.command == "stop":
             print(f"stopped {len(stop(cfg))} process(es)")
         elif args.command == "status":
