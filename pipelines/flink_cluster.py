@@ -122,6 +122,11 @@ def fetch_job_server_jar(cache_dir: str, beam_version: str | None = None) -> str
     jar = job_server_jar_path(cache_dir, version)
     if os.path.exists(jar):
         return jar
+    # Where Beam itself keeps (and tells offline sites to stage) the jars it
+    # downloads: a jar already there is used, not fetched again.
+    staged = os.path.join(beam_jar_cache(), os.path.basename(jar))
+    if os.path.exists(staged):
+        return staged
     coords = f"org.apache.beam:{_JOB_SERVER_ARTIFACT}:{version}"
     if shutil.which("mvn") is None:
         raise ClusterError(
@@ -150,6 +155,13 @@ def fetch_job_server_jar(cache_dir: str, beam_version: str | None = None) -> str
             f"put the jar at {jar}"
         )
     return jar
+
+
+def beam_jar_cache() -> str:
+    """Beam's own jar cache (``~/.apache_beam/cache/jars``)."""
+    from apache_beam.utils.subprocess_server import JavaJarServer
+
+    return JavaJarServer.JAR_CACHE
 
 
 def _set(conf: dict, dotted: str, value) -> None:

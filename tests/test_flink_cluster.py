@@ -149,6 +149,22 @@ def test_when_cluster_started_then_two_taskmanagers_one_slot_each_and_pool(clust
     assert conf["rest"]["port"] == cluster.rest_port
 
 
+def test_when_jar_staged_in_beams_cache_then_used_without_maven(
+    tmp_path, monkeypatch
+):
+    from apache_beam.utils.subprocess_server import JavaJarServer
+
+    monkeypatch.setattr(JavaJarServer, "JAR_CACHE", str(tmp_path / "beam"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-mvn"))  # Maven unreachable
+    cache = str(tmp_path / "cache")
+    with pytest.raises(ClusterError, match="mvn not found"):
+        fetch_job_server_jar(cache, "2.77.0")
+    staged = tmp_path / "beam" / "beam-runners-flink-1.20-job-server-2.77.0.jar"
+    staged.parent.mkdir()
+    staged.write_bytes(b"PK\x03\x04")
+    assert fetch_job_server_jar(cache, "2.77.0") == str(staged)
+
+
 def test_when_runner_args_then_beam_takes_each_for_a_flink_1_20_job(tmp_path):
     cfg = ClusterConfig(str(tmp_path), str(tmp_path), rest_port=18081,
                         worker_pool_port=15000, taskmanagers=2, slots=1)
