@@ -18,6 +18,7 @@ runs on the machine.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import logging
 import os
@@ -90,8 +91,21 @@ def flink_home(cache_dir: str) -> str:
 def install_flink(cache_dir: str) -> str:
     """Flink's distribution from PyPI into ``cache_dir`` (once); its home."""
     home = flink_home(cache_dir)
-    if os.path.exists(os.path.join(home, "bin", "jobmanager.sh")):
-        return home
+    os.makedirs(cache_dir, exist_ok=True)
+    # Two test runs on one machine may start at once: one installs, the
+    # other waits and finds the install done.
+    with open(os.path.join(cache_dir, ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        # Written last: an install cut short is redone, not used.
+        done = os.path.join(cache_dir, f".installed-{FLINK_VERSION}")
+        if not os.path.exists(done):
+            _install(cache_dir)
+            with open(done, "w", encoding="utf-8") as fh:
+                fh.write(f"apache-flink=={FLINK_VERSION}\n")
+    return home
+
+
+def _install(cache_dir: str) -> None:
     venv = os.path.join(cache_dir, "venv")
     log.info("installing apache-flink %s into %s", FLINK_VERSION, venv)
     _check_call([sys.executable, "-m", "venv", "--clear", venv], "python -m venv")
@@ -103,7 +117,6 @@ def install_flink(cache_dir: str) -> str:
         ],
         "pip install apache-flink",
     )
-    return home
 
 
 def job_server_jar_path(cache_dir: str, beam_version: str | None = None) -> str:
