@@ -69,5 +69,11 @@ setup(
             "spacy-lookups-data>=1.0.5",
         ],
     },
-    entry_points={"console_scripts": ["deid-pipeline=deid_pipeline.entry:main"]},
+    entry_points={
+        "console_scripts": [
+            "deid-pipeline=deid_pipeline.entry:main",
+            # A local Flink session cluster for --runner=FlinkRunner (docs/flink.md).
+            "deid-flink-cluster=deid_pipeline.pipelines.flink_cluster:main",
+        ]
+    },
 )

@@ -241,6 +241,29 @@ def check_beam_args(beam_args: list[str], own: argparse.ArgumentParser) -> None:
     raise RunError(f"unrecognized option {name}{hint}")
 
 
+def check_worker_environment(beam_args: list[str]) -> None:
+    """Refuse packages to stage for workers that never install them.
+
+    Beam's EXTERNAL workers (a worker pool, Flink's usual Python set-up)
+    start the SDK harness in the pool's own environment: ``--setup_file``,
+    ``--requirements_file`` and ``--extra_package`` are staged and silently
+    ignored there, so a job would run on whatever the pool has installed.
+    """
+    known, _ = beam_parser().parse_known_args(beam_args)
+    if (known.environment_type or "").upper() != "EXTERNAL":
+        return
+    staged = [
+        f"--{name}"
+        for name in ("setup_file", "requirements_file", "extra_packages")
+        if getattr(known, name, None)
+    ]
+    if staged:
+        raise RunError(
+            f"{', '.join(staged)} is not installed by EXTERNAL workers: install "
+            "deid-pipeline in the worker pool's environment instead (docs/flink.md)"
+        )
+
+
 def output_shards(total_bytes: int, requested: int | None) -> int:
     """Persons and quarantine shards: as asked, else one per ``BYTES_PER_SHARD``."""
     if requested:
@@ -282,6 +305,7 @@ def _prepare(argv: list[str] | None):
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
     check_beam_args(beam_args, parser)
+    check_worker_environment(beam_args)
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         key, key_source = load_key(args.key_file, args.ephemeral_key)

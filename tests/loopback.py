@@ -6,6 +6,7 @@ shown when a service fails to start.
 """
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -14,6 +15,8 @@ import sys
 import time
 
 import pytest
+
+from deid_pipeline.synthetic import generate_messages, generate_notes
 
 START_TIMEOUT_S = 60.0
 
@@ -135,3 +138,21 @@ def s3_server(directory):
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+def write_generated_inputs(directory, seed: int, notes: int = 6, messages: int = 6):
+    """Two JSONL files of generated notes and two multi-message HL7 files.
+
+    ``notes-0.jsonl``, ``notes-1.jsonl``, ``reports-0.hl7``, ``reports-1.hl7``
+    under ``directory``; ``seed`` for the notes, ``seed + 1`` for the messages.
+    """
+    generated = generate_notes(notes, seed, 150, 400)
+    for k in range(2):
+        with open(directory / f"notes-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for note in generated[k::2]:
+                fh.write(json.dumps({"id": note.doc_id, "text": note.text}) + "\n")
+    reports = generate_messages(messages, seed + 1, ("oru",))
+    for k in range(2):
+        (directory / f"reports-{k}.hl7").write_text(
+            "\n".join(m.er7 for m in reports[k::2]) + "\n", encoding="utf-8"
+        )

@@ -7,14 +7,12 @@ come back through the job API (run.json's counts), and the outputs are the
 DirectRunner's byte for byte (the writer sorts and shards deterministically).
 """
 
-import json
 import os
 
 import pytest
-from loopback import portable_args, portable_services
+from loopback import portable_args, portable_services, write_generated_inputs
 
 from deid_pipeline.pipelines.deidentify import run
-from deid_pipeline.synthetic import generate_messages, generate_notes
 from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 
 pytestmark = pytest.mark.portable
@@ -33,16 +31,7 @@ def portable_endpoints(tmp_path_factory):
 def inputs(tmp_path_factory):
     """The bundled samples plus generated notes and multi-message HL7 files."""
     d = tmp_path_factory.mktemp("inputs")
-    notes = generate_notes(6, 61, 150, 400)
-    for k in range(2):
-        with open(d / f"notes-{k}.jsonl", "w", encoding="utf-8") as fh:
-            for note in notes[k::2]:
-                fh.write(json.dumps({"id": note.doc_id, "text": note.text}) + "\n")
-    messages = generate_messages(6, 62, ("oru",))
-    for k in range(2):
-        (d / f"reports-{k}.hl7").write_text(
-            "\n".join(m.er7 for m in messages[k::2]) + "\n", encoding="utf-8"
-        )
+    write_generated_inputs(d, 61)
     key = d / "deid.key"
     key.write_bytes(b"portable-runner-test-key-0123456789")
     return [

@@ -1,0 +1,318 @@
+"""The job on a real Flink session cluster: one JobManager, two TaskManagers.
+
+The cluster is the one ``deid-flink-cluster`` starts (Flink from PyPI's
+wheels, JVMs on loopback, Beam's SDK worker pool on this interpreter), once
+for the module. The job tests also need Beam's Flink job server jar, from
+Maven Central into the cache (``pipelines/flink_cluster.py``); they are
+skipped, naming the artifact and Maven's answer, where it cannot be had.
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from apache_beam.options.pipeline_options import PipelineOptions
+from loopback import free_port, write_generated_inputs
+
+from deid_pipeline.pipelines.deidentify import RunError, check_beam_args, run
+from deid_pipeline.pipelines.flink_cluster import (
+    ClusterConfig,
+    ClusterError,
+    add_taskmanager,
+    alive,
+    default_cache_dir,
+    fetch_job_server_jar,
+    rest,
+    runner_args,
+    start,
+    status,
+    stop,
+    taskmanager_pids,
+)
+from deid_pipeline.run_options import build_parser
+from deid_pipeline.synthetic import generate_notes
+
+pytestmark = pytest.mark.flink
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "..", "shared", "corpora", "physionet-deid", "id.text")
+TABLES = ("documents", "identifiers", "persons")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A running cluster's config; stopped (every JVM gone) after the module."""
+    if shutil.which("java") is None:
+        pytest.skip("no java on PATH: Flink's JobManager and TaskManagers are JVMs")
+    cfg = ClusterConfig(
+        state_dir=str(tmp_path_factory.mktemp("flink")),
+        cache_dir=default_cache_dir(),
+        rest_port=free_port(),
+        rpc_port=free_port(),
+        worker_pool_port=free_port(),
+        taskmanagers=2,
+        slots=1,
+    )
+    try:
+        start(cfg)
+        yield cfg
+    finally:
+        stop(cfg)
+
+
+@pytest.fixture(scope="module")
+def flink_args(cluster):
+    """``run`` options that submit to ``cluster`` (skips without the job server)."""
+    try:
+        jar = fetch_job_server_jar(cluster.cache_dir)
+    except ClusterError as exc:
+        pytest.skip(f"Beam's Flink job server is not available: {exc}")
+    return runner_args(cluster, jar)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Text, JSONL, PhysioNet and HL7 inputs (small), and a key file."""
+    d = tmp_path_factory.mktemp("flink-inputs")
+    write_generated_inputs(d, 71, notes=8)
+    patterns = [
+        os.path.join(ROOT, "samples", "notes", "*.txt"),
+        str(d / "*.jsonl"),
+        str(d / "*.hl7"),
+    ]
+    if os.path.exists(CORPUS):
+        with open(CORPUS, encoding="utf-8") as fh:
+            records = fh.read().split("||||END_OF_RECORD\n")[:12]
+        (d / "id.text").write_text(
+            "".join(r + "||||END_OF_RECORD\n" for r in records), encoding="utf-8"
+        )
+        patterns.append(str(d / "id.text"))
+    key = d / "deid.key"
+    key.write_bytes(b"flink-cluster-test-key-0123456789abcdef")
+    return patterns, str(key)
+
+
+def _argv(patterns, key, out, *extra):
+    argv = [a for p in patterns for a in ("--input", p)]
+    return [*argv, "--output", str(out), "--hl7-output", str(out / "hl7"),
+            "--key-file", key, "--output-shards", "2", *extra]
+
+
+def _rows(directory):
+    """A table's rows, order-free (sorted by their JSON)."""
+    rows = pq.read_table(str(directory)).to_pylist()
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+
+
+def _hl7_files(directory):
+    return {name: (directory / name).read_bytes() for name in os.listdir(directory)}
+
+
+def _workers_with_records(cfg, job_id) -> set[str]:
+    """TaskManager ids on which some vertex of ``job_id`` read records."""
+    found = set()
+    for vertex in rest(cfg, f"/jobs/{job_id}")["vertices"]:
+        per_tm = rest(cfg, f"/jobs/{job_id}/vertices/{vertex['id']}/taskmanagers")
+        for tm in per_tm["taskmanagers"]:
+            if tm["metrics"].get("read-records", 0) > 0:
+                found.add(tm["taskmanager-id"])
+    return found
+
+
+def _finished_jobs(cfg) -> list[dict]:
+    jobs = rest(cfg, "/jobs/overview")["jobs"]
+    return sorted(
+        (j for j in jobs if j["state"] == "FINISHED"), key=lambda j: j["start-time"]
+    )
+
+
+def test_when_cluster_started_then_two_taskmanagers_one_slot_each_and_pool(cluster):
+    managers = rest(cluster, "/taskmanagers")["taskmanagers"]
+    assert [m["slotsNumber"] for m in managers] == [1, 1]
+    state = status(cluster)
+    assert state["overview"]["taskmanagers"] == 2
+    assert state["overview"]["slots-total"] == 2
+    assert len(state["processes"]["taskexecutor"]) == 2
+    assert len(state["processes"]["standalonesession"]) == 1
+    assert state["worker_pool"] == f"localhost:{cluster.worker_pool_port}"
+    with open(os.path.join(cluster.state_dir, "conf", "config.yaml")) as fh:
+        conf = yaml.safe_load(fh)
+    assert "--add-opens=java.base/java.lang=ALL-UNNAMED" in conf["env"]["java"][
+        "opts"]["all"]
+    assert conf["rest"]["port"] == cluster.rest_port
+
+
+def test_when_jar_staged_in_beams_cache_then_used_without_maven(
+    tmp_path, monkeypatch
+):
+    from apache_beam.utils.subprocess_server import JavaJarServer
+
+    monkeypatch.setattr(JavaJarServer, "JAR_CACHE", str(tmp_path / "beam"))
+    monkeypatch.setenv("PATH", str(tmp_path / "no-mvn"))  # Maven unreachable
+    cache = str(tmp_path / "cache")
+    with pytest.raises(ClusterError, match="mvn not found"):
+        fetch_job_server_jar(cache, "2.77.0")
+    staged = tmp_path / "beam" / "beam-runners-flink-1.20-job-server-2.77.0.jar"
+    staged.parent.mkdir()
+    staged.write_bytes(b"PK\x03\x04")
+    assert fetch_job_server_jar(cache, "2.77.0") == str(staged)
+
+
+def test_when_runner_args_then_beam_takes_each_for_a_flink_1_20_job(tmp_path):
+    cfg = ClusterConfig(str(tmp_path), str(tmp_path), rest_port=18081,
+                        worker_pool_port=15000, taskmanagers=2, slots=1)
+    args = runner_args(cfg, "/cache/job-server.jar")
+    check_beam_args(args, build_parser())  # an unknown option raises RunError
+    options = PipelineOptions(args).get_all_options()
+    assert options["flink_version"] == "1.20"
+    assert options["flink_master"] == "localhost:18081"
+    assert options["environment_config"] == "localhost:15000"
+    assert options["parallelism"] == 2
+
+
+def test_when_run_on_flink_then_tables_and_hl7_equal_direct_runner(
+    cluster, flink_args, inputs, tmp_path
+):
+    patterns, key = inputs
+    direct = run(_argv(patterns, key, tmp_path / "direct"))
+    before = {j["jid"] for j in _finished_jobs(cluster)}
+    flink = run(_argv(patterns, key, tmp_path / "flink") + flink_args)
+
+    assert flink["accounted"] is True
+    assert flink["records_read"] == direct["records_read"] > 30
+    for name in ("records_written", "records_quarantined", "files_read", "persons",
+                 "quarantined_by_stage", "spans_by_label"):
+        assert flink[name] == direct[name], name
+    for table in TABLES:
+        assert _rows(tmp_path / "flink" / table) == _rows(tmp_path / "direct" / table)
+    hl7 = _hl7_files(tmp_path / "flink" / "hl7")
+    assert hl7 and hl7 == _hl7_files(tmp_path / "direct" / "hl7")
+
+    (job,) = [j for j in _finished_jobs(cluster) if j["jid"] not in before]
+    managers = {m["id"] for m in rest(cluster, "/taskmanagers")["taskmanagers"]}
+    assert _workers_with_records(cluster, job["jid"]) == managers
+
+
+def test_when_taskmanager_killed_mid_job_then_nothing_published_looks_complete(
+    cluster, flink_args, tmp_path
+):
+    d = tmp_path / "in"
+    d.mkdir()
+    notes = generate_notes(160, 73, 300, 900)
+    for k in range(4):
+        with open(d / f"notes-{k}.jsonl", "w", encoding="utf-8") as fh:
+            for note in notes[k::4]:
+                fh.write(json.dumps({"id": note.doc_id, "text": note.text}) + "\n")
+    key = d / "deid.key"
+    key.write_bytes(b"flink-cluster-kill-key-0123456789abcdef")
+    argv = ["--input", str(d / "*.jsonl"), "--key-file", str(key), "--chunk-size",
+            "16", "--output-shards", "2"]
+    out = tmp_path / "out"
+    job = subprocess.Popen(
+        [sys.executable, "-m", "deid_pipeline.entry", "run", *argv, "--output",
+         str(out), *flink_args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,  # with Beam's job server JVM, ended as one
+    )
+    try:
+        victim = _kill_when_working(cluster, job)
+        # A replacement, so that a restart by Flink could finish the job.
+        add_taskmanager(cluster)
+        job.wait(timeout=600)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    assert not alive(victim)
+    left = os.listdir(out) if out.exists() else []
+    if job.returncode != 0:
+        # The job failed: nothing published, no staging (spill: PHI) left.
+        assert left == [], left
+        return
+    # Flink restarted it: complete, and what a DirectRunner run publishes.
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["accounted"] is True and summary["records_read"] == len(notes)
+    run([*argv, "--output", str(tmp_path / "direct")])
+    for table in TABLES:
+        assert _rows(out / table) == _rows(tmp_path / "direct" / table), table
+
+
+def _kill_when_working(cfg, job) -> int:
+    """SIGKILL the last TaskManager once the job runs tasks on both; its pid."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if job.poll() is not None:
+            pytest.fail(f"job ended (exit {job.returncode}) before a TaskManager died")
+        running = [j for j in rest(cfg, "/jobs/overview")["jobs"]
+                   if j["state"] == "RUNNING"]
+        if running and running[0]["tasks"].get("running", 0) >= 2:
+            victim = taskmanager_pids(cfg)[-1]
+            os.kill(victim, signal.SIGKILL)
+            return victim
+        time.sleep(0.5)
+    pytest.fail("the job never ran tasks on both TaskManagers")
+
+
+def test_when_incremental_on_flink_then_night_two_reads_only_new_file(
+    cluster, flink_args, tmp_path
+):
+    d = tmp_path / "archive"
+    d.mkdir()
+    notes = generate_notes(9, 74, 150, 400)
+    key = tmp_path / "deid.key"
+    key.write_bytes(b"flink-cluster-night-key-0123456789abcdef")
+
+    def night(files):
+        for k in files:
+            with open(d / f"day-{k}.jsonl", "w", encoding="utf-8") as fh:
+                for note in notes[k::3]:
+                    fh.write(json.dumps({"id": note.doc_id, "text": note.text}) + "\n")
+        return run(["--input", str(d / "*.jsonl"), "--output", str(tmp_path / "out"),
+                    "--key-file", str(key), "--incremental", *flink_args])
+
+    first = night([0, 1])
+    second = night([2])
+    assert first["files_read"] == 2 and first["accounted"]
+    assert second["files_read"] == 1 and second["accounted"]
+    plan = second["incremental"]
+    assert (plan["new"], plan["unchanged"], plan["changed"]) == (1, 2, 0)
+    assert second["records_written"] == len(notes[2::3])
+
+
+@pytest.mark.parametrize(
+    "staged", ["--setup_file=./setup.py", "--requirements_file=req.txt"]
+)
+def test_when_packages_staged_for_external_workers_then_run_refused(
+    staged, tmp_path
+):
+    out = tmp_path / "out"
+    argv = ["--input", os.path.join(ROOT, "samples", "notes.jsonl"), "--output",
+            str(out), "--ephemeral-key", "--runner=FlinkRunner",
+            "--flink_master=localhost:8081", "--environment_type=EXTERNAL",
+            "--environment_config=localhost:50000", staged]
+    with pytest.raises(RunError, match="not installed by EXTERNAL workers"):
+        run(argv)
+    assert not out.exists()
+
+
+def test_when_stopped_then_no_process_of_the_cluster_left(cluster):
+    started = [p for pids in status(cluster)["processes"].values() for p in pids]
+    assert len(started) >= 4  # JobManager, two TaskManagers, worker pool
+    stop(cluster)
+    assert not [p for p in started if alive(p)]
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if cluster.state_dir.encode() in fh.read():
+                    left.append(pid)
+        except OSError:
+            continue
+    assert left == []
