@@ -11,7 +11,12 @@ from collections.abc import Callable
 
 from deid_pipeline.hl7.contracts import Rewriter
 from deid_pipeline.hl7.documents import SOURCE
-from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
+from deid_pipeline.hl7.escapes import (
+    Delimiters,
+    declared_delimiters,
+    escape,
+    unescape,
+)
 from deid_pipeline.hl7.fields import ENVELOPE_COUNT, ENVELOPE_FACILITIES, ENVELOPE_KEPT
 from deid_pipeline.hl7.framing import Envelope, encode_message
 from deid_pipeline.hl7.header import HeaderRewriter
@@ -49,11 +54,10 @@ def envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
         parts = text.split(sep)
         if name in ("FHS", "BHS"):
             fields = [name, sep, *parts[1:]]
-            enc = fields[2]
-            if len(enc) not in (4, 5) or len(set(enc + sep)) != len(enc) + 1 or any(
-                    c.isalnum() or c.isspace() for c in enc):
+            declared = declared_delimiters(sep, fields[2])
+            if declared is None:
                 return bare
-            d = Delimiters(sep, enc[0], enc[1], enc[2], enc[3], enc[4:5])
+            d = declared
             first = 3
         else:
             fields = parts

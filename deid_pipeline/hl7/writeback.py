@@ -35,11 +35,17 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from deid_pipeline.byte_order import narrow
 from deid_pipeline.deidentify import originals_of
 from deid_pipeline.hl7.contracts import PersonKeys, Rewriter, Tagger, WritebackError
-from deid_pipeline.hl7.copies import replace_seeded, seeded_values
+from deid_pipeline.hl7.copies import (
+    replace_found,
+    replace_seeded,
+    replaced_labels,
+    seeded_values,
+)
 from deid_pipeline.hl7.documents import (
     build_documents,
     parse_hl7_message,
@@ -68,7 +74,12 @@ from deid_pipeline.hl7.message import Hl7Message, Hl7ParseError, parse_message
 from deid_pipeline.hl7.narrative import piece_texts, write_narrative
 from deid_pipeline.hl7.seed import seed_dictionary
 from deid_pipeline.interrupts import reraise_interrupt
-from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
+from deid_pipeline.model import (
+    DeidentifiedDocument,
+    PatientDictionary,
+    QuarantineRecord,
+    TaggedDocument,
+)
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.tagging import reconcile_reports
 
@@ -108,7 +119,9 @@ class MessageResult:
 class Hl7FileResult:
     """A de-identified file: same framing, quarantined messages left out.
 
-    ``messages_in == messages_out + len(quarantined)`` always holds.
+    ``messages_in == messages_out + len(quarantined)`` always holds;
+    ``skipped`` counts the runs of stray bytes (no letter or digit) before
+    the first message that were left out instead of quarantined.
     """
 
     output: bytes
@@ -116,6 +129,7 @@ class Hl7FileResult:
     quarantined: tuple[QuarantineRecord, ...]
     messages_in: int
     messages_out: int
+    skipped: int = 0
 
 
 # ---------------------------------------------------------------- message
@@ -139,11 +153,24 @@ def _fallback_key(origin: str, message: Hl7Message) -> str:
     return f"hl7-message:{os.path.basename(origin)}:{message.control_id}"
 
 
-def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
-                origin: str, state: list[str], z_segments: str = "empty",
-                person_keys: PersonKeys | None = None,
-                person_originals: Mapping[str, Originals] | None = None,
-                ) -> tuple[str, tuple]:
+class _Tagged(NamedTuple):
+    """A message parsed, seeded and tagged: what its rewrite starts from.
+
+    ``keys`` holds each report's person key (as ``Rewriter.rewrite`` takes
+    it); ``segment_names`` the segment ids the written message must keep.
+    """
+
+    message: Hl7Message
+    reports: list
+    dictionary: PatientDictionary
+    tagged: list[TaggedDocument]
+    keys: list[str | None]
+    segment_names: list[str]
+    codec: str
+
+
+def _tag(text: str, codec: str, tagger: Tagger, origin: str, state: list[str],
+         person_keys: PersonKeys | None = None) -> _Tagged:
     state[0] = "parse"
     message, reports = parse_hl7_message(text)
     segment_names = [s.name for s in message.segments]
@@ -153,35 +180,52 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
     key = dictionary.person_key or _fallback_key(origin, message)
     state[0] = "tag"
     tagged = reconcile_reports([tagger.tag(doc) for doc in docs])
-    state[0] = "surrogate"
     # A message without an MRN: its reports are each the person the document
     # path (and its linking) made them, so both outputs use the same surrogates.
-    keys = [key] * len(tagged)
+    keys: list[str | None] = [key] * len(tagged)
     if person_keys is not None:
         for i, t in enumerate(tagged):
             known, linked = person_keys(t)
             if known:
                 keys[i] = linked
-    # One set of originals for the whole message: its reports are written
-    # into one message, so none of their surrogates may spell another's (for
-    # one report it is the set the document path makes). With its persons'
-    # originals (every document of theirs in the run) it is the set the
-    # document path rewrites each of their reports with.
-    avoid = originals_of(*tagged)
+    return _Tagged(message, reports, dictionary, tagged, keys, segment_names, codec)
+
+
+def _avoid(messages: list[_Tagged], rewriter: Rewriter,
+           person_originals: Mapping[str, Originals] | None) -> Originals:
+    """The originals no surrogate of ``messages`` may spell.
+
+    One set for all the reports written together: those of one message, so
+    none of their surrogates spells another's (for one report it is the set
+    the document path makes), or those of a whole file (a batch), so none
+    spells a value of another patient an auditor reads in the same file.
+    With their persons' originals (every document of theirs in the run) it
+    holds the set the document path rewrites each of their reports with.
+    Computed once per file: the union of a large batch is not copied per
+    message.
+    """
+    parts = [originals_of(*(t for m in messages for t in m.tagged))]
     if person_originals:
-        pids = {rewriter.person_id_for(t, k) for t, k in zip(tagged, keys)}
-        avoid = Originals.union([avoid, *(person_originals[p] for p in sorted(pids)
-                                          if p in person_originals)])
+        pids = {rewriter.person_id_for(t, k) for m in messages
+                for t, k in zip(m.tagged, m.keys, strict=True)}
+        parts += [person_originals[p] for p in sorted(pids) if p in person_originals]
+    return parts[0] if len(parts) == 1 else Originals.union(parts)
+
+
+def _rewrite(tagged: _Tagged, rewriter: Rewriter, avoid: Originals, state: list[str],
+             z_segments: str = "empty") -> tuple[str, tuple]:
+    message, dictionary = tagged.message, tagged.dictionary
+    state[0] = "surrogate"
     deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
-             for t, k in zip(tagged, keys)]
+             for t, k in zip(tagged.tagged, tagged.keys, strict=True)]
     # The same document-level guard as the Parquet path: a report whose text
     # still holds a removed value fails the whole message (fail closed).
     state[0] = "leak_guard"
-    for t, deid in zip(tagged, deids, strict=True):
+    for t, deid in zip(tagged.tagged, deids, strict=True):
         rewriter.guard(t, deid)
-    pid = rewriter.person_id_for(tagged[0], keys[0])
+    pid = rewriter.person_id_for(tagged.tagged[0], tagged.keys[0])
     state[0] = "write"
-    for report, deid in zip(reports, deids, strict=True):
+    for report, deid in zip(tagged.reports, deids, strict=True):
         write_narrative(message, report, piece_texts(report, deid))
     header = HeaderRewriter(rewriter, pid, avoid)
     replace_header(message, header)
@@ -191,19 +235,49 @@ def _deidentify(text: str, codec: str, tagger: Tagger, rewriter: Rewriter,
         _empty_z_segments(message)
     if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
         state[0] = "leak_guard"
-        guarded = GuardedValues(dictionary, tagged, deids,
+        guarded = GuardedValues(dictionary, tagged.tagged, deids,
                                 getattr(rewriter, "policy", "safe-harbor"),
                                 [v for (_, kind), v in header.cache.items()
                                  if kind == "<ts>"])
         replace_telling_control_id(message, guarded, header)
-        output_guard(message, guarded)
+        try:
+            output_guard(message, guarded)
+        except WritebackError:
+            # A sender's copy, in a kept field, of a value replaced elsewhere
+            # gets the same surrogate; what is left still goes to quarantine.
+            replace_found(message, replaced_labels(header, dictionary, deids),
+                          header, guarded.found)
+            output_guard(message, guarded)
     state[0] = "write"
     er7 = message.to_er7()
     check = parse_message(er7)
-    if [s.name for s in check.segments] != segment_names:
+    if [s.name for s in check.segments] != tagged.segment_names:
         raise WritebackError("rewritten message does not keep its segments")
     # Rewriter.rewrite already added the header research columns.
     return er7, tuple(deids)
+
+
+def _decoded(message: str | bytes) -> tuple[str, str, bytes]:
+    """``(text, codec, raw bytes for quarantine)`` of a message as given."""
+    if isinstance(message, bytes):
+        text, codec = decode_message(message)
+        return text, codec, message
+    raw = message.encode("utf-8", "replace")
+    return message, declared_charset(raw) or "utf-8", raw
+
+
+def _quarantined(exc: Exception, origin: str, ordinal: int, state: list[str],
+                 raw: bytes) -> QuarantineRecord:
+    """The quarantine record of a message that failed at ``state[0]``."""
+    if isinstance(exc, Hl7ParseError):
+        return quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
+                                 raw)
+    if isinstance(exc, WritebackError):
+        return quarantine_record(origin, ordinal, exc.stage, "WritebackError",
+                                 str(exc), raw)
+    reraise_interrupt(exc)
+    return quarantine_record(origin, ordinal, state[0], type(exc).__name__,
+                             f"unexpected {type(exc).__name__} at {state[0]}", raw)
 
 
 def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
@@ -229,28 +303,15 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
     state = ["read"]
     raw = message if isinstance(message, bytes) else b""
     try:
-        if isinstance(message, bytes):
-            text, codec = decode_message(message)
-        else:
-            text = message
-            raw = message.encode("utf-8", "replace")
-            codec = declared_charset(raw) or "utf-8"
-        er7, documents = _deidentify(text, codec, tagger, rewriter, origin, state,
-                                     z_segments, person_keys, person_originals)
+        text, codec, raw = _decoded(message)
+        tagged = _tag(text, codec, tagger, origin, state, person_keys)
+        er7, documents = _rewrite(tagged, rewriter,
+                                  _avoid([tagged], rewriter, person_originals), state,
+                                  z_segments)
         return MessageResult(er7, encode_message(er7, codec), documents)
-    except Hl7ParseError as exc:
-        record = quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
-                                   raw)
-    except WritebackError as exc:
-        record = quarantine_record(origin, ordinal, exc.stage, "WritebackError",
-                                   str(exc), raw)
     except Exception as exc:  # noqa: BLE001 - fail closed; the text may hold PHI
-        reraise_interrupt(exc)
-        record = quarantine_record(origin, ordinal, state[0], type(exc).__name__,
-                                   f"unexpected {type(exc).__name__} at {state[0]}",
-                                   raw)
+        record = _quarantined(exc, origin, ordinal, state, raw)
     return MessageResult(None, None, (), (record,))
-
 
 
 # ------------------------------------------------------------------- file
@@ -273,17 +334,38 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
     quarantined: list[QuarantineRecord] = []
     documents: list[DeidentifiedDocument] = []
     frames = list(framed.frames())
+    failed: dict[int, QuarantineRecord] = {}
+    ready: list[tuple[MessageFrame, _Tagged]] = []
     for frame in frames:
         if frame.error is not None:
-            quarantined.append(quarantine_record(path, frame.ordinal, "read",
-                                                 "FramingError", frame.error,
-                                                 frame.data))
+            failed[frame.ordinal] = quarantine_record(path, frame.ordinal, "read",
+                                                      "FramingError", frame.error,
+                                                      frame.data)
             continue
-        result = deidentify_message(frame.data, tagger, rewriter, path, frame.ordinal,
-                                    z_segments, person_keys, person_originals)
-        results[frame.ordinal] = result
-        quarantined.extend(result.quarantined)
-        documents.extend(result.documents)
+        state = ["read"]
+        try:
+            text, codec, _ = _decoded(frame.data)
+            ready.append((frame, _tag(text, codec, tagger, path, state, person_keys)))
+        except Exception as exc:  # noqa: BLE001 - fail closed, as deidentify_message
+            failed[frame.ordinal] = _quarantined(exc, path, frame.ordinal, state,
+                                                 frame.data)
+    # Every message of the file is tagged before any is rewritten, so no
+    # surrogate spells an original of another message of the same file.
+    avoid = _avoid([t for _, t in ready], rewriter, person_originals)
+    for frame, tagged in ready:
+        state = ["surrogate"]
+        try:
+            er7, docs = _rewrite(tagged, rewriter, avoid, state, z_segments)
+            results[frame.ordinal] = MessageResult(
+                er7, encode_message(er7, tagged.codec), docs)
+        except Exception as exc:  # noqa: BLE001 - fail closed, as deidentify_message
+            failed[frame.ordinal] = _quarantined(exc, path, frame.ordinal, state,
+                                                 frame.data)
+    for frame in frames:  # in file order, as before
+        if frame.ordinal in failed:
+            quarantined.append(failed[frame.ordinal])
+        elif frame.ordinal in results:
+            documents.extend(results[frame.ordinal].documents)
     render_envelope, written = envelope_renderer(rewriter)
 
     def render_message(frame: MessageFrame) -> bytes | None:
@@ -298,5 +380,5 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
         output = wide.widen(output)  # written back as it came
     return Hl7FileResult(output=output, documents=tuple(documents),
                          quarantined=tuple(quarantined), messages_in=len(frames),
-                         messages_out=count)
+                         messages_out=count, skipped=framed.skipped)
 
