@@ -86,3 +86,15 @@ def test_when_text_precedes_the_first_msh_then_it_is_quarantined():
     assert record.stage == "read"
     leaked = names[0].encode() in result.output.upper()
     assert not leaked
+
+
+def test_when_exports_with_byte_order_marks_are_concatenated_then_each_is_read():
+    first, names1 = _oru(7)
+    second, names2 = _oru(8)
+    bom = b"\xef\xbb\xbf"
+    data = bom + first.encode() + b"\r\n" + bom + second.encode()
+    result = deidentify_hl7_file("cat.hl7", data, TAGGER, FakeRewriter())
+    assert (result.messages_in, result.messages_out) == (2, 2)
+    assert result.output.count(bom) == 2
+    out = result.output.decode("utf-8").upper()
+    assert sum(n in out for n in names1 + names2) == 0

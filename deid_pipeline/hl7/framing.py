@@ -152,6 +152,14 @@ class _Framer:
             if not line and not term:
                 continue
             stripped = line.lstrip(b" \t")
+            if stripped.startswith(_BOM) and _is_segment_start(
+                    stripped[len(_BOM):], (b"MSH", *_ENVELOPE)):
+                # Files concatenated as they were exported (each with its
+                # byte order mark): the mark is kept as a separator.
+                self._close()
+                cut = len(line) - len(stripped) + len(_BOM)
+                self.parts.append(line[:cut])
+                line = stripped = line[cut:]
             if _is_segment_start(stripped, (b"MSH",)):
                 self._close()
                 self.current = [line + term]
