@@ -16,7 +16,12 @@ Pure Python (no Beam). The pieces, in data-flow order:
   ``ClinicalDocument`` per report (or ``QuarantineRecord`` per failed message).
 - :mod:`~deid_pipeline.hl7.writeback`: ``deidentify_hl7_file`` and the
   per-message ``deidentify_message`` (MLLP gateway): tagged, rewritten and
-  re-escaped messages with the input's framing.
+  re-escaped messages with the input's framing. The steps are their own
+  modules: :mod:`~deid_pipeline.hl7.narrative` (report text back into its
+  fields), :mod:`~deid_pipeline.hl7.header` (typed header fields),
+  :mod:`~deid_pipeline.hl7.copies` (values copied into other fields),
+  :mod:`~deid_pipeline.hl7.guard` (the whole-message guard) and
+  :mod:`~deid_pipeline.hl7.envelope` (batch headers and trailers).
 - :mod:`~deid_pipeline.hl7.testing`: a deterministic fake rewriter, sample
   ORU messages and leak checks for tests and the benchmark.
 """

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 
 from deid_pipeline.tokenizer import is_digits
 
-__all__ = ["DEFAULT_DELIMITERS", "Delimiters", "escape", "unescape"]
+__all__ = [
+    "DEFAULT_DELIMITERS",
+    "Delimiters",
+    "declared_delimiters",
+    "escape",
+    "unescape",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +46,24 @@ class Delimiters:
 
 
 DEFAULT_DELIMITERS = Delimiters()
+
+
+def declared_delimiters(sep: str, enc: str) -> Delimiters | None:
+    """The delimiters MSH-1/MSH-2 (or FHS/BHS-1/2) declare, None when unusable.
+
+    What hl7apy accepts: four encoding characters (five from v2.7, the
+    caller checks the version), all distinct from each other and from the
+    field separator, whatever they are: a Windows-based sender writes
+    ``^~ &`` with a blank as escape character. Letters and digits stay
+    refused (every value would be cut at them), and so do line breaks (they
+    end the segment).
+    """
+    chars = sep + enc
+    if (len(enc) not in (4, 5) or len(set(chars)) != len(chars)
+            or any(c.isalnum() or c in "\r\n" for c in chars)
+            or sep.isspace()):
+        return None
+    return Delimiters(sep, enc[0], enc[1], enc[2], enc[3], enc[4:5])
 
 # Formatting commands (FT, 2.7.6) that carry no text of their own.
 _DROPPED_COMMANDS = (".fi", ".nf", ".ce")

@@ -20,7 +20,11 @@ from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
 from deid_pipeline.hl7.message import Hl7Message, Segment
 
 __all__ = [
+    "ENVELOPE_COUNT",
+    "ENVELOPE_FACILITIES",
+    "ENVELOPE_KEPT",
     "FIELDS",
+    "STRUCTURE_FIELDS",
     "PERSON_KINDS",
     "PERSON_SEGMENTS",
     "code_leaves",
@@ -33,6 +37,7 @@ __all__ = [
     "kind_of_obx",
     "map_field",
     "map_leaves",
+    "numbers_of",
     "repetitions",
 ]
 
@@ -345,6 +350,33 @@ _OBX_KINDS = {
 # write-back empties them.
 OPAQUE_OBX_TYPES = frozenset({"ED", "RP"})
 NARRATIVE_OBX_TYPES = frozenset({"TX", "FT", "ST", ""})
+
+
+# Fields that are the message's structure, not data: delimiters, message type
+# and version. Write-back keeps them; the message guard does not read them
+# (``MDM`` in MSH-9 would match a patient's initials).
+STRUCTURE_FIELDS = frozenset({"MSH.1", "MSH.2", "MSH.9", "MSH.12"})
+
+# Batch envelopes (FHS/BHS ... BTS/FTS) keep only what routes the batch
+# (applications, time, ids, counts); facilities get a surrogate, every other
+# field (comments, file and batch names, security) is emptied: a vendor
+# writes anything there. BTS-1 is rewritten as the count of messages written.
+ENVELOPE_KEPT = frozenset({"FHS.3", "FHS.5", "FHS.7", "FHS.11", "FHS.12",
+                           "BHS.3", "BHS.5", "BHS.7", "BHS.11", "BHS.12",
+                           "BTS.1", "BTS.3", "FTS.1"})
+ENVELOPE_FACILITIES = frozenset({"FHS.4", "FHS.6", "BHS.4", "BHS.6"})
+ENVELOPE_COUNT = "BTS.1"
+
+
+@functools.lru_cache(maxsize=256)
+def numbers_of(keys: frozenset[str], segment: str) -> frozenset[int]:
+    """Field numbers of ``segment`` among accessor ``keys`` (``MSH.9`` -> 9).
+
+    The tables above name fields as keys, as configuration does; the walks
+    over a segment's raw fields index by number.
+    """
+    prefix = segment + "."
+    return frozenset(int(k[len(prefix):]) for k in keys if k.startswith(prefix))
 
 
 def fields_of(segment: str) -> tuple[HeaderField, ...]:

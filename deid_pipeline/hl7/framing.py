@@ -89,6 +89,7 @@ class FramedFile:
 
     parts: tuple[Part, ...]
     kind: str  # "mllp", "batch" or "messages"
+    skipped: int = 0  # runs of stray bytes before the first message, left out
 
     def frames(self) -> Iterator[MessageFrame]:
         """Every message frame, MLLP blocks included, in file order."""
@@ -114,9 +115,11 @@ def _is_segment_start(line: bytes, names: tuple[bytes, ...]) -> bool:
 class _Framer:
     """Splits plain (non-MLLP) content into messages, envelopes and separators."""
 
-    def __init__(self, counter: list[int], error: str | None = None) -> None:
+    def __init__(self, counter: list[int], error: str | None = None,
+                 skipped: list[int] | None = None) -> None:
         self.counter = counter
         self.error = error
+        self.skipped = skipped if skipped is not None else [0]
         self.parts: list[Part] = []
         self.current: list[bytes] | None = None
         self.orphan: list[bytes] = []
@@ -131,8 +134,11 @@ class _Framer:
             self.parts.append(self._frame(b"".join(self.current), self.error))
             self.current = None
         if self.orphan:
-            self.parts.append(self._frame(b"".join(self.orphan),
-                                          "content outside any message"))
+            content = b"".join(self.orphan)
+            if not self.counter[0] and _stray(content):
+                self.skipped[0] += 1
+            else:
+                self.parts.append(self._frame(content, "content outside any message"))
             self.orphan = []
         self.parts.extend(self.blanks)
         self.blanks = []
@@ -146,6 +152,14 @@ class _Framer:
             if not line and not term:
                 continue
             stripped = line.lstrip(b" \t")
+            if stripped.startswith(_BOM) and _is_segment_start(
+                    stripped[len(_BOM):], (b"MSH", *_ENVELOPE)):
+                # Files concatenated as they were exported (each with its
+                # byte order mark): the mark is kept as a separator.
+                self._close()
+                cut = len(line) - len(stripped) + len(_BOM)
+                self.parts.append(line[:cut])
+                line = stripped = line[cut:]
             if _is_segment_start(stripped, (b"MSH",)):
                 self._close()
                 self.current = [line + term]
@@ -167,7 +181,20 @@ class _Framer:
         return self.parts
 
 
-def _frame_mllp(data: bytes, counter: list[int]) -> list[Part]:
+def _stray(content: bytes) -> bool:
+    """Whether content before the file's first message is stray bytes, not text.
+
+    No letter or digit: a NUL run, a sender's control characters, a line of
+    dashes. It can hold no PHI, so it is left out of the output and counted
+    instead of sending a frame to quarantine; text (a note, a stray segment)
+    may hold PHI and is quarantined. Callers ask only before the first frame:
+    between and after messages such bytes still go to quarantine, as a sign
+    of a broken transfer.
+    """
+    return not any(48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122 for b in content)
+
+
+def _frame_mllp(data: bytes, counter: list[int], skipped: list[int]) -> list[Part]:
     parts: list[Part] = []
     pos, n = 0, len(data)
 
@@ -176,6 +203,8 @@ def _frame_mllp(data: bytes, counter: list[int]) -> list[Part]:
             return
         if chunk.strip() == b"":
             parts.append(chunk)
+        elif not counter[0] and _stray(chunk):
+            skipped[0] += 1
         else:
             counter[0] += 1
             parts.append(MessageFrame(counter[0], chunk, "bytes outside MLLP blocks"))
@@ -190,13 +219,13 @@ def _frame_mllp(data: bytes, counter: list[int]) -> list[Part]:
         nxt = data.find(MLLP_START, start + 1)
         if end < 0 or 0 <= nxt < end:
             stop = nxt if nxt >= 0 else n
-            inner = _Framer(counter, "MLLP block not terminated").feed(
+            inner = _Framer(counter, "MLLP block not terminated", skipped).feed(
                 data[start + 1:stop])
             parts.append(Block(MLLP_START, tuple(inner), b""))
             pos = stop
             continue
         suffix = MLLP_END + (b"\r" if data[end + 1:end + 2] == b"\r" else b"")
-        inner = _Framer(counter).feed(data[start + 1:end])
+        inner = _Framer(counter, None, skipped).feed(data[start + 1:end])
         parts.append(Block(MLLP_START, tuple(inner), suffix))
         pos = end + len(suffix)
     return parts
@@ -204,12 +233,13 @@ def _frame_mllp(data: bytes, counter: list[int]) -> list[Part]:
 
 def frame_file(data: bytes) -> FramedFile:
     """Split a file into message frames and the separators between them."""
-    counter = [0]
+    counter, skipped = [0], [0]
     if data.lstrip(b" \t\r\n" + _BOM).startswith(MLLP_START):
-        return FramedFile(tuple(_frame_mllp(data, counter)), "mllp")
-    parts = _Framer(counter).feed(data)
+        parts = _frame_mllp(data, counter, skipped)
+        return FramedFile(tuple(parts), "mllp", skipped[0])
+    parts = _Framer(counter, None, skipped).feed(data)
     kind = "batch" if any(isinstance(p, Envelope) for p in parts) else "messages"
-    return FramedFile(tuple(parts), kind)
+    return FramedFile(tuple(parts), kind, skipped[0])
 
 
 def render(parts: tuple[Part, ...],

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
-from deid_pipeline.hl7.escapes import Delimiters, unescape
+from deid_pipeline.hl7.escapes import Delimiters, declared_delimiters, unescape
 from deid_pipeline.hl7.framing import FramingError, normalise_segments
 
 __all__ = [
@@ -168,10 +168,10 @@ def _delimiters(msh: str) -> Delimiters:
     enc = msh[4:] if end < 0 else msh[4:end]
     if len(enc) not in (4, 5):
         raise Hl7ParseError(f"segment 1 (MSH): {len(enc)} encoding characters")
-    chars = sep + enc
-    if len(set(chars)) != len(chars) or any(c.isalnum() or c.isspace() for c in enc):
+    d = declared_delimiters(sep, enc)
+    if d is None:
         raise Hl7ParseError("segment 1 (MSH): invalid encoding characters")
-    return Delimiters(sep, enc[0], enc[1], enc[2], enc[3], enc[4:5])
+    return d
 
 
 def parse_segments(segments: list[str], quirks: tuple[str, ...] = ()) -> Hl7Message:

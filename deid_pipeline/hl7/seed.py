@@ -31,6 +31,7 @@ from deid_pipeline.model import DictionaryEntry, PatientDictionary
 __all__ = [
     "date_forms",
     "id_forms",
+    "is_placeholder",
     "name_forms",
     "parse_hl7_date",
     "person_key",
@@ -69,6 +70,17 @@ _STREET_SUFFIXES = {
     "way": "way", "apt": "apartment", "ste": "suite", "fl": "floor", "mt": "mount",
 }
 _SUFFIX_ABBREVIATION = {v: k for k, v in _STREET_SUFFIXES.items() if k != "av"}
+
+# Words a template message writes where an address part belongs ("Street^^City^
+# State^Zip Code"): they name the part, not a place. Seeded, they are found in
+# every surrogate street ("Oak Street") and state name, and the message guard
+# holds the message back for a value that identifies nobody.
+_PLACEHOLDER_WORDS = frozenset({
+    "street", "address", "addr", "line", "city", "town", "state", "province",
+    "zip", "zipcode", "code", "postal", "postcode", "country", "county", "unknown",
+    "none", "na", "n", "a",
+})
+_WORDS = re.compile(r"[a-z]+")
 
 _STATES = {
     "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas",
@@ -307,6 +319,23 @@ class _Collector:
             entries.append(DictionaryEntry(value, label, field))
 
 
+def is_placeholder(value: str) -> bool:
+    """Whether an address leaf holds only words naming an address part.
+
+    ``Street``, ``Address Line 2``, ``City``, ``Zip Code``, ``N/A``: letters
+    all of placeholder words, with at most one digit (a line number). A
+    street with a name (``12 Main Street``) or a town (``State College``)
+    has a word of its own and is seeded as before.
+    """
+    lowered = value.lower()
+    words = _WORDS.findall(lowered)
+    return bool(words) and sum(map(str.isdigit, lowered)) <= 1 and all(
+        w in _PLACEHOLDER_WORDS for w in words)
+
+
+_ADDRESS_ROLES = frozenset({"street", "city", "state", "zip"})
+
+
 def _seed_repetition(out: _Collector, spec: HeaderField, values: list[tuple[Leaf, str]],
                      id_label: str) -> None:
     key = spec.key
@@ -315,6 +344,8 @@ def _seed_repetition(out: _Collector, spec: HeaderField, values: list[tuple[Leaf
     for leaf, value in values:
         role = leaf.role
         label = leaf.label or spec.label
+        if role in _ADDRESS_ROLES and is_placeholder(value):
+            continue  # replaced in its field, never searched for
         if role in ("family", "given", "middle"):
             name[role] = value
         elif role == "id":
@@ -342,7 +373,7 @@ def _seed_repetition(out: _Collector, spec: HeaderField, values: list[tuple[Leaf
         elif role in ("facility", "org", "text"):
             out.add(id_forms(value) if label in _ID_LABELS else [value], label, key)
     for leaf, value in values:
-        if leaf.role == "state":
+        if leaf.role == "state" and not is_placeholder(value):
             out.add(state_forms(value, city), "STATE", key)
     area = next((v for leaf, v in values if leaf.role == "area"), "")
     local = next((v for leaf, v in values if leaf.role == "local"), "")

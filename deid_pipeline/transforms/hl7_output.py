@@ -107,6 +107,7 @@ class Hl7FileFn(beam.DoFn):
         self._shared = shared_handle
         self._in = Metrics.counter("deid", "hl7_messages_in")
         self._out = Metrics.counter("deid", "hl7_messages_out")
+        self._skipped = Metrics.counter("deid", "hl7_stray_runs_skipped")
         self._again = Metrics.counter("deid", "hl7_reports_tagged_again")
 
     def setup(self) -> None:
@@ -172,6 +173,7 @@ class Hl7FileFn(beam.DoFn):
                                      person_originals=avoid)
         self._in.inc(result.messages_in)
         self._out.inc(result.messages_out)
+        self._skipped.inc(result.skipped)
         self._again.inc(tagger.tagged_again)
         # Written uncompressed, so under its name without .gz/.bz2.
         target = FileSystems.join(self._output.directory,
