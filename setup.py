@@ -26,6 +26,9 @@ setup(
         # Compiles the CRF decoder's Viterbi and forward-backward kernels.
         "numba>=0.59",
         "numpy>=1.24",
+        # At run time, not only as the tests' parser oracle: hl7/fields.py reads
+        # HL7 2.5's field, data type and table definitions from it (the typed
+        # PHI fields no hand list names, the code leaves kept in person fields).
         "hl7apy>=1.3.4",
         "pyarrow>=14",
         "faker>=30",

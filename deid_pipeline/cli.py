@@ -21,7 +21,7 @@ _SUBCOMMAND_MODULES = (
     "deid_pipeline.evaluation.cross_validation",
     "deid_pipeline.synthetic.cli",
     "deid_pipeline.outputs.report",
-    "deid_pipeline.outputs.compact",
+    "deid_pipeline.pipelines.compact",
     "deid_pipeline.mllp.cli",
 )
 

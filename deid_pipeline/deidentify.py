@@ -14,8 +14,8 @@ from deid_pipeline import __version__, leak_guard
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.keys import fallback_person_key, record_person_key
 from deid_pipeline.model import DeidentifiedDocument, PhiSpan, TaggedDocument
+from deid_pipeline.policy import Mode, Policy, member_of
 from deid_pipeline.rewrite import (
-    POLICIES,
     RewriteContext,
     make_operator,
     replacement_of,
@@ -24,7 +24,6 @@ from deid_pipeline.rewrite import (
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.surrogates.dates import person_offset
 
-MODES = ("surrogate", "redact", "tag")
 _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
@@ -57,9 +56,9 @@ def originals_of(*tagged: TaggedDocument) -> Originals:
 class Rewriter:
     """Picklable rewrite configuration: mode, policy and the run's secret key."""
 
-    mode: str
+    mode: Mode
     key: bytes
-    policy: str = "safe-harbor"
+    policy: Policy = Policy.SAFE_HARBOR
     pipeline_version: str = __version__
     # Ages over 89 and two-digit years are reckoned from it. None: this year,
     # fixed when the rewriter is made (a run that crosses midnight on New
@@ -67,10 +66,8 @@ class Rewriter:
     as_of_year: int | None = None
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode {self.mode!r}: choose from {MODES}")
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy {self.policy!r}: choose from {POLICIES}")
+        object.__setattr__(self, "mode", member_of(Mode, self.mode, "mode"))
+        object.__setattr__(self, "policy", member_of(Policy, self.policy, "policy"))
         if self.as_of_year is None:
             object.__setattr__(self, "as_of_year", datetime.date.today().year)
         object.__setattr__(self, "_last_context", ("", None))
@@ -131,7 +128,7 @@ class Rewriter:
         Tag mode writes originals inline on purpose (a review format, not a
         research output), so there is nothing to guard.
         """
-        if self.mode == "tag":
+        if self.mode == Mode.TAG:
             return result
         return leak_guard.check(tagged, result, self.policy)
 

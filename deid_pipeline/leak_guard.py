@@ -37,6 +37,7 @@ from typing import NamedTuple
 import ahocorasick
 
 from deid_pipeline.model import DeidentifiedDocument, PatientDictionary, TaggedDocument
+from deid_pipeline.policy import Policy
 from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
@@ -603,7 +604,7 @@ def _survives(text: str, start: int, end: int, regions, whole: bool = False) -> 
 
 _AGE = re.compile(r"\d+")
 _BARE_YEAR = re.compile(r"'?(?:\d{2}|1[89]\d{2}|20\d{2})")
-_LIMITED_DATASET = "limited-dataset"
+_LIMITED_DATASET = Policy.LIMITED_DATASET
 _LIMITED_DATASET_KEEPS = frozenset(
     {"DATE", "AGE", "CITY", "STATE", "ZIP", "COUNTRY", "LOCATION"}
 )

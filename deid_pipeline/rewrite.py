@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import PhiSpan, Replacement
+from deid_pipeline.policy import Policy, member_of
 from deid_pipeline.progress import (
     DOCUMENT_PROGRESS,
     LONG_TEXT_CHARS,
@@ -34,8 +35,6 @@ from deid_pipeline.progress import (
 from deid_pipeline.surrogates import (
     DEFAULT_MAX_SHIFT_DAYS,
     DEFAULT_MIN_SHIFT_DAYS,
-    LIMITED_DATASET,
-    SAFE_HARBOR,
     Originals,
     surrogate,
     warm_up,
@@ -43,7 +42,6 @@ from deid_pipeline.surrogates import (
 
 logger = logging.getLogger(__name__)
 
-POLICIES = (SAFE_HARBOR, LIMITED_DATASET)
 _PROGRESS_SPANS = 1_000  # a long text reports its rewrite every this many spans
 
 
@@ -70,7 +68,7 @@ class RewriteContext:
 
     key: bytes = field(repr=False)
     person_id: str
-    policy: str = SAFE_HARBOR
+    policy: Policy = Policy.SAFE_HARBOR
     min_shift_days: int = DEFAULT_MIN_SHIFT_DAYS
     max_shift_days: int = DEFAULT_MAX_SHIFT_DAYS
     as_of_year: int = field(default_factory=_this_year)
@@ -80,8 +78,7 @@ class RewriteContext:
         """Reject a context that could not be used safely, at construction."""
         if not isinstance(self.key, bytes) or not self.key:
             raise ValueError("RewriteContext.key must be non-empty bytes")
-        if self.policy not in POLICIES:
-            raise ValueError(f"policy {self.policy!r}: choose from {POLICIES}")
+        object.__setattr__(self, "policy", member_of(Policy, self.policy, "policy"))
         if not 0 <= self.min_shift_days <= self.max_shift_days:
             raise ValueError(
                 "date shift range needs 0 <= min_shift_days <= max_shift_days")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import datetime
 
-from deid_pipeline.deidentify import MODES, POLICIES
 from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
+from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.tagger.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 
 # Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
@@ -95,16 +95,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     parser.add_argument(
         "--mode",
-        default="surrogate",
-        choices=MODES,
+        default=Mode.SURROGATE.value,
+        choices=[m.value for m in Mode],
         help="surrogate: realistic replacements (default); redact: "
         "[**LABEL**] placeholders; tag: inline <LABEL>..</LABEL>",
     )
     parser.add_argument(
         "--policy",
-        default="safe-harbor",
-        choices=POLICIES,
-        help="what surrogate mode must remove (default: safe-harbor)",
+        default=Policy.SAFE_HARBOR.value,
+        choices=[p.value for p in Policy],
+        help="what surrogate mode must remove (default: %(default)s)",
     )
     add_as_of_year(parser)
     parser.add_argument(

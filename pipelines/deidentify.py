@@ -4,7 +4,7 @@
 pipeline, writes into a staging directory and publishes the tables (and
 run.json last) only when the pipeline succeeded, so a failed or killed run
 never leaves output that looks complete. Every path goes through Beam's
-FileSystems (``transforms/storage.py``): inputs, spill, staging and outputs
+FileSystems (``pipelines/storage.py``): inputs, spill, staging and outputs
 may be local or on s3://, gs://, hdfs://, where the workers write directly.
 """
 
@@ -33,21 +33,7 @@ from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
-from deid_pipeline.pipelines.publish import (
-    StagingError,
-    discard,
-    new_staging_dir,
-    publish,
-    staged_tables,
-)
-from deid_pipeline.run_options import build_parser
-from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
-from deid_pipeline.tagger.rules.site import load_site_rules
-from deid_pipeline.transforms.chunks import delete_spill
-from deid_pipeline.transforms.deidentify import DeidentifyFiles
-from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
-from deid_pipeline.transforms.hl7_output import Hl7Output
-from deid_pipeline.transforms.incremental import (
+from deid_pipeline.pipelines.incremental import (
     IncrementalError,
     OutputLock,
     check_layout,
@@ -61,13 +47,27 @@ from deid_pipeline.transforms.incremental import (
     run_timestamp,
     staged_commit,
 )
-from deid_pipeline.transforms.storage import (
+from deid_pipeline.pipelines.publish import (
+    StagingError,
+    discard,
+    new_staging_dir,
+    publish,
+    staged_tables,
+)
+from deid_pipeline.pipelines.storage import (
     absolute,
     is_local_directory,
     match_files,
     move_files,
     write_atomically,
 )
+from deid_pipeline.run_options import build_parser
+from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
+from deid_pipeline.tagger.rules.site import load_site_rules
+from deid_pipeline.transforms.chunks import delete_spill
+from deid_pipeline.transforms.deidentify import DeidentifyFiles
+from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
+from deid_pipeline.transforms.hl7_output import Hl7Output
 from deid_pipeline.transforms.write import (
     WriteCounts,
     WriteSortedParquet,
@@ -326,7 +326,7 @@ def run(
     """Run the job; returns the run summary also written to ``OUTPUT/run.json``.
 
     With ``--incremental`` the summary goes to ``OUTPUT/runs/<ts>.json`` and
-    the tables to partitions (``transforms/incremental.py``).
+    the tables to partitions (``pipelines/incremental.py``).
     """
     args, beam_args, key, key_source, tagger_config = _prepare(argv)
     interrupts.raise_if_received()
@@ -575,7 +575,7 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
 def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
     """One night's partition: lock, recover, read only new or changed files, commit.
 
-    The order is the contract of ``transforms/incremental.py``: everything
+    The order is the contract of ``pipelines/incremental.py``: everything
     staged, then ``runs/<ts>.json`` (the commit), then the moves into place.
     """
     output = job.output

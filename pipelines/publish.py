@@ -24,8 +24,7 @@ import uuid
 from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline import interrupts
-from deid_pipeline.schemas import TABLES
-from deid_pipeline.transforms.storage import (
+from deid_pipeline.pipelines.storage import (
     delete_files,
     delete_tree,
     is_local,
@@ -38,6 +37,7 @@ from deid_pipeline.transforms.storage import (
     write_atomically,
     write_bytes,
 )
+from deid_pipeline.schemas import TABLES
 from deid_pipeline.transforms.write import write_empty_table
 
 log = logging.getLogger(__name__)

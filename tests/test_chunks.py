@@ -3,7 +3,8 @@
 from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.linking.graph import link_record, resolve
 from deid_pipeline.linking.keys import document_key
-from deid_pipeline.linking.persons import quasi_identifiers
+from deid_pipeline.linking.persons import persons_row, quasi_identifiers
+from deid_pipeline.linking.solver import link_item, solve_links
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
@@ -11,13 +12,7 @@ from deid_pipeline.model import (
     PhiSpan,
     TaggedDocument,
 )
-from deid_pipeline.transforms.chunks import (
-    link_item,
-    read_spill,
-    solve_links,
-    write_spill,
-)
-from deid_pipeline.transforms.persons import persons_row
+from deid_pipeline.transforms.chunks import read_spill, write_spill
 
 KEY = b"chunks-test-key-0123456789abcdef"
 
@@ -79,10 +74,17 @@ def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
 
 def test_when_a_document_can_link_to_nothing_then_no_key_travels():
     item = link_item(DOCS[2], (0, 0), 0, KEY)
-    _chunk, _pos, own, identifiers, alone, _quasi = item
-    assert own is None and identifiers == () and alone
+    assert item.own_key is None and item.identifiers == () and item.alone
     keys, _rows = solve_links([item], Rewriter("redact", KEY))
     assert keys == {(0, 0): (None,)}
+
+
+def test_when_link_item_printed_then_its_identifiers_are_not():
+    item = link_item(DOCS[4], (0, 1), 1, KEY)
+    assert item.own_key and item.identifiers
+    shown = repr(item)
+    assert "998877" not in shown and item.own_key not in shown
+    assert shown == "LinkItem(chunk_id=(0, 1), position=1, identifiers=1)"
 
 
 def test_when_chunk_spilled_then_read_back_equal(tmp_path):

@@ -21,8 +21,8 @@ import pytest
 from deid_pipeline.cli import main as cli_main
 from deid_pipeline.pipelines import deidentify as job
 from deid_pipeline.pipelines.deidentify import RunError, main, run
+from deid_pipeline.pipelines.incremental import OutputLock, current_files
 from deid_pipeline.synthetic.cli import main as generate
-from deid_pipeline.transforms.incremental import OutputLock, current_files
 
 ARGS = ["--as-of-year", "2026"]
 
@@ -283,3 +283,9 @@ def test_when_killed_after_commit_then_next_run_finishes_the_publish(
     assert os.listdir(out / "documents" / f"run={ts}")
     assert (out / "inputs" / committed).exists()
     assert not [n for n in os.listdir(out) if n.startswith(".staging-")]
+
+
+def test_when_current_files_imported_from_its_documented_former_path_then_same():
+    from deid_pipeline.transforms.incremental import current_files as former
+
+    assert former is current_files

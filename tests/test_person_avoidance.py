@@ -27,11 +27,11 @@ from deid_pipeline.hl7.documents import read_hl7
 from deid_pipeline.hl7.framing import frame_file
 from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.writeback import deidentify_message
+from deid_pipeline.linking.solver import link_item, solve_links_with_prior
 from deid_pipeline.pipelines.deidentify import run
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
-from deid_pipeline.transforms.chunks import link_item, solve_links_with_prior
 
 pytestmark = pytest.mark.usefixtures("tiny_pool")
 KEY = b"person-avoidance-key-00-0123456789ab"
@@ -118,8 +118,8 @@ def test_when_links_solved_then_documents_of_shared_persons_carry_the_rewriters_
     items = [link_item(t, chunk_id, pos, CHUNK_KEY)
              for chunk_id, docs in chunks.items() for pos, t in enumerate(docs)]
     rewriter = Rewriter("redact", CHUNK_KEY)
-    keys, _rows, _history, _merges, shared = solve_links_with_prior(
-        reversed(items), rewriter, ())
+    solution = solve_links_with_prior(reversed(items), rewriter, ())
+    keys, shared = solution.keys_by_chunk, solution.shared_by_chunk
     pids = {(c, pos): rewriter.person_id_for(t, keys[c][pos])
             for c, docs in chunks.items() for pos, t in enumerate(docs)}
     counts = Counter(pids.values())

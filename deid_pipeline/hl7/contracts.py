@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, TaggedDocument
+from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.surrogates import Originals
 
 __all__ = ["PersonKeys", "Rewriter", "Tagger", "WritebackError"]
@@ -33,6 +34,9 @@ class PersonKeys(Protocol):
 
 class Rewriter(Protocol):
     """Surrogates and guard of the document path (``deidentify.Rewriter``)."""
+
+    mode: Mode
+    policy: Policy
 
     def rewrite(self, tagged: TaggedDocument, person_key: str | None = None,
                 avoid: Originals | None = None) -> DeidentifiedDocument: ...

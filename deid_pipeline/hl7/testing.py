@@ -25,6 +25,7 @@ from deid_pipeline.model import (
     Replacement,
     TaggedDocument,
 )
+from deid_pipeline.policy import Mode, Policy
 
 __all__ = ["FakeRewriter", "sample_oru"]
 
@@ -55,7 +56,8 @@ def _with_case(word: str, like: str) -> str:
 class FakeRewriter:
     """Deterministic stand-in for the real Rewriter (same three methods)."""
 
-    policy: str = "safe-harbor"
+    mode: Mode = Mode.SURROGATE
+    policy: Policy = Policy.SAFE_HARBOR
     pipeline_version: str = "test"
     as_of_year: int = 2026
 

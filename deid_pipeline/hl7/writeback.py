@@ -80,6 +80,7 @@ from deid_pipeline.model import (
     QuarantineRecord,
     TaggedDocument,
 )
+from deid_pipeline.policy import Mode
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.tagging import reconcile_reports
 
@@ -233,10 +234,10 @@ def _rewrite(tagged: _Tagged, rewriter: Rewriter, avoid: Originals, state: list[
     empty_unlisted_person_parts(message)
     if z_segments == "empty":
         _empty_z_segments(message)
-    if getattr(rewriter, "mode", "surrogate") != "tag":  # tag mode keeps PHI inline
+    if rewriter.mode != Mode.TAG:  # tag mode keeps PHI inline
         state[0] = "leak_guard"
         guarded = GuardedValues(dictionary, tagged.tagged, deids,
-                                getattr(rewriter, "policy", "safe-harbor"),
+                                rewriter.policy,
                                 [v for (_, kind), v in header.cache.items()
                                  if kind == "<ts>"])
         replace_telling_control_id(message, guarded, header)

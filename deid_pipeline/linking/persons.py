@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import ASCII_DIGITS
+
+if TYPE_CHECKING:  # deidentify imports linking: no cycle at run time
+    from deid_pipeline.deidentify import Rewriter
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,3 +83,22 @@ def birth_year_column(quasi: QuasiIdentifiers, rewriter, person_id: str) -> str 
     original = parse_birth(quasi.birth) if quasi.birth else None
     return birth_of(original, rewriter.date_offset(person_id), rewriter.as_of_year,
                     rewriter.policy).year
+
+
+def persons_row(person_id: str, items, rewriter: Rewriter) -> dict:
+    """Aggregate one person's documents into a persons-table row.
+
+    ``items`` are ``(linked_by kinds, QuasiIdentifiers)`` of each document;
+    ``rewriter`` gives the policy, ``as_of_year`` and date shift the birth
+    year is written with (the documents' own birth columns use the same).
+    """
+    items = list(items)
+    quasi = merge_quasi(q for _, q in items)
+    return {
+        "person_id": person_id,
+        "n_documents": len(items),
+        "linked_by": sorted({k for kinds, _ in items for k in kinds}),
+        "birth_year": birth_year_column(quasi, rewriter, person_id),
+        "sex": quasi.sex,
+        "zip3": quasi.zip3,
+    }

@@ -14,9 +14,9 @@ import signal
 import sys
 import time
 
-from deid_pipeline.deidentify import MODES, POLICIES
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
+from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus
 from deid_pipeline.run_options import add_as_of_year
 from deid_pipeline.tagger.detectors import (
@@ -77,11 +77,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--forward", type=parse_address, metavar="HOST:PORT",
                         help="also send each de-identified message to this MLLP "
                         "endpoint; the sender gets AA only after its AA")
-    parser.add_argument("--mode", default="surrogate", choices=MODES,
+    parser.add_argument("--mode", default=Mode.SURROGATE.value,
+                        choices=[m.value for m in Mode],
                         help="surrogate: realistic replacements (default); redact: "
                         "[**LABEL**] placeholders; tag: inline <LABEL>..</LABEL>")
-    parser.add_argument("--policy", default="safe-harbor", choices=POLICIES,
-                        help="what surrogate mode must remove (default: safe-harbor)")
+    parser.add_argument("--policy", default=Policy.SAFE_HARBOR.value,
+                        choices=[p.value for p in Policy],
+                        help="what surrogate mode must remove (default: %(default)s)")
     add_as_of_year(parser)
     parser.add_argument("--key-file", metavar="FILE",
                         help="secret key for person ids and surrogates (default: "

@@ -35,6 +35,7 @@ from deid_pipeline.hl7.message import Hl7ParseError
 from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
 from deid_pipeline.outputs.rows import identifier_rows
+from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus, settle
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
@@ -77,9 +78,9 @@ class EngineConfig:
     """Everything a worker process needs to build its engine (picklable)."""
 
     tagger: TaggerConfig
-    mode: str
+    mode: Mode
     key: bytes = field(repr=False)
-    policy: str = "safe-harbor"
+    policy: Policy = Policy.SAFE_HARBOR
     as_of_year: int | None = None  # None: this year (see Rewriter)
     z_segments: str = "empty"  # hl7.writeback.Z_SEGMENT_MODES
 

@@ -53,9 +53,7 @@ from deid_pipeline.surrogates.identifiers import (
     SsnGenerator,
 )
 from deid_pipeline.surrogates.keyed import (
-    LIMITED_DATASET,
     MAX_REDRAWS,
-    SAFE_HARBOR,
     Originals,
     SurrogateContext,
     SurrogateError,
@@ -80,10 +78,8 @@ __all__ = [
     "DEFAULT_MAX_SHIFT_DAYS",
     "DEFAULT_MIN_SHIFT_DAYS",
     "GENERATORS",
-    "LIMITED_DATASET",
     "RESTRICTED_ZIP3",
     "Originals",
-    "SAFE_HARBOR",
     "SurrogateContext",
     "SurrogateError",
     "SurrogateGenerator",
@@ -227,7 +223,7 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
     if last is not None and last[0] is ctx:
         return last[1]
     min_days, max_days = shift_range_of(ctx)
-    settings = _Settings(ctx.key, ctx.person_id, getattr(ctx, "policy", SAFE_HARBOR),
+    settings = _Settings(ctx.key, ctx.person_id, ctx.policy,
                          min_days, max_days, as_of_year_of(ctx),
                          getattr(ctx, "pool", None))
     _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new

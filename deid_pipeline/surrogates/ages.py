@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
+from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
 from deid_pipeline.surrogates.keyed import (
-    LIMITED_DATASET,
     SurrogateContext,
     SurrogateError,
 )
@@ -61,7 +61,7 @@ class AgeGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Aggregate every age over 89 in ``value``; keep the rest of the text."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         found = False
 

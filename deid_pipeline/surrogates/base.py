@@ -12,9 +12,8 @@ import datetime
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
+from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.keyed import (
-    LIMITED_DATASET,
-    SAFE_HARBOR,
     FakerPool,
     SurrogateContext,
     SurrogateError,
@@ -38,10 +37,13 @@ class SurrogateGenerator(ABC):
         """Return the surrogate of ``value`` (a ``label`` span) for ``ctx``'s person."""
 
 
-def policy_of(ctx: SurrogateContext) -> str:
+_POLICIES = frozenset(Policy)
+
+
+def policy_of(ctx: SurrogateContext) -> Policy:
     """Return the context's policy, checked: an unknown one must not pass silently."""
-    policy = getattr(ctx, "policy", SAFE_HARBOR)
-    if policy not in (SAFE_HARBOR, LIMITED_DATASET):
+    policy = ctx.policy
+    if policy not in _POLICIES:
         raise SurrogateError(f"unknown policy {policy!r}")
     return policy
 

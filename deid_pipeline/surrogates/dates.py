@@ -49,6 +49,7 @@ import re
 from dataclasses import dataclass
 
 from deid_pipeline.keys import keyed_hash
+from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.base import (
     DEFAULT_MAX_SHIFT_DAYS,
     DEFAULT_MIN_SHIFT_DAYS,
@@ -58,7 +59,6 @@ from deid_pipeline.surrogates.base import (
     shift_range_of,
 )
 from deid_pipeline.surrogates.keyed import (
-    LIMITED_DATASET,
     SurrogateContext,
     SurrogateError,
     normalise,
@@ -439,7 +439,7 @@ class DateGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Shift ``value`` by the person's offset, keeping its format."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         lead, core, trail = _SPACE.match(value).groups()
         if not core:

@@ -25,7 +25,8 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from deid_pipeline.surrogates.keyed import SAFE_HARBOR, normalise
+from deid_pipeline.policy import Policy
+from deid_pipeline.surrogates.keyed import normalise
 
 POOL_SALT = "deid-pipeline pool halves v1"
 
@@ -87,4 +88,4 @@ class PoolContext:
     person_id: str
     as_of_year: int
     pool: PoolHalf | None
-    policy: str = SAFE_HARBOR
+    policy: Policy = Policy.SAFE_HARBOR

@@ -28,13 +28,12 @@ from faker import Factory
 from faker.generator import Generator as FakerGenerator
 
 from deid_pipeline.keys import keyed_hash
+from deid_pipeline.policy import Policy
 
 # The scope of surrogates that must agree across the whole run rather than
 # within one person (doctors, hospitals). Person ids are hex, so "*" never
 # collides with one.
 RUN_SCOPE = "*"
-SAFE_HARBOR = "safe-harbor"
-LIMITED_DATASET = "limited-dataset"
 MAX_REDRAWS = 64
 
 
@@ -55,7 +54,7 @@ class SurrogateContext(Protocol):
 
     key: bytes
     person_id: str
-    policy: str
+    policy: Policy
 
 
 def normalise(value: str) -> str:

@@ -20,10 +20,10 @@ import re
 
 from faker.providers.job.en_US import Provider as _JobData
 
+from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
 from deid_pipeline.surrogates.halves import PoolHalf, in_pool, restrict
 from deid_pipeline.surrogates.keyed import (
-    LIMITED_DATASET,
     RUN_SCOPE,
     FakerPool,
     SurrogateContext,
@@ -175,7 +175,7 @@ class CityGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Keep under limited-dataset; else a different city, keyed per person."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
@@ -190,7 +190,7 @@ class StateGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Keep under limited-dataset; else another state in the same form."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
@@ -207,7 +207,7 @@ class ZipGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Keep under limited-dataset; else ZIP3 (Safe Harbor) + new digits."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         # ASCII digits only: a ZIP of other digits has no ZIP3 to keep and
         # fails closed (masked).
@@ -235,7 +235,7 @@ class CountryGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Keep under limited-dataset; else another country in the same form."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         lead, core, trail = _SPACE.match(value).groups()
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
@@ -352,7 +352,7 @@ class LocationGenerator(SurrogateGenerator):
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Keep a known town/state under limited-dataset; else replace proper words."""
-        if policy_of(ctx) == LIMITED_DATASET:
+        if policy_of(ctx) == Policy.LIMITED_DATASET:
             norm = normalise(value)
             g = gazetteer()
             if norm in g.city_keys or norm in g.state_keys:

@@ -29,8 +29,8 @@ import datetime
 import re
 from dataclasses import dataclass
 
+from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.dates import over_89_cutoff, whole_years
-from deid_pipeline.surrogates.keyed import LIMITED_DATASET
 
 OVER_89 = "90+"
 # An HL7 TS/DT or a year alone: YYYY[MM[DD[...]]].
@@ -68,14 +68,14 @@ def parse_birth(value: str) -> datetime.date | int | None:
 
 
 def birth_of(original: datetime.date | int | None, offset_days: int,
-             as_of_year: int, policy: str) -> Birth:
+             as_of_year: int, policy: Policy) -> Birth:
     """Decide a person's birth year and age for every research table.
 
     Args:
       original: the original date of birth, or its year alone.
       offset_days: the person's date shift (negative: back in time).
       as_of_year: the year ages are reckoned at.
-      policy: ``safe-harbor`` or ``limited-dataset``.
+      policy: what the run removes (:class:`~deid_pipeline.policy.Policy`).
 
     """
     if original is None:
@@ -83,7 +83,7 @@ def birth_of(original: datetime.date | int | None, offset_days: int,
     full = isinstance(original, datetime.date)
     year = original.year if full else original
     over_89 = year <= over_89_cutoff(as_of_year)
-    if policy == LIMITED_DATASET:
+    if policy == Policy.LIMITED_DATASET:
         return Birth(f"{year:04d}", original if full else None, over_89)
     if over_89:
         return Birth(OVER_89, None, True)

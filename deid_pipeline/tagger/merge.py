@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from deid_pipeline.leak_guard import SearchText, header_values, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
+from deid_pipeline.policy import Policy
 
 PROPAGATED = "propagated"
 
@@ -106,7 +107,7 @@ def found_values(text: str, spans: Iterable[PhiSpan]) -> Seeds:
     seeds: Seeds = {}
     for span in spans:
         value = text[span.start:span.end]
-        if not policy_keeps(span.label, value, "surrogate"):
+        if not policy_keeps(span.label, value, Policy.SAFE_HARBOR):
             seeds.setdefault(value, (span.label, span.confidence))
     return seeds
 
@@ -142,7 +143,7 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
     found = occurrences(search, seeds)
     if dictionary is not None:
         # A header value also found by a detector is searched once, as that span.
-        plan = header_values(dictionary, "surrogate")
+        plan = header_values(dictionary, Policy.SAFE_HARBOR)
         for value, label, needle in search.present(plan):
             if needle is not None and value not in seeds:
                 for start, end in search.find(needle):

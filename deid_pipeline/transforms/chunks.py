@@ -41,6 +41,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.fileio import ReadableFile
@@ -52,34 +53,32 @@ from apache_beam.utils import shared
 from deid_pipeline.deidentify import Rewriter, originals_of
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.keys import person_id
-from deid_pipeline.linking.graph import (
-    LinkRecord,
-    PriorPerson,
-    link_record,
-    resolve_with_prior,
+from deid_pipeline.linking.solver import (
+    ChunkId,
+    LinkItem,
+    link_item,
+    solve_links_with_prior,
 )
-from deid_pipeline.linking.persons import QuasiIdentifiers, quasi_identifiers
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import IdentifierColumns, document_row
-from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
-from deid_pipeline.schemas import PERSON_MERGES
-from deid_pipeline.surrogates import Originals
-from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.tagger.tagging import reconcile_reports
-from deid_pipeline.transforms.incremental import (
+from deid_pipeline.pipelines.incremental import (
     LinkHistory,
     read_history,
     write_history,
 )
-from deid_pipeline.transforms.persons import persons_row
-from deid_pipeline.transforms.quarantine import to_quarantine
-from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
-from deid_pipeline.transforms.storage import (
+from deid_pipeline.pipelines.storage import (
     FileSystemFlags,
     delete_tree,
     is_local_directory,
     use_filesystem_flags,
 )
+from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
+from deid_pipeline.schemas import PERSON_MERGES
+from deid_pipeline.surrogates import Originals
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import reconcile_reports
+from deid_pipeline.transforms.quarantine import to_quarantine
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
 from deid_pipeline.transforms.tag import acquire_tagger
 from deid_pipeline.transforms.write import (
     SCHEMAS,
@@ -267,112 +266,6 @@ class SpillFileFn(beam.DoFn):
         return ChunkRef(path, file_index, chunk_index, len(chunk))
 
 
-# A link item: what one tagged document sends to the linking step, as plain
-# values (tuples, strings), which Beam encodes compactly, unlike dataclasses:
-# (chunk id (file index, chunk index), position in the tagged chunk,
-#  own person key or None, linkable identifiers ((kind, value), ...),
-#  person id of the document alone (only when it has no key and no
-#  identifiers, so that it can link to nothing), (date of birth as
-#  written, sex, ZIP3)).
-LinkItem = tuple
-
-
-def link_item(
-    tagged: TaggedDocument, chunk_id: tuple[int, int], position: int, key: bytes
-) -> LinkItem:
-    """The link item of a tagged document (Beam-free)."""
-    record = link_record(tagged)
-    quasi = quasi_identifiers(tagged.document)
-    alone = None
-    if not record.own_key and not record.identifiers:
-        alone = person_id(key, record.fallback_key)
-    return (
-        chunk_id,
-        position,
-        record.own_key or None,
-        record.identifiers,
-        alone,
-        (quasi.birth, quasi.sex, quasi.zip3),
-    )
-
-
-def solve_links(
-    items: Iterable[LinkItem], rewriter: Rewriter
-) -> tuple[dict[tuple[int, int], tuple[str | None, ...]], list[dict]]:
-    """All link items -> person keys per chunk and the persons-table rows.
-
-    The person key of a document is given only when linking decided it (an
-    identifier it shares); ``None`` means the document's own key, else the
-    document alone, which ``Rewriter.person_id_for`` derives from the
-    document itself. The persons rows are as ``Persons`` makes them.
-    """
-    by_chunk, rows, _history, _merges, _shared = solve_links_with_prior(
-        items, rewriter, ()
-    )
-    return by_chunk, rows
-
-
-def solve_links_with_prior(
-    items: Iterable[LinkItem], rewriter: Rewriter, prior: Iterable[PriorPerson]
-) -> tuple[dict, list[dict], list[PriorPerson], list[tuple[str, str]], dict]:
-    """``solve_links`` against the persons of earlier runs (``--incremental``).
-
-    Also returns this run's persons as ``PriorPerson`` (the next run's
-    history: the key each was rewritten with and its identifiers), the
-    merges of earlier persons (kept key, merged key), and per chunk the
-    person id of each document whose person has other documents in this run
-    (None for the others; chunks without any are left out).
-    """
-    items = list(items)
-    key = rewriter.key
-    records = [
-        LinkRecord(f"{c[0]}:{c[1]}:{pos}", own, "", ids)
-        for c, pos, own, ids, _alone, _quasi in items
-    ]
-    solved, merges = resolve_with_prior(records, prior)
-    assignments = {a.doc_key: a for a in solved}
-    by_chunk: dict[tuple[int, int], list[str | None]] = {}
-    by_person: dict[str, list] = {}
-    history: dict[str, set] = {}
-    pids: list[str] = []
-    for (chunk_id, pos, own, ids, alone, quasi), record in zip(
-        items, records, strict=True
-    ):
-        assignment = assignments[record.doc_key]
-        linked = assignment.person_key
-        if linked and linked != own:
-            pid, sent = person_id(key, linked), linked
-        else:
-            pid, sent = (person_id(key, own) if own else alone), None
-        keys = by_chunk.setdefault(chunk_id, [])
-        keys.extend([None] * (pos + 1 - len(keys)))
-        keys[pos] = sent
-        by_person.setdefault(pid, []).append(
-            (assignment.linked_by, QuasiIdentifiers(*quasi))
-        )
-        pids.append(pid)
-        if ids and (sent or own):
-            history.setdefault(sent or own, set()).update(ids)
-    shared: dict[tuple[int, int], list[str | None]] = {}
-    for (chunk_id, pos, *_rest), pid in zip(items, pids, strict=True):
-        if len(by_person[pid]) > 1:
-            people = shared.setdefault(chunk_id, [])
-            people.extend([None] * (pos + 1 - len(people)))
-            people[pos] = pid
-    rows = [
-        persons_row(pid, entries, rewriter)
-        for pid, entries in sorted(by_person.items())
-    ]
-    persons = [PriorPerson(k, tuple(sorted(v))) for k, v in sorted(history.items())]
-    return (
-        {c: tuple(keys) for c, keys in by_chunk.items()},
-        rows,
-        persons,
-        merges,
-        {c: tuple(people) for c, people in shared.items()},
-    )
-
-
 class TagChunkFn(beam.DoFn):
     """``ChunkRef`` of documents -> ``ChunkRef`` of tagged documents, plus link items.
 
@@ -416,7 +309,7 @@ class TagChunkFn(beam.DoFn):
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
         originals: list[Originals] = []
-        chunk_id = (ref.file_index, ref.chunk_index)
+        chunk_id: ChunkId = (ref.file_index, ref.chunk_index)
         tagged_docs: list[TaggedDocument] = []
         # A chunk of short documents is tagged for minutes before the rewrite
         # counts anything: count them as they come (counts only).
@@ -484,15 +377,15 @@ class _SolveFn(beam.DoFn):
             [] if history is None
             else [p for path in history.prior_paths for p in read_history(path)]
         )
-        by_chunk, rows, persons, merges, shared = solve_links_with_prior(
-            items, self._rewriter, prior
-        )
+        solution = solve_links_with_prior(items, self._rewriter, prior)
         if history is not None:
-            self._write_history(persons, merges)
+            self._write_history(solution.history, solution.merges)
+        by_chunk = solution.keys_by_chunk
         for chunk_id in sorted(by_chunk):
             yield chunk_id, pack(by_chunk[chunk_id])
-        for row in rows:
+        for row in solution.persons_rows:
             yield beam.pvalue.TaggedOutput(self.PERSONS, row)
+        shared = solution.shared_by_chunk
         for chunk_id in sorted(shared):
             yield beam.pvalue.TaggedOutput(
                 self.SHARED, (chunk_id, pack(shared[chunk_id]))
@@ -544,8 +437,22 @@ class SolveLinks(beam.PTransform):
         return solved.keys, solved[_SolveFn.PERSONS], solved[_SolveFn.SHARED]
 
 
+class PersonPart(NamedTuple):
+    """The originals of one person's documents in one chunk (packed, by person id)."""
+
+    chunk_id: ChunkId
+    originals: Originals
+
+
+class PersonWhole(NamedTuple):
+    """A person's originals over all its documents, sent to each of its chunks."""
+
+    person_id: str
+    originals: Originals
+
+
 class _PersonPartsFn(beam.DoFn):
-    """(chunk id, packed person ids) -> (person id, packed (chunk id, originals)).
+    """(chunk id, packed person ids) -> (person id, packed ``PersonPart``).
 
     Reads the chunk's originals spill and joins those of each person's
     documents in the chunk.
@@ -569,19 +476,19 @@ class _PersonPartsFn(beam.DoFn):
             if pid is not None:
                 parts.setdefault(pid, []).append(own)
         for pid in sorted(parts):
-            yield pid, pack((chunk_id, Originals.union(parts[pid])))
+            yield pid, pack(PersonPart(chunk_id, Originals.union(parts[pid])))
 
 
 def _spread_person(pid: str, blobs):
-    """A person's parts -> (chunk id, packed (person id, all its originals))."""
-    parts = [unpack(blob) for blob in blobs]
-    whole = pack((pid, Originals.union(own for _chunk, own in parts)))
-    for chunk_id in sorted({chunk for chunk, _own in parts}):
+    """A person's ``PersonPart``s -> (chunk id, packed ``PersonWhole``)."""
+    parts: list[PersonPart] = [unpack(blob) for blob in blobs]
+    whole = pack(PersonWhole(pid, Originals.union(p.originals for p in parts)))
+    for chunk_id in sorted({p.chunk_id for p in parts}):
         yield chunk_id, whole
 
 
 class PersonOriginals(beam.PTransform):
-    """Shared persons per chunk -> (chunk id, packed (person id, originals)).
+    """Shared persons per chunk -> (chunk id, packed ``PersonWhole``).
 
     Each person with several documents in the run gets the union of the
     originals of all of them (grouped by person id: one shuffle of the
@@ -609,7 +516,8 @@ class PersonOriginals(beam.PTransform):
 
 def person_originals(blobs: Iterable[bytes]) -> dict[str, Originals]:
     """Person id -> originals, from ``PersonOriginals``'s packed values."""
-    return dict(unpack(blob) for blob in blobs)
+    wholes: list[PersonWhole] = [unpack(blob) for blob in blobs]
+    return {w.person_id: w.originals for w in wholes}
 
 
 class NoPersonAssignmentError(LookupError):

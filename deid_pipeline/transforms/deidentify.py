@@ -16,6 +16,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.utils import shared
 
 from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.pipelines.incremental import LinkHistory
+from deid_pipeline.pipelines.storage import FileSystemFlags
 from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
@@ -27,11 +29,9 @@ from deid_pipeline.transforms.chunks import (
     WriteChunkFn,
 )
 from deid_pipeline.transforms.hl7_output import Hl7Output, WriteHl7Files
-from deid_pipeline.transforms.incremental import LinkHistory
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
-from deid_pipeline.transforms.storage import FileSystemFlags
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag
 

@@ -31,6 +31,7 @@ from deid_pipeline.deidentify import Rewriter
 from deid_pipeline.evaluation.corpora import sniff_format
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
+from deid_pipeline.pipelines.storage import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     ChunkRef,
@@ -39,7 +40,6 @@ from deid_pipeline.transforms.chunks import (
     unpack,
 )
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, decompress
-from deid_pipeline.transforms.storage import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.transforms.tag import acquire_tagger
 
 STAGE_PREFIX = "hl7_output:"

@@ -29,13 +29,13 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline.outputs.rows import document_row, identifier_rows, quarantine_row
-from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, PERSONS, QUARANTINE
-from deid_pipeline.transforms.storage import (
+from deid_pipeline.pipelines.storage import (
     FileSystemFlags,
     read_bytes,
     use_filesystem_flags,
     write_bytes,
 )
+from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, PERSONS, QUARANTINE
 
 ROW_GROUP_SIZE = 10_000
 
