@@ -94,6 +94,31 @@ def is_site_label(label: str) -> bool:
     return label in _SITE_CATEGORY
 
 
+# The label-set label whose surrogate generator and leak-guard rules a site
+# label of each category borrows (CONTACT is decided by the value's shape).
+_CATEGORY_LABEL = {"NAME": "PATIENT", "LOCATION": "LOCATION", "DATE": "DATE",
+                   "ID": "IDNUM", "AGE": "AGE", "PROFESSION": "PROFESSION"}
+
+
+def builtin_label(label: str, value: str = "") -> str:
+    """The label-set label that stands for ``label`` when rewriting ``value``.
+
+    A label-set label stands for itself. A site label borrows its category's
+    (a ``contact`` value with ``@`` is an EMAIL, one starting ``http`` or
+    ``www.`` a URL, any other a PHONE). OTHER and KEEP have none: returned
+    as they are, so a surrogate for them fails and is masked (OTHER), or is
+    never asked for (KEEP spans are not rewritten).
+    """
+    cat = _SITE_CATEGORY.get(label)
+    if cat is None:
+        return label
+    if cat == "CONTACT":
+        if "@" in value:
+            return "EMAIL"
+        return "URL" if value.lower().startswith(("http", "www.")) else "PHONE"
+    return _CATEGORY_LABEL.get(cat, label)
+
+
 def check_label(label: str) -> str:
     """Return ``label`` if it is in the label set, else raise ValueError."""
     if label not in CATEGORY_OF and label not in _SITE_CATEGORY:

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 
-__all__ = ["BratFormatError", "load_brat_corpus", "parse_ann", "read_brat_document"]
+__all__ = ["BratFormatError", "format_ann", "load_brat_corpus", "parse_ann",
+           "read_brat_document"]
 
 _SKIPPED = ("#", "A", "M", "N", "R", "*")
 _T_LINE = re.compile(r"T\S*\t(\S+) (\d+ \d+(?:;\d+ \d+)*)\t?(.*)", re.DOTALL)
@@ -141,3 +142,17 @@ def load_brat_corpus(directory: str,
         raise BratFormatError(f"brat corpus {directory!r}: no .txt files")
     return [read_brat_document(os.path.join(directory, f"{stem}.txt"), check_label)
             for stem in sorted(texts)]
+
+
+def format_ann(entries: Iterable[tuple[int, int, str, str]]) -> str:
+    """``.ann`` content for ``(start, end, label, text)`` entries (``T1``.. by offset).
+
+    ``text`` is the span's text as it stands in the ``.txt``; BRAT writes
+    newlines inside it as blanks. Labels are written as given: a run's
+    labels are its model's, whatever map they came from.
+    """
+    lines = []
+    for n, (start, end, label, text) in enumerate(sorted(entries), start=1):
+        quoted = text.replace("\r", " ").replace("\n", " ")
+        lines.append(f"T{n}\t{label} {start} {end}\t{quoted}\n")
+    return "".join(lines)
