@@ -431,6 +431,11 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
 
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
+        if args.bias is None:
+            from deid_pipeline.tagger.crf import load_model
+
+            args.bias = (load_model(args.model).default_bias if args.model
+                         else DEFAULT_BIAS)
         biases = parse_sweep(args.bias_sweep) if args.bias_sweep else []
         if args.bias not in biases:
             biases.append(args.bias)
@@ -528,9 +533,9 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
     which.add_argument("--folds", type=int, metavar="K",
                        help="K-fold cross-validation grouped by patient: train a "
                        "model per fold and score it on the held-out patients")
-    parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
-                        help="CRF O-label bias (negative = more recall; "
-                        "default %(default)s)")
+    parser.add_argument("--bias", type=float, default=None,
+                        help="CRF O-label bias (negative = more recall; default: "
+                        f"the bias --model records, else {DEFAULT_BIAS})")
     parser.add_argument("--bias-sweep", metavar="FROM:TO:STEP",
                         help="also print the recall/precision curve over these biases "
                         "(write --bias-sweep=-6:0:0.5 when FROM is negative)")

@@ -46,7 +46,13 @@ from deid_pipeline.tagger.crf_decoder import (
     decode_ids,
     read_model,
 )
-from deid_pipeline.tagger.detectors import Detection, Detector, TaggerConfig, register
+from deid_pipeline.tagger.detectors import (
+    DEFAULT_BIAS,
+    Detection,
+    Detector,
+    TaggerConfig,
+    register,
+)
 from deid_pipeline.tagger.features import (
     DICTIONARY_FEATURE_PREFIX,
     FEATURE_VERSION,
@@ -277,14 +283,16 @@ class TrainResult:
 def train_model(docs: Sequence[ClinicalDocument], output: str,
                 options: TrainOptions = TrainOptions(),
                 progress: TextIO | None = sys.stderr, language: str = "en",
-                label_map: LabelMap | None = None) -> TrainResult:
+                label_map: LabelMap | None = None,
+                bias: float | None = None) -> TrainResult:
     """Train a model on ``docs``' gold spans and write it to ``output``.
 
     Deterministic: the same documents in the same order with the same options
     give the same model bytes (L-BFGS is deterministic, sampling is seeded).
     A model of another language or of a site's labels carries both in its
-    file (:mod:`.model_metadata`); an English model of the label set has no
-    trailer, as before.
+    file (:mod:`.model_metadata`), with the bias tagging uses by default
+    (``bias``; None: 0, the best path); an English model of the label set
+    has no trailer, as before.
     """
     started = time.monotonic()
     if options.augment:
@@ -317,9 +325,10 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     os.makedirs(directory, exist_ok=True)
     tmp = f"{output}.tmp-{os.getpid()}"
     trainer.train(tmp)
-    if language != "en" or label_map is not None:
+    if language != "en" or label_map is not None or bias is not None:
         append_metadata(tmp, {
             "language": language,
+            "bias": 0.0 if bias is None else bias,
             "feature_version": languages.feature_version(language),
             "label_map": None if label_map is None else label_map.to_json()})
     os.replace(tmp, output)
@@ -342,6 +351,9 @@ class LoadedModel:
         self.sha256 = hashlib.sha256(data).hexdigest()
         self.metadata = read_metadata(data)
         self.language = self.metadata.language
+        # The bias tagging uses when none is asked for: a site model's own
+        # (chosen on its development data), else the English default.
+        self.default_bias = float(self.metadata.get("bias", DEFAULT_BIAS))
         if self.metadata.get("label_map"):
             from deid_pipeline.label_maps import label_map_from_json
 
@@ -773,4 +785,6 @@ class CrfDetector(Detector):
 
 @register("crf")
 def _make_crf(config: TaggerConfig) -> Detector:
-    return CrfDetector(load_model(config.model_path), config.bias)
+    model = load_model(config.model_path)
+    return CrfDetector(model, model.default_bias if config.bias is None
+                       else config.bias)

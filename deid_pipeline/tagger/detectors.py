@@ -47,13 +47,14 @@ class TaggerConfig:
     """Everything needed to rebuild the detectors in another process.
 
     ``model_path`` None means the model shipped in the package; ``bias`` shifts
-    the CRF's O-label score (negative = more recall, Carafe); ``rules_path`` is
+    the CRF's O-label score (negative = more recall, Carafe; None: the bias the
+    model file records, else :data:`DEFAULT_BIAS`); ``rules_path`` is
     a site rules file (:mod:`deid_pipeline.tagger.rules.site`), None for none.
     """
 
     detectors: tuple[str, ...] = DEFAULT_DETECTORS
     model_path: str | None = None
-    bias: float = DEFAULT_BIAS
+    bias: float | None = DEFAULT_BIAS
     rules_path: str | None = None
 
 

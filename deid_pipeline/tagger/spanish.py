@@ -43,13 +43,22 @@ from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 __all__ = ["FEATURE_VERSION", "document_features", "gazetteer_flags"]
 
-FEATURE_VERSION = "es1"
+FEATURE_VERSION = "es2"
 
 _MONTHS = frozenset(
     "enero febrero marzo abril mayo junio julio agosto septiembre setiembre "
     "octubre noviembre diciembre ene feb mar abr may jun jul ago sep sept oct "
     "nov dic".split())
 _TITLES = frozenset("dr dra dres dña dª don doña d sr sra srta prof".split())
+# Ages and stays are written in words as often as in digits ("tres años y
+# medio", "a los cinco meses").
+_NUMBER_WORDS = frozenset(
+    "un uno una dos tres cuatro cinco seis siete ocho nueve diez once doce trece "
+    "catorce quince dieciséis dieciseis diecisiete dieciocho diecinueve veinte "
+    "veintiuno veintidós veintidos veintitrés veintitres treinta cuarenta "
+    "cincuenta sesenta setenta ochenta noventa cien medio media".split())
+_TIME_UNITS = frozenset("año años mes meses día días dia dias semana semanas hora "
+                        "horas".split())
 _STREET_WORDS = frozenset(
     "calle c avda av avenida plaza pza pl paseo pº camino carretera ctra ronda "
     "travesía travesia urbanización urbanizacion urb glorieta vía via callejón "
@@ -60,7 +69,7 @@ _ID_WORDS = frozenset(
     "sip tis tarjeta afiliación afiliacion".split())
 _CLUSTER_PREFIXES = (4, 6, 10)
 _CONTEXT_CLUSTER_PREFIX = 6
-_WORD_WINDOW = 3
+_WORD_WINDOW = 4
 _RICH_WINDOW = 2
 _KEY_WORDS = 3
 _SHAPE_MAX = 12
@@ -150,7 +159,8 @@ def _own(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         own.extend(f"p{k}={plain[:k]}" for k in (1, 2, 3, 4) if len(plain) > k)
         own.extend(f"s{k}={plain[-k:]}" for k in (1, 2, 3, 4) if len(plain) > k)
         for words, cue in ((_MONTHS, "MONTH"), (_TITLES, "TITLE"),
-                           (_STREET_WORDS, "STREETWORD"), (_ID_WORDS, "IDWORD")):
+                           (_STREET_WORDS, "STREETWORD"), (_ID_WORDS, "IDWORD"),
+                           (_NUMBER_WORDS, "NUMWORD"), (_TIME_UNITS, "TIMEUNIT")):
             if lower in words or plain in words:
                 own.append(cue)
     elif is_digits(text):
@@ -261,6 +271,11 @@ def document_features(doc: ClinicalDocument | str,
         feats.append(f"b+={lowers[i]}|{lowers[i + 1] if i + 1 < n else '</S>'}")
         feats.extend(keys[i])
         feats.append(lines[i])
+        # The previous word with this token's shape: "Dr. Xx", "Centro Xx",
+        # "de Xx" begin or continue different kinds of names.
+        feats.append(f"-1w|s={lowers[i - 1] if i else '<S>'}|{records[i][2][1][2:]}")
+        if i == 0 or tokens[i - 1].text in ".:;,(":
+            feats.append(f"after={tokens[i - 1].text if i else '<S>'}")
         feats.extend(chunks[i])
         count = counts[lowers[i]]
         feats.append("df=1" if count == 1 else "df=2" if count == 2 else "df=3+")

@@ -91,6 +91,10 @@ def add_site_options(parser: argparse.ArgumentParser) -> None:
                        help="the site's own labels and their surrogate category: "
                        "a shipped map (meddocan) or a JSON file; the model "
                        "predicts these labels and records the map")
+    group.add_argument("--model-bias", type=float, metavar="B",
+                       help="with train: the CRF bias run and evaluate use with "
+                       "this model when given no --bias, recorded in it (default "
+                       "for a --language/--label-map model: 0, the best path)")
 
 
 def label_map_from_args(args: argparse.Namespace):
@@ -137,7 +141,8 @@ def run_train(args: argparse.Namespace) -> int:
             print(f"train: {line}", file=sys.stderr)
     try:
         result = train_model(docs, args.output, options, progress=sys.stderr,
-                             language=args.language, label_map=label_map)
+                             language=args.language, label_map=label_map,
+                             bias=args.model_bias)
     except ValueError as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
