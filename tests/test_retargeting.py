@@ -148,3 +148,31 @@ def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
         assert [(s.start, s.end, s.label) for s in spans] == [
             (s.start, s.end, s.label) for s in expected]
         assert oct(os.stat(ann / f"{stem}.ann").st_mode & 0o777) == "0o600"
+
+
+def test_when_train_and_evaluate_commands_then_site_model_and_span_scores(
+        train_dir, tmp_path, capsys):
+    from deid_pipeline.cli import main
+
+    model = str(tmp_path / "m.crfsuite")
+    assert main(["train", "--corpus", f"brat:{train_dir}", "--language", "es",
+                 "--label-map", "meddocan", "--max-iterations", "5",
+                 "--output", model]) == 0
+    assert load_model(model).language == "es"
+    capsys.readouterr()
+    assert main(["evaluate", "--corpus", f"brat:{train_dir}", "--label-map",
+                 "meddocan", "--model", model]) == 0
+    out = capsys.readouterr().out
+    assert "(MEDDOCAN subtasks 1 and 2), bias 0" in out
+    assert "subtask2 merged" in out
+
+
+def test_when_brat_labels_unknown_without_a_map_then_train_refuses(
+        train_dir, tmp_path, capsys, monkeypatch):
+    from deid_pipeline import labels
+    from deid_pipeline.cli import main
+
+    monkeypatch.setattr(labels, "_SITE_CATEGORY", {})
+    assert main(["train", "--corpus", f"brat:{train_dir}", "--output",
+                 str(tmp_path / "m.crfsuite")]) == 2
+    assert "unknown PHI label" in capsys.readouterr().err
