@@ -176,3 +176,26 @@ def test_when_brat_labels_unknown_without_a_map_then_train_refuses(
     assert main(["train", "--corpus", f"brat:{train_dir}", "--output",
                  str(tmp_path / "m.crfsuite")]) == 2
     assert "unknown PHI label" in capsys.readouterr().err
+
+
+def test_when_a_site_label_value_stays_in_the_output_then_the_guard_names_the_label():
+    from deid_pipeline import leak_guard
+    from deid_pipeline.model import DeidentifiedDocument, Replacement, TaggedDocument
+
+    load_label_map("meddocan")
+    text = "Nombre: Ernesto Rivera. Fecha de ingreso: 2016. Sexo: H."
+    name = PhiSpan(8, 22, "NOMBRE_SUJETO_ASISTENCIA", "crf")
+    year = PhiSpan(42, 46, "FECHAS", "crf")  # a bare year: a date, kept
+    tagged = TaggedDocument(ClinicalDocument("d", text, "jsonl"), (name, year))
+    # A rewrite that left the name's original in place further on.
+    out = "Nombre: Lynn James. Ernesto Rivera. Fecha de ingreso: 2016. Sexo: H."
+    result = DeidentifiedDocument(
+        "d", "p", "jsonl", out, None,
+        (Replacement(name, "Ernesto Rivera", "Lynn James"),
+         Replacement(year, "2016", "2016")))
+    with pytest.raises(leak_guard.LeakDetectedError,
+                       match=r"NOMBRE_SUJETO_ASISTENCIA x1\b"):
+        leak_guard.check(tagged, result, "safe-harbor")
+    clean = DeidentifiedDocument("d", "p", "jsonl", out.replace(
+        " Ernesto Rivera.", ""), None, result.replacements)
+    assert leak_guard.check(tagged, clean, "safe-harbor") is clean
