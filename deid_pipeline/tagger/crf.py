@@ -765,7 +765,10 @@ class CrfDetector(Detector):
             prev_kind = kind
         spans = bio_to_spans(tokens, tags, SOURCE, confidences)
         if not english:
-            return Detection(tuple(s for s in spans if _is_alnum_span(doc.text, s)),
+            from deid_pipeline.tagger.span_tidy import tidy_spans
+
+            return Detection(tidy_spans(doc.text, (s for s in spans
+                                                   if _is_alnum_span(doc.text, s))),
                              posterior.confidence)
         spans = (_without_facility_noun(doc.text, s) for s in spans)
         spans = tuple(s for s in spans if s is not None
