@@ -422,6 +422,17 @@ def load_model(path: str | None = None) -> LoadedModel:
     return model
 
 
+def default_bias(path: str | None = None) -> float:
+    """The bias the model at ``path`` records, else :data:`DEFAULT_BIAS`.
+
+    A missing file gives the default: loading it later reports the error
+    where it always did.
+    """
+    if not os.path.exists(resolve_path(path)):
+        return DEFAULT_BIAS
+    return load_model(path).default_bias
+
+
 def model_id(path: str | None = None) -> str:
     """``crf-<sha256 prefix>`` of the model at ``path`` (None = shipped model)."""
     return load_model(path).model_id
