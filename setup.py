@@ -68,7 +68,7 @@ setup(
             "wordfreq>=3.0",
             "drug-named-entity-recognition",
             "simple-icd-10-cm",
-            # Brown clusters (MIT), data/clusters_en.tsv.gz.
+            # Brown clusters (MIT), data/clusters_en.tsv.gz and clusters_es.tsv.gz.
             "spacy-lookups-data>=1.0.5",
         ],
     },

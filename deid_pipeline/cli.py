@@ -22,6 +22,7 @@ _SUBCOMMAND_MODULES = (
     "deid_pipeline.synthetic.cli",
     "deid_pipeline.outputs.report",
     "deid_pipeline.pipelines.compact",
+    "deid_pipeline.outputs.brat_export",
     "deid_pipeline.mllp.cli",
 )
 

@@ -12,6 +12,7 @@ from functools import cached_property
 
 from deid_pipeline import __version__, leak_guard
 from deid_pipeline.keys import person_id
+from deid_pipeline.labels import builtin_label, category, is_site_label
 from deid_pipeline.linking.keys import fallback_person_key, record_person_key
 from deid_pipeline.model import DeidentifiedDocument, PhiSpan, TaggedDocument
 from deid_pipeline.policy import Mode, Policy, member_of
@@ -48,7 +49,8 @@ def originals_of(*tagged: TaggedDocument) -> Originals:
                                           or e.label not in _NAME_LABELS):
                     seen.add(value)
                     pairs.append((value, e.label))
-        pairs.extend((doc.text[s.start:s.end], s.label) for s in t.spans)
+        pairs.extend((value, builtin_label(s.label, value)) for s in t.spans
+                     for value in (doc.text[s.start:s.end],))
     return Originals.of(pairs)
 
 
@@ -147,7 +149,12 @@ class Rewriter:
         pid = self.person_id_for(tagged, person_key)
         ctx = self._new_context(pid, avoid if avoid is not None
                                 else originals_of(tagged))
-        text, replacements = rewrite(doc.text, tagged.spans, self._operator, ctx)
+        spans = tagged.spans
+        if self.mode != "tag" and any(is_site_label(s.label) for s in spans):
+            # A label map's ``keep`` labels are the site's to keep: not
+            # rewritten, so not guarded either (tag mode still shows them).
+            spans = tuple(s for s in spans if category(s.label) != "KEEP")
+        text, replacements = rewrite(doc.text, spans, self._operator, ctx)
         metadata = doc.metadata
         if doc.source == "hl7":
             # Structured header columns worth keeping (sex, shifted visit dates,

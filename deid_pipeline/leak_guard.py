@@ -36,6 +36,7 @@ from typing import NamedTuple
 
 import ahocorasick
 
+from deid_pipeline.labels import builtin_label
 from deid_pipeline.model import DeidentifiedDocument, PatientDictionary, TaggedDocument
 from deid_pipeline.policy import Policy
 from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
@@ -618,6 +619,7 @@ def policy_keeps(label: str, value: str, policy: str) -> bool:
     Any policy but the limited data set decides as safe harbor does.
     """
     value = value.strip()
+    label = builtin_label(label, value)  # a site label: its category's
     if label == "AGE":
         numbers = _AGE.findall(value)
         return policy == _LIMITED_DATASET or bool(numbers) and int(numbers[0]) <= 89

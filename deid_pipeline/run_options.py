@@ -126,9 +126,10 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument(
         "--bias",
         type=float,
-        default=DEFAULT_BIAS,
+        default=None,
         help="shift of the CRF's O-label score; negative finds more "
-        "PHI at some precision cost (default: %(default)s)",
+        "PHI at some precision cost (default: the bias a site model records, "
+        f"else {DEFAULT_BIAS})",
     )
     parser.add_argument(
         "--detectors",

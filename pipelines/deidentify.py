@@ -311,6 +311,10 @@ def _prepare(argv: list[str] | None):
         key, key_source = load_key(args.key_file, args.ephemeral_key)
         if args.rules:
             load_site_rules(args.rules)
+        if args.bias is None:  # the model's own, recorded in run.json as used
+            from deid_pipeline.tagger.crf import default_bias
+
+            args.bias = default_bias(args.model)
     except ValueError as exc:
         raise RunError(str(exc)) from exc
     tagger_config = TaggerConfig(

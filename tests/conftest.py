@@ -6,16 +6,22 @@ import os
 
 import pytest
 
-CORPUS_DIR = os.path.join(
-    os.path.dirname(__file__), "..", "..", "shared", "corpora", "physionet-deid"
-)
+SHARED_CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared",
+                              "corpora")
+CORPUS_DIR = os.path.join(SHARED_CORPORA, "physionet-deid")
+
+
+def _shared_corpus(name: str, marker: str) -> str:
+    """``../shared/corpora/NAME`` if it holds ``marker``, else skip the test."""
+    path = os.path.join(SHARED_CORPORA, name)
+    if not os.path.exists(os.path.join(path, marker)):
+        pytest.skip(f"{name} corpus not found beside the project (../shared)")
+    return os.path.abspath(path)
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> str:
-    if not os.path.exists(os.path.join(CORPUS_DIR, "id.text")):
-        pytest.skip("PhysioNet corpus not found beside the project (../shared)")
-    return os.path.abspath(CORPUS_DIR)
+    return _shared_corpus("physionet-deid", "id.text")
 
 
 @pytest.fixture(scope="session")
@@ -56,3 +62,9 @@ def _no_prism():
     SwitchingDirectRunner._is_interactive = True
     yield
     SwitchingDirectRunner._is_interactive = False
+
+
+@pytest.fixture(scope="session")
+def meddocan_dir() -> str:
+    """The MEDDOCAN corpus (train/, dev/, scorer/) beside the project."""
+    return _shared_corpus("meddocan", "train")

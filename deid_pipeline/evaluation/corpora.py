@@ -388,12 +388,19 @@ def load_jsonl_corpus(path: str) -> list[ClinicalDocument]:
 
 
 def load_corpus(spec: str) -> list[ClinicalDocument]:
-    """``physionet:DIR``, ``jsonl:FILE`` or ``genre:N`` -> annotated documents.
+    """``physionet:DIR``, ``jsonl:FILE``, ``brat:DIR`` or ``genre:N`` -> documents.
 
     ``genre:N`` is the genre set (:mod:`deid_pipeline.synthetic.genres`, seed 0):
     N documents of other genres, names and places from the evaluation half.
+    ``brat:DIR`` (:mod:`deid_pipeline.evaluation.brat`) takes labels of the
+    label set or of a label map loaded before (``--label-map``).
     """
     kind, _, path = spec.partition(":")
+    if kind == "brat":
+        from deid_pipeline.evaluation.brat import load_brat_corpus
+        from deid_pipeline.labels import check_label
+
+        return load_brat_corpus(path, check_label)
     if kind == "physionet":
         return load_physionet_corpus(path)
     if kind == "jsonl":
@@ -406,7 +413,8 @@ def load_corpus(spec: str) -> list[ClinicalDocument]:
         except ValueError:
             raise ValueError(f"corpus spec {spec!r}: expected genre:COUNT") from None
     raise ValueError(
-        f"corpus spec {spec!r}: expected physionet:DIR, jsonl:FILE or genre:N")
+        f"corpus spec {spec!r}: expected physionet:DIR, jsonl:FILE, brat:DIR or "
+        "genre:N")
 
 
 def iter_documents(records: Iterable[Record]) -> Iterator[ClinicalDocument]:

@@ -401,19 +401,51 @@ def _held_out(args, train: Sequence[ClinicalDocument],
                               "copies": swapped_payload(rows)}
 
 
+def _report_span_scores(docs: Sequence[ClinicalDocument], preds: dict,
+                        biases: Sequence[float], args, payload: dict, out) -> None:
+    """The site's own-label span scores (MEDDOCAN's subtasks) at each bias."""
+    from deid_pipeline.evaluation.span_scores import format_span_scores, span_scores
+
+    payload["span_scores"] = {}
+    for bias in biases:
+        scores = span_scores(docs, {d.doc_id: p for d, p in zip(docs, preds[bias])})
+        payload["span_scores"][str(bias)] = {
+            s.name: {"precision": round(s.precision, 4), "recall": round(s.recall, 4),
+                     "f1": round(s.f1, 4), "tp": s.tp, "fp": s.fp, "fn": s.fn}
+            for s in scores}
+        if bias == args.bias or args.bias_sweep:
+            print("", file=out)
+            print(format_span_scores(scores, f"Span scores of the site's labels "
+                                     f"(MEDDOCAN subtasks 1 and 2), bias {bias:g}"),
+                  file=out)
+
+
 def run_evaluate(args: argparse.Namespace, out=None) -> int:
     """The ``evaluate`` subcommand; returns the exit code."""
     out = sys.stdout if out is None else out
-    from deid_pipeline.tagger.training import load_corpora, train_options_from_args
+    from deid_pipeline.tagger.training import (
+        label_map_from_args,
+        load_corpora,
+        train_options_from_args,
+    )
 
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
+        if args.bias is None:
+            from deid_pipeline.tagger.crf import load_model
+
+            args.bias = (load_model(args.model).default_bias if args.model
+                         else DEFAULT_BIAS)
         biases = parse_sweep(args.bias_sweep) if args.bias_sweep else []
         if args.bias not in biases:
             biases.append(args.bias)
         biases.sort()
         options = train_options_from_args(args)
         site = load_site_rules(args.rules) if args.rules else None
+        label_map = label_map_from_args(args)
+        if args.language != "en" and (args.folds or args.protocol != "all"):
+            raise ValueError("--language other than en: score a model trained "
+                             "with train --language (--model), protocol all")
         docs = load_corpora(args.corpus, args.seed)
         extra = load_corpora(args.train_corpus or [], args.seed)
     except (ValueError, OSError) as exc:
@@ -454,6 +486,8 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             _report(cv_results, _title(what, docs, detectors, args.bias, mode,
                                        time.monotonic() - started), args, out)
             payload.update(_payload(cv_results, mode, args))
+            if label_map is not None:
+                _report_span_scores(docs, preds, biases, args, payload, out)
             free = phi_free_score(docs, preds[args.bias])
             if free.documents:
                 print("", file=out)
@@ -491,16 +525,17 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
         "spans: binary-token P/R/F1 (all PHI and HIPAA), per-label recall, token "
         "confusion, strict and relaxed phrase scores.")
     parser.add_argument("--corpus", action="append", required=True, metavar="SPEC",
-                        help="physionet:DIR, jsonl:FILE or synthetic:N (repeatable)")
+                        help="physionet:DIR, jsonl:FILE, brat:DIR or synthetic:N "
+                        "(repeatable)")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--model", metavar="M",
                        help="CRF model to evaluate (default: the shipped model)")
     which.add_argument("--folds", type=int, metavar="K",
                        help="K-fold cross-validation grouped by patient: train a "
                        "model per fold and score it on the held-out patients")
-    parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
-                        help="CRF O-label bias (negative = more recall; "
-                        "default %(default)s)")
+    parser.add_argument("--bias", type=float, default=None,
+                        help="CRF O-label bias (negative = more recall; default: "
+                        f"the bias --model records, else {DEFAULT_BIAS})")
     parser.add_argument("--bias-sweep", metavar="FROM:TO:STEP",
                         help="also print the recall/precision curve over these biases "
                         "(write --bias-sweep=-6:0:0.5 when FROM is negative)")

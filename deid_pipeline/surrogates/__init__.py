@@ -31,7 +31,7 @@ import functools
 from dataclasses import dataclass, replace
 
 from deid_pipeline.keys import keyed_hash
-from deid_pipeline.labels import LABELS
+from deid_pipeline.labels import LABELS, builtin_label
 from deid_pipeline.surrogates.ages import AgeGenerator
 from deid_pipeline.surrogates.base import (
     DEFAULT_MAX_SHIFT_DAYS,
@@ -160,6 +160,7 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     """
     if not value:
         raise SurrogateError(f"{label}: empty value")
+    label = builtin_label(label, value)  # a site label: its category's
     settings = _settings_of(ctx)
     out = _memo(settings, label, value)
     avoid = getattr(ctx, "avoid", None)

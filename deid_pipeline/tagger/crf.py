@@ -31,13 +31,14 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 import pycrfsuite
 
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger import languages
 from deid_pipeline.tagger.crf_decoder import (
     Decoded,
     ModelFormatError,
@@ -45,14 +46,24 @@ from deid_pipeline.tagger.crf_decoder import (
     decode_ids,
     read_model,
 )
-from deid_pipeline.tagger.detectors import Detection, Detector, TaggerConfig, register
+from deid_pipeline.tagger.detectors import (
+    DEFAULT_BIAS,
+    Detection,
+    Detector,
+    TaggerConfig,
+    register,
+)
 from deid_pipeline.tagger.features import (
     DICTIONARY_FEATURE_PREFIX,
     FEATURE_VERSION,
     FeatureEncoder,
     document_features,
 )
+from deid_pipeline.tagger.model_metadata import append_metadata, read_metadata
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
+
+if TYPE_CHECKING:
+    from deid_pipeline.label_maps import LabelMap
 
 OUTSIDE = "O"
 SOURCE = "crf"
@@ -178,7 +189,8 @@ def _kept_runs(keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
 
 
 def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
-                       seed: int = 0) -> Iterator[tuple[list[list[str]], list[str]]]:
+                       seed: int = 0, language: str = "en"
+                       ) -> Iterator[tuple[list[list[str]], list[str]]]:
     """(features, BIO tags) sequences for CRFsuite, after sampling.
 
     Features are computed on the whole document first, so a sampled token
@@ -187,11 +199,13 @@ def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
     (seed + doc id), so a document is sampled the same in every fold and run.
     """
     kind, param = parse_sampling(sampling)
+    features = (document_features if language == "en"
+                else languages.feature_function(language))
     for doc in docs:
         tokens = tokenize(doc.text)
         if not tokens:
             continue
-        feats = document_features(doc, tokens)
+        feats = features(doc, tokens)
         tags = spans_to_bio(tokens, doc.gold)
         if kind == "none":
             yield feats, tags
@@ -268,11 +282,17 @@ class TrainResult:
 
 def train_model(docs: Sequence[ClinicalDocument], output: str,
                 options: TrainOptions = TrainOptions(),
-                progress: TextIO | None = sys.stderr) -> TrainResult:
+                progress: TextIO | None = sys.stderr, language: str = "en",
+                label_map: LabelMap | None = None,
+                bias: float | None = None) -> TrainResult:
     """Train a model on ``docs``' gold spans and write it to ``output``.
 
     Deterministic: the same documents in the same order with the same options
     give the same model bytes (L-BFGS is deterministic, sampling is seeded).
+    A model of another language or of a site's labels carries both in its
+    file (:mod:`.model_metadata`), with the bias tagging uses by default
+    (``bias``; None: 0, the best path); an English model of the label set
+    has no trailer, as before.
     """
     started = time.monotonic()
     if options.augment:
@@ -281,7 +301,8 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
         docs = list(with_augmented_copies(docs, options.augment, options.seed))
     trainer = _Trainer(progress)
     n_seq = n_tok = 0
-    for xseq, yseq in training_sequences(docs, options.sampling, options.seed):
+    for xseq, yseq in training_sequences(docs, options.sampling, options.seed,
+                                         language):
         trainer.append(xseq, yseq)
         n_seq += 1
         n_tok += len(yseq)
@@ -304,6 +325,12 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     os.makedirs(directory, exist_ok=True)
     tmp = f"{output}.tmp-{os.getpid()}"
     trainer.train(tmp)
+    if language != "en" or label_map is not None or bias is not None:
+        append_metadata(tmp, {
+            "language": language,
+            "bias": 0.0 if bias is None else bias,
+            "feature_version": languages.feature_version(language),
+            "label_map": None if label_map is None else label_map.to_json()})
     os.replace(tmp, output)
     with open(output, "rb") as fh:
         data = fh.read()
@@ -322,6 +349,15 @@ class LoadedModel:
     def __init__(self, data: bytes, path: str) -> None:
         self.path = path
         self.sha256 = hashlib.sha256(data).hexdigest()
+        self.metadata = read_metadata(data)
+        self.language = self.metadata.language
+        # The bias tagging uses when none is asked for: a site model's own
+        # (chosen on its development data), else the English default.
+        self.default_bias = float(self.metadata.get("bias", DEFAULT_BIAS))
+        if self.metadata.get("label_map"):
+            from deid_pipeline.label_maps import label_map_from_json
+
+            label_map_from_json(self.metadata["label_map"], path).register()
         self.weights = read_model(data)
         self.labels = self.weights.labels
         if OUTSIDE not in self.labels:
@@ -348,7 +384,12 @@ class LoadedModel:
 
     def decode_document(self, doc: ClinicalDocument, tokens: Sequence[Token]
                         ) -> Decoded:
-        """:meth:`decode` of ``document_features(doc, tokens)``, via their ids."""
+        """:meth:`decode` of ``document_features(doc, tokens)``, via their ids.
+
+        Another language's features are looked up as strings (no id cache).
+        """
+        if self.language != "en":
+            return self.decode(languages.feature_function(self.language)(doc, tokens))
         return decode_ids(self.weights, *self.encoder.encode(doc, tokens))
 
     @property
@@ -379,6 +420,17 @@ def load_model(path: str | None = None) -> LoadedModel:
         if model is None:
             model = _MODELS[sha] = LoadedModel(data, resolved)
     return model
+
+
+def default_bias(path: str | None = None) -> float:
+    """The bias the model at ``path`` records, else :data:`DEFAULT_BIAS`.
+
+    A missing file gives the default: loading it later reports the error
+    where it always did.
+    """
+    if not os.path.exists(resolve_path(path)):
+        return DEFAULT_BIAS
+    return load_model(path).default_bias
 
 
 def model_id(path: str | None = None) -> str:
@@ -703,12 +755,14 @@ class CrfDetector(Detector):
                 kinds[t] = (tag.partition("-")[2] if tag != OUTSIDE
                             else posterior.fallback[t])
         confidences = [1.0 - p for p in posterior.p_outside]
-        _drop_common_words(tokens, kinds, posterior.viterbi)
-        _drop_weekdays(tokens, kinds)
-        _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
-        if self.propagate:
-            _propagate(tokens, kinds, confidences, posterior.viterbi)
-        _widen_to_places(tokens, kinds, confidences)
+        english = self.model.language == "en"
+        if english:  # English word lists and US places (module functions)
+            _drop_common_words(tokens, kinds, posterior.viterbi)
+            _drop_weekdays(tokens, kinds)
+            _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
+            if self.propagate:
+                _propagate(tokens, kinds, confidences, posterior.viterbi)
+            _widen_to_places(tokens, kinds, confidences)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):
@@ -721,6 +775,12 @@ class CrfDetector(Detector):
                 tags.append(tag)
             prev_kind = kind
         spans = bio_to_spans(tokens, tags, SOURCE, confidences)
+        if not english:
+            from deid_pipeline.tagger.span_tidy import tidy_spans
+
+            return Detection(tidy_spans(doc.text, (s for s in spans
+                                                   if _is_alnum_span(doc.text, s))),
+                             posterior.confidence)
         spans = (_without_facility_noun(doc.text, s) for s in spans)
         spans = tuple(s for s in spans if s is not None
                       and _is_alnum_span(doc.text, s)
@@ -739,4 +799,6 @@ class CrfDetector(Detector):
 
 @register("crf")
 def _make_crf(config: TaggerConfig) -> Detector:
-    return CrfDetector(load_model(config.model_path), config.bias)
+    model = load_model(config.model_path)
+    return CrfDetector(model, model.default_bias if config.bias is None
+                       else config.bias)

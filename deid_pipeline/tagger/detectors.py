@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 
@@ -20,6 +20,12 @@ from deid_pipeline.model import ClinicalDocument, PhiSpan
 # notes: HIPAA token recall 0.9263 -> 0.9370 for 2 more false positives (the
 # CRF alone misses hospitals and cities it never saw; docs/tagger.md).
 DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary", "crf", "gazetteer")
+
+# The default detectors of a model of another language: the rules and the
+# gazetteer are English (US phone shapes, month names, US places) and would
+# fire on words of the other language; the header dictionary is not. A site
+# that wants them anyway names them (``--detectors rules,dictionary,crf``).
+LANGUAGE_DETECTORS: dict[str, tuple[str, ...]] = {"es": ("dictionary", "crf")}
 
 # The CRF's O-label bias when none is given. Recall first (a leaked name is a
 # reportable breach): the lowest bias whose patient-grouped cross-validated
@@ -41,13 +47,14 @@ class TaggerConfig:
     """Everything needed to rebuild the detectors in another process.
 
     ``model_path`` None means the model shipped in the package; ``bias`` shifts
-    the CRF's O-label score (negative = more recall, Carafe); ``rules_path`` is
+    the CRF's O-label score (negative = more recall, Carafe; None: the bias the
+    model file records, else :data:`DEFAULT_BIAS`); ``rules_path`` is
     a site rules file (:mod:`deid_pipeline.tagger.rules.site`), None for none.
     """
 
     detectors: tuple[str, ...] = DEFAULT_DETECTORS
     model_path: str | None = None
-    bias: float = DEFAULT_BIAS
+    bias: float | None = DEFAULT_BIAS
     rules_path: str | None = None
 
 
@@ -103,7 +110,17 @@ def _load_builtins(names: Iterable[str]) -> None:
 
 
 def create(config: TaggerConfig) -> list[Detector]:
-    """Instantiate the detectors ``config`` names, in its order."""
+    """Instantiate the detectors ``config`` names, in its order.
+
+    The default set with a model of another language is that language's
+    (:data:`LANGUAGE_DETECTORS`): the model file says its language.
+    """
+    if config.detectors == DEFAULT_DETECTORS:
+        from deid_pipeline.tagger.crf import load_model
+
+        language = load_model(config.model_path).language
+        config = replace(config, detectors=LANGUAGE_DETECTORS.get(language,
+                                                                  config.detectors))
     _load_builtins(config.detectors)
     unknown = [n for n in config.detectors if n not in _REGISTRY]
     if unknown:

@@ -76,6 +76,34 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     from deid_pipeline.run_options import add_rules_option
 
     add_rules_option(parser)
+    add_site_options(parser)
+
+
+def add_site_options(parser: argparse.ArgumentParser) -> None:
+    """``--language`` and ``--label-map``, shared by ``train`` and ``evaluate``."""
+    from deid_pipeline.tagger.languages import LANGUAGES
+
+    group = parser.add_argument_group("site annotations (docs/retargeting.md)")
+    group.add_argument("--language", choices=LANGUAGES, default="en",
+                       help="language of the notes: selects the features, "
+                       "recorded in the model (default: %(default)s)")
+    group.add_argument("--label-map", metavar="NAME|FILE",
+                       help="the site's own labels and their surrogate category: "
+                       "a shipped map (meddocan) or a JSON file; the model "
+                       "predicts these labels and records the map")
+    group.add_argument("--model-bias", type=float, metavar="B",
+                       help="with train: the CRF bias run and evaluate use with "
+                       "this model when given no --bias, recorded in it (default "
+                       "for a --language/--label-map model: 0, the best path)")
+
+
+def label_map_from_args(args: argparse.Namespace):
+    """The ``--label-map`` of ``args``, loaded and registered (None if not given)."""
+    if getattr(args, "label_map", None) is None:
+        return None
+    from deid_pipeline.label_maps import load_label_map
+
+    return load_label_map(args.label_map)
 
 
 def train_options_from_args(args: argparse.Namespace):
@@ -97,6 +125,7 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         options = train_options_from_args(args)
         site = load_site_rules(args.rules) if args.rules else None
+        label_map = label_map_from_args(args)
         started = time.monotonic()
         docs = load_corpora(args.corpus, args.seed)
     except (ValueError, OSError) as exc:
@@ -111,7 +140,9 @@ def run_train(args: argparse.Namespace) -> int:
         for line in site_report(docs, site):
             print(f"train: {line}", file=sys.stderr)
     try:
-        result = train_model(docs, args.output, options, progress=sys.stderr)
+        result = train_model(docs, args.output, options, progress=sys.stderr,
+                             language=args.language, label_map=label_map,
+                             bias=args.model_bias)
     except ValueError as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
@@ -128,7 +159,8 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
         description="Train the CRFsuite PHI model (L-BFGS) on annotated corpora. "
         "Reproducible: same corpora and options give the same model bytes.")
     parser.add_argument("--corpus", action="append", required=True, metavar="SPEC",
-                        help="physionet:DIR, jsonl:FILE or synthetic:N (repeatable)")
+                        help="physionet:DIR, jsonl:FILE, brat:DIR or synthetic:N "
+                        "(repeatable)")
     parser.add_argument("--output", required=True, metavar="MODEL",
                         help="model file to write")
     add_training_options(parser)
