@@ -83,6 +83,9 @@ class _Needle(NamedTuple):
     left: bool = False  # the match must not follow a word character
     right: bool = False  # ... nor be followed by one
     whole: tuple[str, ...] = ()
+    # A digit value made of runs of one or two digits ("1/10 - 1/17"): the
+    # lengths of its runs, which a match's runs must have (see _needle).
+    groups: tuple[int, ...] = ()
 
     @property
     def pattern(self) -> re.Pattern:
@@ -95,6 +98,13 @@ def _pattern(needle: _Needle) -> re.Pattern:
 
     Cached by needle, not value: ``895-955-2`` and ``8959552`` share one.
     """
+    if needle.groups:
+        runs, at = [], 0
+        for n in needle.groups:
+            runs.append(re.escape(needle.digits[at:at + n]))
+            at += n
+        body = f"[{_GAP_CHARS}]+".join(runs)
+        return re.compile(rf"(?<!\d){body}(?!\d)")
     if needle.digits:
         body = _DIGIT_GAP.join(re.escape(d) for d in needle.digits)
         return re.compile(rf"(?<!\d){body}(?!\d)")
@@ -106,6 +116,7 @@ def _pattern(needle: _Needle) -> re.Pattern:
 
 _NOT_ALNUM = re.compile(r"[\W_]")
 _NOT_DIGIT = re.compile(r"\D")
+_DIGIT_RUN = re.compile(r"\d+")
 # The same classes for ASCII text, as bytes to delete: a new value's needle
 # counts its letters and digits, and bytes.translate does that about ten
 # times faster than the regexes (the tests check that they agree).
@@ -136,6 +147,12 @@ def _needle(value: str) -> _Needle | None:
     if alnum < _MIN_ALNUM:
         return None
     if len(digits) >= _MIN_DIGITS_FOR_LOOSE_MATCH and len(digits) >= alnum - 1:
+        # Phones and ids are written with any separators or none. A value of
+        # short runs (a date range "1/10 - 1/17") is not: read loosely, it is
+        # in every other blood pressure of a long document ("151/110-117/41").
+        runs = tuple(len(run) for run in _DIGIT_RUN.findall(value))
+        if len(runs) > 1 and max(runs) <= 2:
+            return _Needle(digits, groups=runs)
         return _Needle(digits)
     # ASCII lower-casing keeps every blank where it was.
     words = tuple(value.lower().split()) if value.isascii() else ()
@@ -213,7 +230,7 @@ class SearchText:
     def find(self, needle: _Needle) -> list[tuple[int, int]]:
         """:meth:`matches` for a value's needle (see :func:`header_values`)."""
         if needle.digits:
-            return self._digit_matches(needle.digits)
+            return self._digit_matches(needle.digits, groups=needle.groups)
         if needle.words:
             return self._word_matches(needle)
         return [m.span() for m in needle.pattern.finditer(self.text)]
@@ -250,8 +267,8 @@ class SearchText:
             if needle is None:
                 found.append([])
             elif needle.digits:
-                found.append(self._digit_matches(needle.digits,
-                                                 at_digits.get(needle.digits, ())))
+                found.append(self._digit_matches(
+                    needle.digits, at_digits.get(needle.digits, ()), needle.groups))
             elif needle.words:
                 found.append(self._word_matches(needle,
                                                 self._anchored(needle, at_word)))
@@ -402,9 +419,12 @@ class SearchText:
             return None
         return end
 
-    def _digit_matches(self, digits: str, starts: Iterable[int] | None = None
-                       ) -> list[tuple[int, int]]:
-        """Matches of a digit needle; ``starts``: every place its digits are."""
+    def _digit_matches(self, digits: str, starts: Iterable[int] | None = None,
+                       groups: tuple[int, ...] = ()) -> list[tuple[int, int]]:
+        """Matches of a digit needle; ``starts``: every place its digits are.
+
+        With ``groups``, only where the text's digit runs have those lengths.
+        """
         squeezed = self._squeezed_text()
         if starts is None:
             if digits not in squeezed:
@@ -435,7 +455,8 @@ class SearchText:
             if at >= after:
                 start, end = self._origin(at), self._origin(at + k - 1) + 1
                 if (start == 0 or not text[start - 1].isdecimal()) and (
-                        end == len(text) or not text[end].isdecimal()):
+                        end == len(text) or not text[end].isdecimal()) and (
+                        not groups or _runs(text, start, end) == groups):
                     found.append((start, end))
                     after = at + k
             at = next(starts, -1)
@@ -445,6 +466,11 @@ class SearchText:
         """Offset in the text of the character at ``index`` of the squeezed text."""
         run = bisect.bisect_right(self._run_starts, index) - 1
         return self._run_origins[run] + index - self._run_starts[run]
+
+
+def _runs(text: str, start: int, end: int) -> tuple[int, ...]:
+    """The lengths of the digit runs of ``text[start:end]``."""
+    return tuple(len(run) for run in _DIGIT_RUN.findall(text, start, end))
 
 
 # Texts longer than this are searched for many values in one pass

@@ -60,6 +60,13 @@ def _header_doc(text, doc_id="msg1-1"):
         ("PT ANDERSEN STABLE", "Andersen", True),
         ("Andersenville clinic", "Andersen", False),
         ("seen by J. Smith", "J.", False),  # initials are not searched for
+        # A range of short runs keeps its runs: written with other separators
+        # it is the value, its digits inside a blood pressure are not.
+        ("on abx 1/10-1/17 then", "1/10 - 1/17", True),
+        ("on abx 1/10 to 1/17 then", "1/10 - 1/17", False),
+        ("bp range 151/110-117/41", "1/10 - 1/17", False),
+        ("BP 111/61-120/68.", "11/16 - 11/20", False),
+        ("seen 01172019", "01/17/2019", True),  # a run of 4: read loosely
     ],
 )
 def test_when_value_in_text_then_found_with_tolerant_matching(text, value, leaked):
@@ -266,6 +273,23 @@ def test_when_searching_values_then_matches_are_exactly_the_regex_matches():
         for _ in range(8):
             value = _random_value(rng, text)
             assert search.matches(value) == _regex_spans(text, value), (text, value)
+
+
+def test_when_many_short_run_values_then_one_pass_equals_the_regex():
+    """The bulk path (texts over 100,000 characters) checks runs as find does."""
+    rng = random.Random(7)
+    values = [f"{rng.randint(1, 12)}/{rng.randint(1, 31)} - "
+              f"{rng.randint(1, 12)}/{rng.randint(1, 31)}" for _ in range(300)]
+    pieces = []
+    while sum(map(len, pieces)) < 120_000:
+        a, b, c, d = (rng.randint(1, 199) for _ in range(4))
+        pieces.append(rng.choice([f"bp {a}/{b}-{c}/{d}. ", f"{a % 12 + 1}/{b % 28 + 1}"
+                                  f"{rng.choice(['-', ' - ', ' to '])}"
+                                  f"{c % 12 + 1}/{d % 28 + 1} ", "stable. "]))
+    text = "".join(pieces)
+    found = SearchText(text).matches_all(values)
+    assert found == [_regex_spans(text, v) for v in values]
+    assert any(found) and not all(found)
 
 
 def test_a_header_plan_keeps_every_value_that_matches_in_order():
