@@ -29,7 +29,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -51,6 +51,9 @@ from deid_pipeline.tagger.features import (
     FEATURE_VERSION,
     FeatureEncoder,
     document_features,
+    own_clusters_only,
+    without_clusters,
+    without_identity,
 )
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
@@ -134,6 +137,11 @@ class TrainOptions:
     or ``random-o:P`` (every PHI token, each O token with probability P).
     ``augment``: each annotated non-synthetic note is also trained on this
     many times with its PHI replaced by surrogates (:mod:`.augment`).
+    ``clusters``: the Brown-cluster features trained on, ``all``, ``own``
+    (the token's path prefixes only) or ``none``; ``hide_copy_words``: the
+    copies' PHI words are unspelt (:func:`.features.without_identity`). Both
+    only remove features, so tagging needs no option: the decoder ignores
+    attributes a model does not know.
     """
 
     c1: float = 0.05
@@ -145,6 +153,8 @@ class TrainOptions:
     period: int = 10
     min_freq: float = 0.0
     augment: int = 0
+    clusters: str = "all"
+    hide_copy_words: bool = False
 
 
 def parse_sampling(spec: str) -> tuple[str, float]:
@@ -177,22 +187,34 @@ def _kept_runs(keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
         i = j
 
 
+CLUSTER_SETS = {"all": None, "own": own_clusters_only, "none": without_clusters}
+
+
 def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
-                       seed: int = 0) -> Iterator[tuple[list[list[str]], list[str]]]:
+                       seed: int = 0, clusters: str = "all",
+                       hide_words: Callable[[ClinicalDocument], bool] | None = None
+                       ) -> Iterator[tuple[list[list[str]], list[str]]]:
     """(features, BIO tags) sequences for CRFsuite, after sampling.
 
     Features are computed on the whole document first, so a sampled token
     keeps its real context. Sampled-out tokens split the document into
     separate sequences. The random draw of ``random-o`` is seeded per document
     (seed + doc id), so a document is sampled the same in every fold and run.
+    ``clusters`` names the cluster features kept (:data:`CLUSTER_SETS`); the
+    PHI words of a document ``hide_words`` accepts are unspelt.
     """
     kind, param = parse_sampling(sampling)
+    keep_clusters = CLUSTER_SETS[clusters]
     for doc in docs:
         tokens = tokenize(doc.text)
         if not tokens:
             continue
         feats = document_features(doc, tokens)
         tags = spans_to_bio(tokens, doc.gold)
+        if keep_clusters is not None:
+            feats = keep_clusters(feats)
+        if hide_words is not None and hide_words(doc):
+            feats = without_identity(feats, [t != OUTSIDE for t in tags])
         if kind == "none":
             yield feats, tags
             continue
@@ -275,13 +297,16 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     give the same model bytes (L-BFGS is deterministic, sampling is seeded).
     """
     started = time.monotonic()
+    hide_words = None
     if options.augment:
-        from deid_pipeline.tagger.augment import with_augmented_copies
+        from deid_pipeline.tagger.augment import is_copy, with_augmented_copies
 
         docs = list(with_augmented_copies(docs, options.augment, options.seed))
+        hide_words = is_copy if options.hide_copy_words else None
     trainer = _Trainer(progress)
     n_seq = n_tok = 0
-    for xseq, yseq in training_sequences(docs, options.sampling, options.seed):
+    for xseq, yseq in training_sequences(docs, options.sampling, options.seed,
+                                         options.clusters, hide_words):
         trainer.append(xseq, yseq)
         n_seq += 1
         n_tok += len(yseq)
@@ -512,6 +537,38 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
             confidences[t] = max(confidences[t], confidence)
 
 
+_NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+
+
+def _is_initial(tokens: Sequence[Token], t: int) -> bool:
+    """Token t is one capital letter with its full stop right after it (``G.``)."""
+    return (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1
+            and "A" <= tokens[t].text <= "Z" and tokens[t + 1].text == "."
+            and tokens[t + 1].start == tokens[t].end)
+
+
+def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
+                       confidences: list[float]) -> None:
+    """Mark the initial written against a marked name (``G. Johnson``, ``Anna S.``).
+
+    The model learns the initials of the corpus's doctors as strings (the
+    same few letters before the same surnames) and misses another letter
+    before another surname; an initial left in clear beside a redacted name
+    still narrows it down. The initial takes the name's kind and confidence.
+    """
+    for t, kind in enumerate(kinds):
+        if kind not in _NAME_KINDS:
+            continue
+        # "G. Johnson": the initial two tokens back, a blank or two after its stop;
+        # "Anna S.": the next token, a blank or two after the name.
+        for i, gap in ((t - 2, tokens[t].start - tokens[t - 1].end),
+                       (t + 1, tokens[min(t + 1, len(tokens) - 1)].start
+                        - tokens[t].end)):
+            if (1 <= gap <= 2 and kinds[i] is None and _is_initial(tokens, i)):
+                kinds[i] = kind
+                confidences[i] = confidences[t]
+
+
 # Days of the week are in no HIPAA category, yet stand where names and dates
 # do ("going home on MON", "?CABG FRIDAY 10/7"). "Sat" and "Sun" are left to
 # the model: they are also a verb and a surname.
@@ -709,6 +766,7 @@ class CrfDetector(Detector):
         if self.propagate:
             _propagate(tokens, kinds, confidences, posterior.viterbi)
         _widen_to_places(tokens, kinds, confidences)
+        _widen_to_initials(tokens, kinds, confidences)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):
