@@ -136,3 +136,26 @@ def test_when_copy_words_hidden_then_only_the_copies_lose_them_and_bytes_reprodu
     shown = train_model(docs, str(tmp_path / "c.crfsuite"),
                         dataclasses.replace(options, hide_copy_words=False), None)
     assert a.sha256 == b.sha256 != shown.sha256
+
+
+def test_when_rare_words_hidden_then_a_copys_rare_clinical_word_is_unspelt_too(
+        physionet_docs):
+    from deid_pipeline.tagger.augment import is_copy
+    from deid_pipeline.tagger.crf import training_sequences
+    from deid_pipeline.tokenizer import tokenize
+
+    doc = _annotated(physionet_docs, 1)[0]
+    copy = augmented_copy(doc, 1)
+    gold = [(s.start, s.end) for s in copy.gold]
+    word = next(t.text.lower() for t in tokenize(copy.text) if t.text.isalpha()
+                and len(t.text) > 3 and not any(a < t.end and t.start < b
+                                                for a, b in gold))
+    (_, _), (plain, _) = training_sequences([doc, copy], hide_words=is_copy)
+    (_, _), (rare, _) = training_sequences([doc, copy], hide_words=is_copy,
+                                           rare_words=frozenset({word}))
+    spelt = f"w={word}"
+    assert any(spelt in row for row in plain)
+    assert not any(spelt in row for row in rare)
+    original = next(training_sequences([doc], hide_words=is_copy,
+                                       rare_words=frozenset({word})))[0]
+    assert any(spelt in row for row in original)

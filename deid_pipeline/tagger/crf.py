@@ -29,6 +29,7 @@ import re
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -139,7 +140,9 @@ class TrainOptions:
     many times with its PHI replaced by surrogates (:mod:`.augment`).
     ``clusters``: the Brown-cluster features trained on, ``all``, ``own``
     (the token's path prefixes only) or ``none``; ``hide_copy_words``: the
-    copies' PHI words are unspelt (:func:`.features.without_identity`). Both
+    copies' PHI words are unspelt (:func:`.features.without_identity`), and
+    with ``hide_rare`` N > 0 also their words met at most N times in the
+    training documents that are not copies, so unspelt words are not all PHI. All three
     only remove features, so tagging needs no option: the decoder ignores
     attributes a model does not know.
     """
@@ -155,6 +158,7 @@ class TrainOptions:
     augment: int = 0
     clusters: str = "all"
     hide_copy_words: bool = False
+    hide_rare: int = 0
 
 
 def parse_sampling(spec: str) -> tuple[str, float]:
@@ -192,7 +196,8 @@ CLUSTER_SETS = {"all": None, "own": own_clusters_only, "none": without_clusters}
 
 def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
                        seed: int = 0, clusters: str = "all",
-                       hide_words: Callable[[ClinicalDocument], bool] | None = None
+                       hide_words: Callable[[ClinicalDocument], bool] | None = None,
+                       rare_words: frozenset[str] = frozenset()
                        ) -> Iterator[tuple[list[list[str]], list[str]]]:
     """(features, BIO tags) sequences for CRFsuite, after sampling.
 
@@ -201,7 +206,8 @@ def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
     separate sequences. The random draw of ``random-o`` is seeded per document
     (seed + doc id), so a document is sampled the same in every fold and run.
     ``clusters`` names the cluster features kept (:data:`CLUSTER_SETS`); the
-    PHI words of a document ``hide_words`` accepts are unspelt.
+    PHI words of a document ``hide_words`` accepts are unspelt, and its
+    ``rare_words`` (lower case) too.
     """
     kind, param = parse_sampling(sampling)
     keep_clusters = CLUSTER_SETS[clusters]
@@ -214,7 +220,9 @@ def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
         if keep_clusters is not None:
             feats = keep_clusters(feats)
         if hide_words is not None and hide_words(doc):
-            feats = without_identity(feats, [t != OUTSIDE for t in tags])
+            feats = without_identity(feats, [
+                tag != OUTSIDE or tok.text.lower() in rare_words
+                for tok, tag in zip(tokens, tags)])
         if kind == "none":
             yield feats, tags
             continue
@@ -288,6 +296,15 @@ class TrainResult:
     size: int
 
 
+def _rare_words(docs: Sequence[ClinicalDocument], most: int) -> frozenset[str]:
+    """Lower-cased letter words met at most ``most`` times in ``docs`` (0: none)."""
+    if most <= 0:
+        return frozenset()
+    counts = Counter(t.text.lower() for doc in docs for t in tokenize(doc.text)
+                     if t.text.isalpha())
+    return frozenset(w for w, n in counts.items() if n <= most)
+
+
 def train_model(docs: Sequence[ClinicalDocument], output: str,
                 options: TrainOptions = TrainOptions(),
                 progress: TextIO | None = sys.stderr) -> TrainResult:
@@ -303,10 +320,14 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
 
         docs = list(with_augmented_copies(docs, options.augment, options.seed))
         hide_words = is_copy if options.hide_copy_words else None
+    rare = frozenset()
+    if hide_words is not None:
+        # Counted in the notes, not the copies: a copy repeats its note's words.
+        rare = _rare_words([d for d in docs if not hide_words(d)], options.hide_rare)
     trainer = _Trainer(progress)
     n_seq = n_tok = 0
     for xseq, yseq in training_sequences(docs, options.sampling, options.seed,
-                                         options.clusters, hide_words):
+                                         options.clusters, hide_words, rare):
         trainer.append(xseq, yseq)
         n_seq += 1
         n_tok += len(yseq)
