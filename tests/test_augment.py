@@ -104,3 +104,58 @@ def test_when_note_copied_then_names_and_places_come_from_the_training_half(
                     checked += 1
                     assert half_of(word) is PoolHalf.TRAINING
     assert checked > 100
+
+
+def test_copies_are_told_from_their_notes_by_id(physionet_docs):
+    from deid_pipeline.tagger.augment import is_copy
+
+    doc = _annotated(physionet_docs, 1)[0]
+    assert is_copy(augmented_copy(doc, 2)) and not is_copy(doc)
+    assert not is_copy(dataclasses.replace(doc, doc_id="#aug3"))
+    assert not is_copy(dataclasses.replace(doc, doc_id=f"{doc.doc_id}#augx"))
+
+
+def test_when_copy_words_hidden_then_only_the_copies_lose_them_and_bytes_reproduce(
+        physionet_docs, tmp_path):
+    from deid_pipeline.tagger.augment import is_copy
+    from deid_pipeline.tagger.crf import training_sequences
+
+    docs = _annotated(physionet_docs, 12)
+    both = list(with_augmented_copies(docs[:2], 1))
+    plain = list(training_sequences(both))
+    hidden = list(training_sequences(both, hide_words=is_copy))
+    assert plain[:2] == hidden[:2]
+    for (feats, tags), (kept, _) in zip(plain[2:], hidden[2:]):
+        phi = [i for i, t in enumerate(tags) if t != "O"]
+        assert phi and all(any(f.startswith("w=") for f in feats[i]) for i in phi)
+        assert not any(f.startswith(("w=", "p3=")) for i in phi for f in kept[i])
+        assert sum(map(len, kept)) < sum(map(len, feats))
+    options = TrainOptions(max_iterations=5, augment=1, hide_copy_words=True)
+    a = train_model(docs, str(tmp_path / "a.crfsuite"), options, progress=None)
+    b = train_model(docs, str(tmp_path / "b.crfsuite"), options, progress=None)
+    shown = train_model(docs, str(tmp_path / "c.crfsuite"),
+                        dataclasses.replace(options, hide_copy_words=False), None)
+    assert a.sha256 == b.sha256 != shown.sha256
+
+
+def test_when_rare_words_hidden_then_a_copys_rare_clinical_word_is_unspelt_too(
+        physionet_docs):
+    from deid_pipeline.tagger.augment import is_copy
+    from deid_pipeline.tagger.crf import training_sequences
+    from deid_pipeline.tokenizer import tokenize
+
+    doc = _annotated(physionet_docs, 1)[0]
+    copy = augmented_copy(doc, 1)
+    gold = [(s.start, s.end) for s in copy.gold]
+    word = next(t.text.lower() for t in tokenize(copy.text) if t.text.isalpha()
+                and len(t.text) > 3 and not any(a < t.end and t.start < b
+                                                for a, b in gold))
+    (_, _), (plain, _) = training_sequences([doc, copy], hide_words=is_copy)
+    (_, _), (rare, _) = training_sequences([doc, copy], hide_words=is_copy,
+                                           rare_words=frozenset({word}))
+    spelt = f"w={word}"
+    assert any(spelt in row for row in plain)
+    assert not any(spelt in row for row in rare)
+    original = next(training_sequences([doc], hide_words=is_copy,
+                                       rare_words=frozenset({word})))[0]
+    assert any(spelt in row for row in original)

@@ -23,6 +23,7 @@ from deid_pipeline.tagger.crf import (
     _drop_weekdays,
     _propagate,
     _short_date_lookalike,
+    _widen_to_initials,
     _widen_to_places,
     _without_facility_noun,
     bio_to_spans,
@@ -379,6 +380,28 @@ def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     kinds = [None] * len(tokens)
     _widen_to_places(tokens, kinds, confidences)  # nothing marked: nothing widened
     assert kinds == [None] * len(tokens)
+
+
+@pytest.mark.parametrize("text,name,expected", [
+    ("INR 6.0. G. JOHNSON AWARE.", "JOHNSON", ["G", "JOHNSON"]),
+    ("seen by Anna S. at noon", "Anna", ["Anna", "S"]),
+    ("Dr. K.  Fletcher in", "Fletcher", ["K", "Fletcher"]),
+    ("Hepatitis B.Smith aware", "Smith", ["Smith"]),       # no blank after the stop
+    ("I. Smith aware", "aware", ["aware"]),                 # not a name kind
+    ("Smith a. fib", "Smith", ["Smith"]),                  # not a capital
+    ("Smith\n\n\nA. fib", "Smith", ["Smith"]),            # not beside it
+])
+def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected):
+    tokens = tuple(tokenize(text))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [None] * len(tokens)
+    confidences = [0.1] * len(tokens)
+    at = words.index(name)
+    kinds[at] = "ORGANIZATION" if name == "aware" else "DOCTOR"
+    confidences[at] = 0.7
+    _widen_to_initials(tokens, kinds, confidences)
+    assert [w for w, k in zip(words, kinds) if k is not None] == expected
+    assert {c for c, k in zip(confidences, kinds) if k is not None} == {0.7}
 
 
 @pytest.mark.parametrize("value,label,expected", [

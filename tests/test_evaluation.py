@@ -181,6 +181,22 @@ def test_when_evaluate_options_bad_then_exit_2(tmp_path, capsys):
         assert args.func(args) == 2
 
 
+def test_train_options_name_the_cluster_features_and_the_hidden_words():
+    from deid_pipeline.tagger.crf import TrainOptions
+    from deid_pipeline.tagger.training import train_options_from_args
+
+    base = ["train", "--corpus", "synthetic:8", "--output", "m.crfsuite"]
+    options = train_options_from_args(_parser().parse_args(
+        [*base, "--clusters", "own", "--hide-copy-words", "--hide-rare", "2"]))
+    assert (options.clusters, options.hide_copy_words, options.hide_rare) == (
+        "own", True, 2)
+    assert train_options_from_args(_parser().parse_args(base)) == TrainOptions()
+    with pytest.raises(ValueError):
+        train_options_from_args(_parser().parse_args([*base, "--hide-rare", "-1"]))
+    with pytest.raises(SystemExit):
+        _parser().parse_args([*base, "--clusters", "some"])
+
+
 def test_when_train_command_then_model_written_and_reproducible(tmp_path, capsys):
     outs = []
     for name in ("a", "b"):

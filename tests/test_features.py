@@ -299,3 +299,39 @@ def test_when_cluster_attributes_all_weighted_then_a_model_stays_under_25_mb():
     added = sum(len(a) + 32 + 24 * labels for a in attributes)
     assert 1_000 < len(attributes) < 10_000
     assert os.path.getsize(DEFAULT_MODEL_PATH) + added < 25 * 1024 * 1024
+
+
+def test_when_a_name_is_hidden_then_no_feature_spells_it_but_shape_and_context_stay():
+    from deid_pipeline.tagger.features import without_identity
+
+    text = "Seen by Dr. Smith today at noon."
+    tokens = tokenize(text)
+    feats = document_features(ClinicalDocument("t", text, "test"), tokens)
+    hidden = [t.text == "Smith" for t in tokens]
+    out = without_identity(feats, hidden)
+    assert not any("smith" in f for row in out for f in row)
+    at = hidden.index(True)
+    assert {"sh=Xxxxx", "INITCAPS", "lx=ln1", "-2w=dr", "1w=today"} <= set(out[at])
+    assert "bc4=" + "".join(f for f in feats[at] if f.startswith("bc="))[3:7] in out[at]
+    # the neighbours keep the name's shape and lexicon classes as context
+    assert {"-1s=Xx", "-1L=" + next(f[2:] for f in feats[at] if f.startswith("L="))
+            } <= set(out[at + 1])
+    assert not any(f.startswith(("p1=", "s1=", "bc=")) for f in out[at])
+    # what does not spell the name is untouched, in order
+    others = [i for i in range(len(feats)) if i != at]
+    assert [[f for f in feats[i] if "smith" not in f] for i in others] == [
+        out[i] for i in others]
+
+
+def test_cluster_subsets_keep_the_tokens_own_prefixes_or_none():
+    from deid_pipeline.tagger.features import own_clusters_only, without_clusters
+
+    text = "lives in Boston with wife"
+    feats = document_features(text)
+    own, none = own_clusters_only(feats), without_clusters(feats)
+    at = [t.text for t in tokenize(text)].index("Boston")
+    assert {f.split("=")[0] for f in feats[at] if "bc" in f} >= {
+        "bc4", "bc6", "bc10", "bc", "-1bc6", "1bc10"}
+    assert {f.split("=")[0] for f in own[at] if "bc" in f} == {"bc4", "bc6", "bc10"}
+    assert not any("bc" in f for row in none for f in row)
+    assert [[f for f in row if "bc" not in f] for row in feats] == none

@@ -35,6 +35,9 @@ CASE_STYLES = ("original", "upper", "lower", "title")
 # Ages are reckoned from a fixed year so a copy does not change with the date.
 _AS_OF_YEAR = 2000
 
+# A copy's doc id is its note's followed by this and the copy number.
+_COPY_MARK = "#aug"
+
 
 def _in_style(value: str, original: str, style: str) -> str:
     """``value`` in ``style``; ``original`` decides the case of ``original`` style."""
@@ -92,7 +95,13 @@ def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
     key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
     style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
     return replaced_copy(doc, key, style, PoolHalf.TRAINING,
-                         f"{doc.doc_id}#aug{copy}")
+                         f"{doc.doc_id}{_COPY_MARK}{copy}")
+
+
+def is_copy(doc: ClinicalDocument) -> bool:
+    """Whether ``doc`` is a training copy made by :func:`augmented_copy`."""
+    head, mark, number = doc.doc_id.rpartition(_COPY_MARK)
+    return bool(head and mark and number.isdigit())
 
 
 def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,

@@ -29,7 +29,8 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -58,6 +59,9 @@ from deid_pipeline.tagger.features import (
     FEATURE_VERSION,
     FeatureEncoder,
     document_features,
+    own_clusters_only,
+    without_clusters,
+    without_identity,
 )
 from deid_pipeline.tagger.model_metadata import append_metadata, read_metadata
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
@@ -145,6 +149,13 @@ class TrainOptions:
     or ``random-o:P`` (every PHI token, each O token with probability P).
     ``augment``: each annotated non-synthetic note is also trained on this
     many times with its PHI replaced by surrogates (:mod:`.augment`).
+    ``clusters``: the Brown-cluster features trained on, ``all``, ``own``
+    (the token's path prefixes only) or ``none``; ``hide_copy_words``: the
+    copies' PHI words are unspelt (:func:`.features.without_identity`), and
+    with ``hide_rare`` N > 0 also their words met at most N times in the
+    training documents that are not copies, so unspelt words are not all PHI. All three
+    only remove features, so tagging needs no option: the decoder ignores
+    attributes a model does not know.
     """
 
     c1: float = 0.05
@@ -156,6 +167,9 @@ class TrainOptions:
     period: int = 10
     min_freq: float = 0.0
     augment: int = 0
+    clusters: str = "all"
+    hide_copy_words: bool = False
+    hide_rare: int = 0
 
 
 def parse_sampling(spec: str) -> tuple[str, float]:
@@ -188,8 +202,13 @@ def _kept_runs(keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
         i = j
 
 
+CLUSTER_SETS = {"all": None, "own": own_clusters_only, "none": without_clusters}
+
+
 def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
-                       seed: int = 0, language: str = "en"
+                       seed: int = 0, language: str = "en", clusters: str = "all",
+                       hide_words: Callable[[ClinicalDocument], bool] | None = None,
+                       rare_words: frozenset[str] = frozenset()
                        ) -> Iterator[tuple[list[list[str]], list[str]]]:
     """(features, BIO tags) sequences for CRFsuite, after sampling.
 
@@ -197,16 +216,26 @@ def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
     keeps its real context. Sampled-out tokens split the document into
     separate sequences. The random draw of ``random-o`` is seeded per document
     (seed + doc id), so a document is sampled the same in every fold and run.
+    ``clusters`` names the cluster features kept (:data:`CLUSTER_SETS`); the
+    PHI words of a document ``hide_words`` accepts are unspelt, and its
+    ``rare_words`` (lower case) too.
     """
     kind, param = parse_sampling(sampling)
     features = (document_features if language == "en"
                 else languages.feature_function(language))
+    keep_clusters = CLUSTER_SETS[clusters]
     for doc in docs:
         tokens = tokenize(doc.text)
         if not tokens:
             continue
         feats = features(doc, tokens)
         tags = spans_to_bio(tokens, doc.gold)
+        if keep_clusters is not None:
+            feats = keep_clusters(feats)
+        if hide_words is not None and hide_words(doc):
+            feats = without_identity(feats, [
+                tag != OUTSIDE or tok.text.lower() in rare_words
+                for tok, tag in zip(tokens, tags)])
         if kind == "none":
             yield feats, tags
             continue
@@ -280,6 +309,15 @@ class TrainResult:
     size: int
 
 
+def _rare_words(docs: Sequence[ClinicalDocument], most: int) -> frozenset[str]:
+    """Lower-cased letter words met at most ``most`` times in ``docs`` (0: none)."""
+    if most <= 0:
+        return frozenset()
+    counts = Counter(t.text.lower() for doc in docs for t in tokenize(doc.text)
+                     if t.text.isalpha())
+    return frozenset(w for w, n in counts.items() if n <= most)
+
+
 def train_model(docs: Sequence[ClinicalDocument], output: str,
                 options: TrainOptions = TrainOptions(),
                 progress: TextIO | None = sys.stderr, language: str = "en",
@@ -295,14 +333,21 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     has no trailer, as before.
     """
     started = time.monotonic()
+    hide_words = None
     if options.augment:
-        from deid_pipeline.tagger.augment import with_augmented_copies
+        from deid_pipeline.tagger.augment import is_copy, with_augmented_copies
 
         docs = list(with_augmented_copies(docs, options.augment, options.seed))
+        hide_words = is_copy if options.hide_copy_words else None
+    rare = frozenset()
+    if hide_words is not None:
+        # Counted in the notes, not the copies: a copy repeats its note's words.
+        rare = _rare_words([d for d in docs if not hide_words(d)], options.hide_rare)
     trainer = _Trainer(progress)
     n_seq = n_tok = 0
     for xseq, yseq in training_sequences(docs, options.sampling, options.seed,
-                                         language):
+                                         language, options.clusters, hide_words,
+                                         rare):
         trainer.append(xseq, yseq)
         n_seq += 1
         n_tok += len(yseq)
@@ -564,6 +609,38 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
             confidences[t] = max(confidences[t], confidence)
 
 
+_NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+
+
+def _is_initial(tokens: Sequence[Token], t: int) -> bool:
+    """Token t is one capital letter with its full stop right after it (``G.``)."""
+    return (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1
+            and "A" <= tokens[t].text <= "Z" and tokens[t + 1].text == "."
+            and tokens[t + 1].start == tokens[t].end)
+
+
+def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
+                       confidences: list[float]) -> None:
+    """Mark the initial written against a marked name (``G. Johnson``, ``Anna S.``).
+
+    The model learns the initials of the corpus's doctors as strings (the
+    same few letters before the same surnames) and misses another letter
+    before another surname; an initial left in clear beside a redacted name
+    still narrows it down. The initial takes the name's kind and confidence.
+    """
+    for t, kind in enumerate(kinds):
+        if kind not in _NAME_KINDS:
+            continue
+        # "G. Johnson": the initial two tokens back, a blank or two after its stop;
+        # "Anna S.": the next token, a blank or two after the name.
+        for i, gap in ((t - 2, tokens[t].start - tokens[t - 1].end),
+                       (t + 1, tokens[min(t + 1, len(tokens) - 1)].start
+                        - tokens[t].end)):
+            if (1 <= gap <= 2 and kinds[i] is None and _is_initial(tokens, i)):
+                kinds[i] = kind
+                confidences[i] = confidences[t]
+
+
 # Days of the week are in no HIPAA category, yet stand where names and dates
 # do ("going home on MON", "?CABG FRIDAY 10/7"). "Sat" and "Sun" are left to
 # the model: they are also a verb and a surname.
@@ -763,6 +840,7 @@ class CrfDetector(Detector):
             if self.propagate:
                 _propagate(tokens, kinds, confidences, posterior.viterbi)
             _widen_to_places(tokens, kinds, confidences)
+            _widen_to_initials(tokens, kinds, confidences)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):

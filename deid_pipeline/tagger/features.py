@@ -551,6 +551,52 @@ def document_features(doc: ClinicalDocument | str,
              *p4[i], *extras[i], before[i], after[i]] for i in range(n)]
 
 
+# Features that spell a token's word itself (its lower-cased text, affixes,
+# whole cluster path), as opposed to its shape, case, lexicon classes and
+# coarse clusters, which an unseen name shares with the names of training.
+_IDENTITY = ("w=", "p1=", "p2=", "p3=", "p4=", "s1=", "s2=", "s3=", "s4=", "bc=")
+# Cluster features the ``own`` subset drops: the whole path and the neighbours'.
+_CLUSTER_CONTEXT = tuple(f"{off}bc" for off in (-1, 1))
+
+
+def without_identity(features: list[list[str]], hidden: Sequence[bool]
+                     ) -> list[list[str]]:
+    """``features`` with the words of ``hidden`` tokens unspelt everywhere.
+
+    A training copy's surrogate names are one draw of strings among
+    millions; a model that learns them learns nothing a new patient's name
+    shares. Without them (in the token's own features, as its neighbours'
+    context word and in every bigram that holds it) only the name's shape,
+    case, lexicon classes, coarse clusters and context remain, which is all a
+    model has at a name it never met: the copies train for that case.
+    """
+    n = len(features)
+    drop: list[set[str]] = [set() for _ in range(n)]
+    for i in (i for i, h in enumerate(hidden) if h):
+        drop[i].update((*_IDENTITY, _BEFORE, _AFTER))
+        for off in _OFFSETS:
+            if 0 <= i - off < n:
+                drop[i - off].add(f"{off}w=")
+        if i + 1 < n:
+            drop[i + 1].add(_BEFORE)
+        if i > 0:
+            drop[i - 1].add(_AFTER)
+    return [[f for f in feats if not f.startswith(tuple(d))] if d else feats
+            for feats, d in zip(features, drop)]
+
+
+def own_clusters_only(features: list[list[str]]) -> list[list[str]]:
+    """``features`` without the whole cluster path and the neighbours' clusters."""
+    drop = ("bc=", *_CLUSTER_CONTEXT)
+    return [[f for f in feats if not f.startswith(drop)] for feats in features]
+
+
+def without_clusters(features: list[list[str]]) -> list[list[str]]:
+    """``features`` without any Brown-cluster feature (FEATURE_VERSION 1's set)."""
+    drop = ("bc", *_CLUSTER_CONTEXT)
+    return [[f for f in feats if not f.startswith(drop)] for feats in features]
+
+
 # A token's bigrams: ``b-=`` with the previous lower-cased word, ``b+=`` with
 # the next, joined by ``|``; past either end of the document, <S> and </S>.
 _BEFORE, _AFTER, _JOIN = "b-=", "b+=", "|"

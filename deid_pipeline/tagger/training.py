@@ -70,6 +70,17 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
                        help="also train on K copies of each annotated note with "
                        "its PHI replaced by keyed surrogates in varied case "
                        "(default: %(default)s)")
+    group.add_argument("--clusters", default=defaults.clusters,
+                       choices=("all", "own", "none"),
+                       help="Brown-cluster features trained on: all, own (the "
+                       "token's path prefixes only) or none (default: %(default)s)")
+    group.add_argument("--hide-copy-words", action="store_true",
+                       help="train the --augment copies without their PHI words "
+                       "(word, affixes, whole cluster path, as context and in "
+                       "bigrams): shape, classes and context only")
+    group.add_argument("--hide-rare", type=int, default=defaults.hide_rare, metavar="N",
+                       help="with --hide-copy-words, also hide the copies' words met "
+                       "at most N times in the notes (default: %(default)s)")
     group.add_argument("--seed", type=int, default=defaults.seed,
                        help="seed of random-o sampling and synthetic:N corpora "
                        "(default: %(default)s)")
@@ -111,10 +122,14 @@ def train_options_from_args(args: argparse.Namespace):
     from deid_pipeline.tagger.crf import TrainOptions, parse_sampling
 
     parse_sampling(args.sampling)
-    if args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1 or args.augment < 0:
-        raise ValueError("--c1/--c2/--augment must be >= 0 and --max-iterations >= 1")
+    if (args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1 or args.augment < 0
+            or args.hide_rare < 0):
+        raise ValueError("--c1/--c2/--augment/--hide-rare must be >= 0 and "
+                         "--max-iterations >= 1")
     return TrainOptions(c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
-                        sampling=args.sampling, seed=args.seed, augment=args.augment)
+                        sampling=args.sampling, seed=args.seed, augment=args.augment,
+                        clusters=args.clusters, hide_copy_words=args.hide_copy_words,
+                        hide_rare=args.hide_rare)
 
 
 def run_train(args: argparse.Namespace) -> int:
