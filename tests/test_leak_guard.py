@@ -411,3 +411,21 @@ def test_when_checking_boundaries_then_str_predicates_equal_regex_classes():
         ch for ch in _ALL_CHARS if ch.isspace())
     assert "".join(re.findall(r"\d", _ALL_CHARS)) == "".join(
         ch for ch in _ALL_CHARS if ch.isdecimal())
+
+
+def test_when_regions_overlap_or_come_unsorted_then_near_is_their_union():
+    from deid_pipeline.leak_guard import _Written
+
+    rng = random.Random(3)
+    for _ in range(300):
+        pairs = [(a, a + rng.randint(1, 6)) for a in
+                 (rng.randint(0, 40) for _ in range(rng.randint(0, 8)))]
+        covered = {i for s, e in pairs for i in range(s, e)}
+        for written in (_Written(pairs), _Written(iter(sorted(pairs)))):
+            for _ in range(10):
+                start = rng.randint(0, 45)
+                end = start + rng.randint(1, 8)
+                near = written.near(start, end)
+                got = {i for s, e in near for i in range(max(s, start), min(e, end))}
+                assert got == {i for i in covered if start <= i < end}
+                assert near == sorted(near)
