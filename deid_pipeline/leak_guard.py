@@ -250,7 +250,7 @@ class SearchText:
         if len(self.text) <= BULK_CHARS:
             return [[] if n is None else self.find(n) for n in needles]
         words = [n for n in needles if n is not None and not n.digits and n.words]
-        at_word: dict[str, list[int]] = {}
+        at_word: dict[str, Sequence[int]] = {}
         if words:
             self._fold()
             words = [n for n in words if self._words.issuperset(n.whole)]
@@ -276,7 +276,7 @@ class SearchText:
                 found.append(self.find(needle))
         return found
 
-    def _first_words(self, keys: set[str]) -> dict[str, list[int]]:
+    def _first_words(self, keys: set[str]) -> dict[str, Sequence[int]]:
         r"""Where each :func:`_bounded` first word may start a match, in order.
 
         Searched in the folded text with every non-word character made
@@ -287,16 +287,16 @@ class SearchText:
         """
         folded = self._folded or ""
         bounded = "\0" + _NOT_WORD.sub("\0", folded) + "\0"
-        found: dict[str, list[int]] = {}
+        found: dict[str, Sequence[int]] = {}
         for key, starts in _starts(bounded, keys).items():
             # ``bounded[i]`` is ``folded[i - 1]``; a leading \0 is no letter.
             if key.startswith("\0"):
                 found[key] = starts
             else:
-                found[key] = [i - 1 for i in starts if i]
+                found[key] = array("q", (i - 1 for i in starts if i))
         return found
 
-    def _anchored(self, needle: _Needle, at_word: dict[str, list[int]]
+    def _anchored(self, needle: _Needle, at_word: dict[str, Sequence[int]]
                   ) -> list[int]:
         """Where a match of ``needle`` may start, from its rarest whole word.
 
@@ -510,11 +510,13 @@ def _found_at(text: str, sub: str) -> Iterator[int]:
         at = text.find(sub, at + 1)
 
 
-def _starts(text: str, keys: set[str]) -> dict[str, list[int]]:
+def _starts(text: str, keys: set[str]) -> dict[str, Sequence[int]]:
     """Every place each of ``keys`` starts in ``text`` (overlaps included), in order.
 
     One pass of an Aho-Corasick automaton over the text, whatever the number
-    of keys: time linear in the text plus the places found.
+    of keys: time linear in the text plus the places found. The places are
+    machine integers (8 bytes a place, 36 as a list of Python ints): a long
+    document's values occur millions of times.
     """
     keys.discard("")
     if not keys:
@@ -523,9 +525,12 @@ def _starts(text: str, keys: set[str]) -> dict[str, list[int]]:
     for key in keys:
         automaton.add_word(key, key)
     automaton.make_automaton()
-    starts: dict[str, list[int]] = {}
+    starts: dict[str, array] = {}
     for end, key in automaton.iter(text):
-        starts.setdefault(key, []).append(end - len(key) + 1)
+        places = starts.get(key)
+        if places is None:
+            places = starts[key] = array("q")
+        places.append(end - len(key) + 1)
     return starts
 
 
