@@ -7,6 +7,7 @@ a value found once is marked wherever else it occurs in the document.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -58,6 +59,22 @@ def years_as_dates(text: str, spans: Iterable[PhiSpan]) -> list[PhiSpan]:
     return out
 
 
+def _merged(group: list[PhiSpan]) -> PhiSpan:
+    """One span for a group of overlapping spans (see :func:`merge_spans`)."""
+    if len(group) == 1:
+        return group[0]
+    best = min(group, key=_priority)
+    sources = sorted({s.source for s in group})
+    confidences = [s.confidence for s in group if s.confidence is not None]
+    return PhiSpan(
+        start=min(s.start for s in group),
+        end=max(s.end for s in group),
+        label=best.label,
+        source="+".join(sources),
+        confidence=max(confidences) if confidences else None,
+    )
+
+
 def merge_spans(spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
     """Union overlapping spans; the result is sorted and non-overlapping.
 
@@ -65,33 +82,22 @@ def merge_spans(spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
     detectors of all members as its source (``+``-joined) and the highest
     member confidence, since any member alone would have been redacted.
     """
-    ordered = sorted(spans, key=lambda s: (s.start, s.end))
-    groups: list[list[PhiSpan]] = []
+    # Each group is merged as soon as it ends: a long document has a million
+    # spans, and a list per group for all of them at once was a copy too many.
+    merged: list[PhiSpan] = []
+    group: list[PhiSpan] = []
     group_end = -1
-    for span in ordered:
-        if groups and span.start < group_end:
-            groups[-1].append(span)
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        if group and span.start < group_end:
+            group.append(span)
             group_end = max(group_end, span.end)
         else:
-            groups.append([span])
+            if group:
+                merged.append(_merged(group))
+            group = [span]
             group_end = span.end
-    merged = []
-    for group in groups:
-        if len(group) == 1:
-            merged.append(group[0])
-            continue
-        best = min(group, key=_priority)
-        sources = sorted({s.source for s in group})
-        confidences = [s.confidence for s in group if s.confidence is not None]
-        merged.append(
-            PhiSpan(
-                start=min(s.start for s in group),
-                end=max(s.end for s in group),
-                label=best.label,
-                source="+".join(sources),
-                confidence=max(confidences) if confidences else None,
-            )
-        )
+    if group:
+        merged.append(_merged(group))
     return tuple(merged)
 
 
@@ -157,4 +163,4 @@ def reconcile(text: str, spans: Iterable[PhiSpan],
     """Every detector's spans plus all other occurrences of their values, merged."""
     merged = merge_spans(years_as_dates(text, spans))
     extra = other_occurrences(text, merged, dictionary)
-    return merge_spans([*merged, *extra]) if extra else merged
+    return merge_spans(itertools.chain(merged, extra)) if extra else merged
