@@ -105,6 +105,7 @@ def test_when_run_on_a_dev_case_then_site_labels_and_surrogates_by_category(
 def test_when_span_scores_then_they_are_the_official_scorers():
     # Gold: two name parts and a date; system: the name whole (merged match),
     # the date with the wrong label (subtask 2 only) and one false positive.
+    load_label_map("meddocan")  # its labels valid in spans, whatever ran before
     text = "Nombre: Ernesto Rivera. Fecha: 03/03/1946. Sexo: H."
     gold = (PhiSpan(8, 15, "NOMBRE_SUJETO_ASISTENCIA", "gold"),
             PhiSpan(16, 22, "NOMBRE_SUJETO_ASISTENCIA", "gold"),
