@@ -220,7 +220,12 @@ class SearchText:
 
     def matches_all(self, values: Sequence[str]) -> list[list[tuple[int, int]]]:
         """:meth:`matches` of each value (see :meth:`find_all`)."""
-        return self.find_all([_needle(value) for value in values])
+        return list(self.iter_matches(values))
+
+    def iter_matches(self, values: Sequence[str]
+                     ) -> Iterator[list[tuple[int, int]]]:
+        """:meth:`matches_all` one value at a time, so the caller can keep less."""
+        return self.iter_find([_needle(value) for value in values])
 
     def matches(self, value: str) -> list[tuple[int, int]]:
         """(start, end) of every non-overlapping match of ``value``, in order."""
@@ -237,6 +242,11 @@ class SearchText:
 
     def find_all(self, needles: Sequence[_Needle | None]
                  ) -> list[list[tuple[int, int]]]:
+        """:meth:`find` of each needle (see :meth:`iter_find`)."""
+        return list(self.iter_find(needles))
+
+    def iter_find(self, needles: Sequence[_Needle | None]
+                  ) -> Iterator[list[tuple[int, int]]]:
         """:meth:`find` of each needle (None: no matches), in one pass if long.
 
         On a short text each needle is found on its own. On a text over
@@ -248,7 +258,9 @@ class SearchText:
         :meth:`find`, so the matches are the same.
         """
         if len(self.text) <= BULK_CHARS:
-            return [[] if n is None else self.find(n) for n in needles]
+            for n in needles:
+                yield [] if n is None else self.find(n)
+            return
         words = [n for n in needles if n is not None and not n.digits and n.words]
         at_word: dict[str, Sequence[int]] = {}
         if words:
@@ -258,23 +270,20 @@ class SearchText:
                 {key for n in words for key in _anchor_keys(n)})
         digits = {n.digits for n in needles if n is not None and n.digits}
         at_digits = _starts(self._squeezed_text(), digits) if digits else {}
-        found = []
         progress = process_progress(DOCUMENT_PROGRESS)
         for k, needle in enumerate(needles, 1):
             if not k % _PROGRESS_VALUES:
                 # Hundreds of thousands of values: say how far (a count).
                 progress.add(values_searched=_PROGRESS_VALUES)
             if needle is None:
-                found.append([])
+                yield []
             elif needle.digits:
-                found.append(self._digit_matches(
-                    needle.digits, at_digits.get(needle.digits, ()), needle.groups))
+                yield self._digit_matches(
+                    needle.digits, at_digits.get(needle.digits, ()), needle.groups)
             elif needle.words:
-                found.append(self._word_matches(needle,
-                                                self._anchored(needle, at_word)))
+                yield self._word_matches(needle, self._anchored(needle, at_word))
             else:
-                found.append(self.find(needle))
-        return found
+                yield self.find(needle)
 
     def _first_words(self, keys: set[str]) -> dict[str, Sequence[int]]:
         r"""Where each :func:`_bounded` first word may start a match, in order.
