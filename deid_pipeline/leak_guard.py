@@ -191,6 +191,17 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def offsets(length: int) -> array:
+    """An empty array for places in a text of ``length`` characters.
+
+    Four bytes a place while they fit (any text under 4 GiB characters, so
+    every file ``--max-file-bytes`` lets through by default): a document of
+    40,000 notes holds millions of places, at eight bytes each a few hundred
+    MB at the guard's peak.
+    """
+    return array("I" if length < 2**32 else "q")
+
+
 class SearchText:
     """One text prepared for searching many PHI values in it.
 
@@ -302,7 +313,8 @@ class SearchText:
             if key.startswith("\0"):
                 found[key] = starts
             else:
-                found[key] = array("q", (i - 1 for i in starts if i))
+                found[key] = offsets(len(folded))
+                found[key].extend(i - 1 for i in starts if i)
         return found
 
     def _anchored(self, needle: _Needle, at_word: dict[str, Sequence[int]]
@@ -449,7 +461,7 @@ class SearchText:
             # (there is one: the digits were found). Machine integers: a run
             # is about a word, and a 35 MB text's millions of them as lists of
             # (start, end) tuples took 700 MB.
-            origins, run_starts = array("q"), array("q")
+            origins, run_starts = offsets(len(text)), offsets(len(text))
             squeezed_at = 0
             for m in _NOT_GAPS.finditer(text):
                 a, b = m.span()
@@ -538,7 +550,7 @@ def _starts(text: str, keys: set[str]) -> dict[str, Sequence[int]]:
     for end, key in automaton.iter(text):
         places = starts.get(key)
         if places is None:
-            places = starts[key] = array("q")
+            places = starts[key] = offsets(len(text))
         places.append(end - len(key) + 1)
     return starts
 
@@ -590,7 +602,7 @@ def _find_leaks(
             seen.add(key)
             if needle is not None:
                 todo.append((label, needle))
-    written = _Written(regions)
+    written = _Written(regions, len(text))
     found: Counter = Counter()
     for (label, needle), matches in zip(
             todo, search.find_all([n for _, n in todo]), strict=True):
@@ -611,10 +623,11 @@ class _Written:
 
     __slots__ = ("starts", "ends")
 
-    def __init__(self, regions: Iterable[tuple[int, int]]) -> None:
+    def __init__(self, regions: Iterable[tuple[int, int]], length: int = 0) -> None:
+        """``length``: of the text the regions are in (0: not known, 8 bytes each)."""
         if not isinstance(regions, Iterator):
             regions = iter(sorted(regions))  # a caller's list; written_regions: sorted
-        self.starts, self.ends = array("q"), array("q")
+        self.starts, self.ends = offsets(length or 2**32), offsets(length or 2**32)
         for s, e in regions:
             if self.starts and s < self.ends[-1]:
                 self.ends[-1] = max(e, self.ends[-1])

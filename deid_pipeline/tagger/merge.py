@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from deid_pipeline.leak_guard import SearchText, header_values, policy_keeps
+from deid_pipeline.leak_guard import SearchText, header_values, offsets, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
 from deid_pipeline.policy import Policy
 
@@ -140,10 +140,11 @@ class Occurrences:
     at a time, in text order, as the merge reads them.
     """
 
-    def __init__(self) -> None:
-        self._starts = array("q")
-        self._ends = array("q")
-        self._values = array("q")
+    def __init__(self, length: int = 0) -> None:
+        """``length``: of the text searched (0: not known, 8 bytes a place)."""
+        self._starts = offsets(length or 2**32)
+        self._ends = offsets(length or 2**32)
+        self._values = array("I")
         self._kinds: list[tuple[str, float | None]] = []
 
     def add(self, label: str, confidence: float | None,
@@ -166,8 +167,8 @@ class Occurrences:
         Ties keep the order the values were added in, as a stable sort of
         the spans would.
         """
-        starts = np.frombuffer(self._starts, dtype=np.int64)
-        ends = np.frombuffer(self._ends, dtype=np.int64)
+        starts = np.asarray(self._starts)
+        ends = np.asarray(self._ends)
         for i in np.lexsort((ends, starts)).tolist():
             label, confidence = self._kinds[self._values[i]]
             yield PhiSpan(self._starts[i], self._ends[i], label, PROPAGATED,
@@ -176,7 +177,7 @@ class Occurrences:
 
 def occurrences(search: SearchText, seeds: Seeds) -> Occurrences:
     """Every occurrence of the ``seeds`` values in ``search``'s text."""
-    found = Occurrences()
+    found = Occurrences(len(search.text))
     for (label, confidence), matches in zip(
             seeds.values(), search.iter_matches(list(seeds)), strict=True):
         found.add(label, confidence, matches)
