@@ -46,3 +46,71 @@ def test_when_long_id_ends_in_unit_letter_then_tagged(detector, letter, cue, lab
 def test_when_short_number_ends_in_unit_then_not_an_id(detector, text):
     """Doses and volumes keep their units: fewer than six digits."""
     _check(detector, "id_near", text, [])
+
+
+def _initialism(fake: Faker, ending: str) -> str:
+    """A facility initialism of a Faker town (``Lake Jennifer`` -> ``LJMC``)."""
+    return "".join(w[0] for w in fake.city().split()).upper() + ending
+
+
+@pytest.mark.parametrize(("seed", "ending"), [(1, "MC"), (2, "H"), (3, "HC"),
+                                              (4, "MH"), (5, "GH"), (6, "MC")])
+@pytest.mark.parametrize("before", ["transferred to ", "outside films from ",
+                                    "Referred by Dr. {last} of ", "seen at "])
+def test_when_initialism_after_facility_cue_then_hospital(detector, seed, ending,
+                                                          before):
+    """``films from KWMC``: an initialism ending as facilities' do, after a cue."""
+    fake = _fake(seed)
+    name = _initialism(fake, ending)
+    text = before.format(last=fake.last_name()) + name + " for review."
+    _check(detector, "facilities", text, [(name, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_when_town_before_va_or_after_hospital_of_then_tagged(detector, seed):
+    """``from Lake Jennifer VA``, ``Mercy Hospital of Lake Jennifer``: the town."""
+    fake = _fake(seed)
+    town = fake.city()
+    _check(detector, "facilities", f"outside films from {town} VA today",
+           [(town, "HOSPITAL")])
+    _check(detector, "facilities", f"Sent from Mercy Hospital of {town}.",
+           [(town, "HOSPITAL")])
+    upper = town.upper()
+    _check(detector, "facilities", f"CARE RECEIVED @ {upper} VA.",
+           [(upper, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_when_two_surnames_before_clinic_then_hospital(detector, seed):
+    """``Pruitt & Lowe Clinic``: both names; the practice noun is left out."""
+    fake = _fake(seed)
+    a, b = fake.last_name(), fake.last_name()
+    for text, value in ((f"seen at {a} & {b} Clinic yesterday", f"{a} & {b}"),
+                        (f"{a.upper()} & {b.upper()} ASSOCIATES",
+                         f"{a.upper()} & {b.upper()}"),
+                        (f"f/u with {a} and {b} Medical Group", f"{a} and {b}")):
+        _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("text", [
+    "hx of ETOH abuse, hx of LVH, from PMH; returned from OSH",
+    "RETURNED FROM CATH LAB AT NOON; ADMITTED TO CCU VIA THE CATH LAB",
+    "RATE TO PH 7.30, to NPH 10 units, PT FROM WITH FAMILY",
+    "referred to Heart & Vascular Clinic; ENT & Allergy Associates",
+    "VA 20/40 OU; left VA improved; Hospital of choice per family",
+    "patient and family group meeting",
+])
+def test_when_clinical_shorthand_has_facility_shape_then_not_tagged(detector, text):
+    """Abbreviations, units, services and visual acuity are not facilities."""
+    _check(detector, "facilities", text, [])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("REFERRED BY DR. ADAMS OF ST. JOHN'S.", [("ST. JOHN'S", "HOSPITAL")]),
+    ("transferred to St Paul for cath", [("St Paul", "HOSPITAL")]),
+    ("HR 110, NSR to ST low 100's", []),
+    ("ST changes in V2-V4, ST elevation", []),
+])
+def test_when_saint_with_possessive_or_cue_then_hospital(detector, text, expected):
+    """A common first name after ``St`` is a hospital with a possessive or a cue."""
+    _check(detector, "institutions", text, expected)

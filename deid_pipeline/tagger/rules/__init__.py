@@ -65,6 +65,7 @@ from deid_pipeline.tagger.rules.names import (
     word_is_titled,
 )
 from deid_pipeline.tagger.rules.places import (
+    FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
     UniversityRecognizer,
@@ -76,6 +77,7 @@ __all__ = [
     "CredentialNameRecognizer",
     "DateRecognizer",
     "EmailRecognizer",
+    "FacilityRecognizer",
     "Hit",
     "IdNearWordRecognizer",
     "IdRecognizer",

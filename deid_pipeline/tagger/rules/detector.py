@@ -26,6 +26,7 @@ from deid_pipeline.tagger.rules.ids import (
 )
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
+    FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
     UniversityRecognizer,
@@ -68,6 +69,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         NameRecognizer(config.get("names", {})),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
+        FacilityRecognizer(config.get("places", {})),
         UniversityRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
     ]

@@ -1,4 +1,4 @@
-"""Place recognizers: institutions by a facility noun or a saint, universities."""
+"""Place recognizers: institutions by a facility noun, a saint or a facility cue."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from typing import Any
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
 from deid_pipeline.tagger.rules.names import _name_key
+
+# The word before a facility that says it is one (``transferred to``,
+# ``films from``, ``seen at``, ``Dr. X of``); people are not "in" an initialism.
+_FACILITY_CUE = r"(?i:(?<![A-Za-z])(?:from|at|to|of|via|@)[ \t]+(?:the[ \t]+)?)"
+_POSSESSIVES = frozenset({"'s", "\u2019s"})
+_CUE_BEFORE = re.compile(_FACILITY_CUE + r"$")
 
 
 class InstitutionRecognizer(PatternRecognizer):
@@ -38,9 +44,99 @@ class InstitutionRecognizer(PatternRecognizer):
         lex = lexicons.load()
         if hit.pattern.name == "saint":
             name = (hit.group("name") or "").lower()
-            return lex.english_band(name) <= 4 and "fn1" in lex.flags(name)
+            # A possessive, or a facility cue before a titled name, makes a
+            # common first name a saint's hospital too: "of ST. JOHN'S", "to
+            # St Paul" (but "NSR to ST low" is a rhythm).
+            written = hit.group("name") or ""
+            common = 5 if (text[hit.end - 2:hit.end].lower() in _POSSESSIVES
+                           or written.istitle() and _CUE_BEFORE.search(
+                               text, max(0, hit.start - 12), hit.start)) else 4
+            return lex.english_band(name) <= common and "fn1" in lex.flags(name)
         word = _name_key(text[hit.start:hit.end])
         return lex.english_band(word) <= 2
+
+
+_NAME_WORD = r"[A-Z][A-Za-z'\u2019-]+"
+# ``transferred to KWMC``: capitals ending as facility initialisms end
+# (Hospital, Medical Center, Health Center, Memorial Hospital), after a cue.
+_INITIALISM = re.compile(
+    rf"{_FACILITY_CUE}(?P<phi>[A-Z]{{1,4}}(?:MC|HC|MH|H))(?![\w'\u2019-])(?<=[A-Z]{{3}})")
+# ``from Baltimore VA``: a Veterans Affairs hospital by its town (the town is
+# the PHI: "VA" names no one).
+_VETERANS = re.compile(
+    rf"{_FACILITY_CUE}(?P<phi>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]+"
+    r"(?:VA|V\.A\.|VAMC|VAH)(?![\w'\u2019-])")
+# ``Pruitt & Lowe Clinic``: two names joined before a practice noun.
+_PARTNERS = re.compile(
+    r"(?<![\w'\u2019-])(?P<phi>(?P<a>[A-Za-z][A-Za-z'\u2019-]+)[ \t]*(?:&|(?P<and>and))"
+    r"[ \t]*(?P<b>[A-Za-z][A-Za-z'\u2019-]+))[ \t]+(?i:clinics?|associates|group|"
+    r"practice|physicians|pediatrics|surgeons|medical[ \t]+(?:group|associates))"
+    r"(?![\w])")
+# ``Mercy Hospital of Lakemont``: the place after a facility and ``of``.
+_FACILITY_OF = re.compile(
+    r"(?i:hospital|medical[ \t]+center|clinic|infirmary|health[ \t]+center)"
+    rf"[ \t]+(?i:of)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>{_NAME_WORD}"
+    rf"(?:[ \t]+(?!of\b|OF\b){_NAME_WORD}){{0,2}})")
+
+
+class FacilityRecognizer(PatternRecognizer):
+    """Hospitals by the shapes other genres write them in.
+
+    An initialism ending as facility initialisms do (``KWMC``, ``SVHC``,
+    ``LGH``) after a facility cue (``transferred to``, ``films from``, ``Dr.
+    X of``); a town before ``VA``; two names joined by ``&`` before
+    ``Clinic`` or ``Associates``; the place after ``Hospital of``. The
+    initialism must not be a clinical abbreviation (rules.json
+    ``places.not_facility_initialisms``: ``PMH``, ``ETOH``, ``LVH``) or an
+    English word (``WITH``, ``COUGH``); names must be surnames or words English
+    rarely uses (``Heart & Vascular Clinic`` is a service). The facility words
+    themselves are not tagged, as annotators leave them out (``Baltimore VA``:
+    ``Baltimore``).
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._not_initialisms = frozenset(
+            w.lower() for w in config.get("not_facility_initialisms", ()))
+        super().__init__("facilities", "HOSPITAL", [
+            # The initialism last: one that fails its check ("from NORTH")
+            # must not hide a town before VA starting there.
+            Pattern("veterans", _VETERANS.pattern, confidence=0.8),
+            Pattern("partners", _PARTNERS.pattern, confidence=0.8),
+            Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
+            Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
+        ], flags=0)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """The initialism or names pass the lexicon checks of the class docstring."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        value = text[hit.start:hit.end]
+        kind = hit.pattern.name
+        if kind == "initialism":
+            lower = value.lower()
+            return lower not in self._not_initialisms and lex.english_band(lower) <= 2
+        if kind == "partners":
+            names = (hit.group("a") or "", hit.group("b") or "")
+            if hit.group("and") and not all(n[:1].isupper() for n in names):
+                return False
+            # Two surnames, one of them rare in English ("Young & Garcia
+            # Clinic"; "Heart & Vascular" has neither).
+            surnames = [any(f.startswith("ln") for f in lex.flags(_name_key(n)))
+                        for n in names]
+            return all(surnames) and any(_reads_as_name(lex, n) for n in names)
+        # A town's last word names it ("Lake Jennifer", "East Orange" are
+        # towns; "Heart" alone is not).
+        last = value.split()[-1]
+        return _reads_as_name(lex, last) or bool(
+            _TOWN_FLAGS & set(lex.flags(last.lower())))
+
+
+def _reads_as_name(lex: Any, word: str) -> bool:
+    """A surname, or a word English rarely uses (``Pruitt``, not ``Heart``)."""
+    lower = _name_key(word)
+    band = lex.english_band(lower)
+    return band <= 2 or band <= 4 and any(f.startswith("ln") for f in lex.flags(lower))
 
 
 _UNIVERSITY = re.compile(
