@@ -114,3 +114,50 @@ def test_when_clinical_shorthand_has_facility_shape_then_not_tagged(detector, te
 def test_when_saint_with_possessive_or_cue_then_hospital(detector, text, expected):
     """A common first name after ``St`` is a hospital with a possessive or a cue."""
     _check(detector, "institutions", text, expected)
+
+
+# Codes no English or clinical word shares (see places._AMBIGUOUS_CODES).
+PLAIN_CODES = ("WI", "TX", "MN", "IA", "ND", "NJ", "NY", "FL", "KY", "AZ")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_titled_town_and_plain_state_code_after_cue_then_tagged(detector, seed):
+    """``resident of Clam Lake, WI``: a code no word shares vouches for the town."""
+    fake = _fake(seed)
+    town, code = fake.city(), PLAIN_CODES[seed]
+    for text, city in ((f"62 y/o resident of {town}, {code} admitted", town),
+                       (f"PT FROM {town.upper()}, {code} FOR CP", town.upper())):
+        _check(detector, "residence", text, [(city, "CITY"), (code, "STATE")])
+
+
+@pytest.mark.parametrize("text", [
+    "transferred from ICU, NY aware", "FROM CCU, TX TEAM AWARE",
+    "from Cath, MN", "from West, MS admitted",  # MS is also multiple sclerosis
+])
+def test_when_unit_or_ambiguous_code_after_cue_then_no_town(detector, text):
+    """Units before the comma, or a code that is also a word, need a known town."""
+    _check(detector, "residence", text, [])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
+    """``Parkville, MD 20999``: the tail of a Faker address line."""
+    fake = _fake(seed)
+    street, town = fake.street_address(), fake.city()
+    code = fake.state_abbr(include_territories=False,
+                           include_freely_associated_states=False)
+    zipcode = fake.zipcode()
+    for text in (f"Home: {street}, {town}, {code} {zipcode}. Member ID on file",
+                 f"HOME: {street.upper()}, {town.upper()}, {code} {zipcode}."):
+        city = town.upper() if text.isupper() else town
+        _check(detector, "address", text,
+               [(city, "CITY"), (code, "STATE"), (zipcode, "ZIP")])
+
+
+@pytest.mark.parametrize("text", [
+    "bp 120/80, HR 88, IN 12345", "plt 150, ph 7.35, PT 12345",
+    "tx from OSH, XY 12345", "pt weighs 80 kg, DM 12345",
+])
+def test_when_not_a_state_before_five_digits_then_no_address(detector, text):
+    """Vitals and labs: no state code between a comma and five digits."""
+    _check(detector, "address", text, [])

@@ -65,6 +65,7 @@ from deid_pipeline.tagger.rules.names import (
     word_is_titled,
 )
 from deid_pipeline.tagger.rules.places import (
+    AddressTailRecognizer,
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
@@ -72,6 +73,7 @@ from deid_pipeline.tagger.rules.places import (
 )
 
 __all__ = [
+    "AddressTailRecognizer",
     "CODE_VERSION",
     "AgeRecognizer",
     "CredentialNameRecognizer",

@@ -26,6 +26,7 @@ from deid_pipeline.tagger.rules.ids import (
 )
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
+    AddressTailRecognizer,
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
@@ -72,6 +73,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         FacilityRecognizer(config.get("places", {})),
         UniversityRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
+        AddressTailRecognizer(config.get("places", {})),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)

@@ -203,6 +203,7 @@ class ResidenceRecognizer(PatternRecognizer):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         cues = _trie(config.get("residence_cues", ("lives in", "moved to")))
+        self._not_towns = frozenset(w.lower() for w in config.get("not_towns", ()))
         super().__init__("residence", "STATE", [
             Pattern("cue", rf"(?<![a-z])(?:{cues})[ \t]+(?=[a-z])", confidence=0.8)],
             prefilter=rf"(?:{cues})")
@@ -228,7 +229,9 @@ class ResidenceRecognizer(PatternRecognizer):
             lex = lex or lexicons.load()
             if place.group("city") is not None:
                 state_end = _state_end(lex, place, "state")
-                if state_end is None or not _reads_as_town(lex, place.group("city")):
+                if state_end is None or not (
+                        _reads_as_town(lex, place.group("city"))
+                        or _plain_state_code(place, state_end, self._not_towns)):
                     continue
                 spans.append(PhiSpan(place.start("city"), place.end("city"), "CITY",
                                      self.source, confidence))
@@ -262,6 +265,29 @@ def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
     return place.start(group) + len(words[0]) if "state" in flags else None
 
 
+# State codes that are also English or clinical words (OR, ME, MS, CT, SC,
+# NC, MD, PA): after one of them a town must read as a town by the lexicon.
+_AMBIGUOUS_CODES = frozenset("""
+al ar co ct de ga hi id in la ma md me mo ms mt nc ne oh ok or pa sc va wa
+""".split())
+
+
+def _plain_state_code(place: re.Match[str], state_end: int,
+                      not_towns: frozenset[str]) -> bool:
+    """``Clam Lake, WI``: a code no word shares vouches for a titled town.
+
+    (A town of common words, ``Long Lake``, fails :func:`_reads_as_town`.)
+    Units and places of a hospital (``FROM ICU, NY AWARE``: rules.json
+    ``places.not_towns``) are no town.
+    """
+    code = place.group("state")
+    words = place.group("city").split()
+    return (state_end - place.start("state") == 2
+            and code.lower() not in _AMBIGUOUS_CODES
+            and all(len(w) >= 3 and w[0].isupper() and (w.istitle() or w.isupper())
+                    and w.lower() not in not_towns for w in words))
+
+
 def _reads_as_town(lex: Any, city: str) -> bool:
     """A listed town not more common as an English word, or an unknown word.
 
@@ -276,3 +302,62 @@ def _reads_as_town(lex: Any, city: str) -> bool:
     if band == 0:
         return len(last) >= 4 and bool(_VOWELS.search(last))
     return band <= 4 and bool(_TOWN_FLAGS & set(lex.flags(last)))
+
+
+# ``Parkville, MD 20999``: an address line's tail, in any case but the code's.
+_ADDRESS_TAIL = re.compile(
+    r"(?<![\w'])(?P<city>[A-Za-z][A-Za-z'.-]*(?:[ \t]+[A-Za-z][A-Za-z'.-]*){0,2})"
+    r"[ \t]*,[ \t]*(?P<state>[A-Z]{2})[ \t]+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])")
+
+
+class AddressTailRecognizer(PatternRecognizer):
+    """The town, state code and ZIP code that end a US address line.
+
+    A comma, a state code in capitals and five digits (or ZIP+4) are a shape
+    clinical text has no other use for; the code must be a state's
+    (lexicon ``stab``). The town is the titled or capitalised words before
+    the comma (up to three, after the street's comma), and is tagged only
+    when it reads as a name, not a unit (``ICU, MD 12345`` keeps ``ICU``).
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._not_towns = frozenset(w.lower() for w in config.get("not_towns", ()))
+        super().__init__("address", "ZIP", [
+            Pattern("tail", _ADDRESS_TAIL.pattern, confidence=0.9)],
+            prefilter=r"[A-Z]{2}[ \t]+\d{5}", flags=0)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The town, the state and the ZIP code."""
+        return ("CITY", "STATE", "ZIP")
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """CITY, STATE and ZIP spans for each address tail."""
+        if not self.applies(text):
+            return []
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        confidence = self.patterns[0].confidence
+        for match in _ADDRESS_TAIL.finditer(text):
+            if "stab" not in lex.flags(match.group("state").lower()):
+                continue
+            words = [w for w in match.group("city").split()]
+            # The town's words: the titled or capitalised ones at the end.
+            keep = len(words)
+            while keep > 0 and words[keep - 1][0].isupper() \
+                    and words[keep - 1].lower() not in self._not_towns:
+                keep -= 1
+            if keep < len(words):
+                first = words[keep]
+                start = match.end("city") - len(" ".join(words[keep:]))
+                if text[start:match.end("city")].split() == words[keep:] and \
+                        first[0].isupper():
+                    spans.append(PhiSpan(start, match.end("city"), "CITY",
+                                         self.source, confidence))
+            spans.append(PhiSpan(match.start("state"), match.end("state"), "STATE",
+                                 self.source, confidence))
+            spans.append(PhiSpan(match.start("zip"), match.end("zip"), "ZIP",
+                                 self.source, confidence))
+        return spans
