@@ -161,3 +161,26 @@ def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
 def test_when_not_a_state_before_five_digits_then_no_address(detector, text):
     """Vitals and labs: no state code between a comma and five digits."""
     _check(detector, "address", text, [])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_when_clinician_of_place_then_place_is_hospital(detector, seed):
+    """``Dr. Anna Holt of SMH``, ``Dr Cindy M. of Valley``: the clinician's place."""
+    fake = _fake(seed)
+    first, last = fake.first_name(), fake.last_name()
+    code = fake.lexify("????").upper()
+    for text, value in ((f"Referred by Dr. {first} {last} of {code}.", code),
+                        (f"PCP: Dr {first} {last[0]}. of {last}ville.", f"{last}ville"),
+                        (f"REFERRED BY DR. {last.upper()} OF {code}.", code)):
+        _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("text", [
+    "d/w Dr. Hale of Cardiology and Dr Fox of GI re: plan",
+    "DR VASQUEZ FOR CLARIFICATION OF PLAN.",
+    "Dr. John of decubitus; dr lowell aware of MAP",
+    "spoke with Dr. Ortiz of the ICU team",
+])
+def test_when_clinician_of_service_then_not_a_hospital(detector, text):
+    """Services, plans and words after a clinician and ``of`` are no institution."""
+    _check(detector, "facilities", text, [])
