@@ -99,6 +99,11 @@ def test_when_two_surnames_before_clinic_then_hospital(detector, seed):
     "referred to Heart & Vascular Clinic; ENT & Allergy Associates",
     "VA 20/40 OU; left VA improved; Hospital of choice per family",
     "patient and family group meeting",
+    # Services, plans and words after a clinician and "of".
+    "d/w Dr. Hale of Cardiology and Dr Fox of GI re: plan",
+    "DR VASQUEZ FOR CLARIFICATION OF PLAN.",
+    "Dr. John of decubitus; dr lowell aware of MAP",
+    "spoke with Dr. Ortiz of the ICU team",
 ])
 def test_when_clinical_shorthand_has_facility_shape_then_not_tagged(detector, text):
     """Abbreviations, units, services and visual acuity are not facilities."""
@@ -173,14 +178,3 @@ def test_when_clinician_of_place_then_place_is_hospital(detector, seed):
                         (f"PCP: Dr {first} {last[0]}. of {last}ville.", f"{last}ville"),
                         (f"REFERRED BY DR. {last.upper()} OF {code}.", code)):
         _check(detector, "facilities", text, [(value, "HOSPITAL")])
-
-
-@pytest.mark.parametrize("text", [
-    "d/w Dr. Hale of Cardiology and Dr Fox of GI re: plan",
-    "DR VASQUEZ FOR CLARIFICATION OF PLAN.",
-    "Dr. John of decubitus; dr lowell aware of MAP",
-    "spoke with Dr. Ortiz of the ICU team",
-])
-def test_when_clinician_of_service_then_not_a_hospital(detector, text):
-    """Services, plans and words after a clinician and ``of`` are no institution."""
-    _check(detector, "facilities", text, [])
