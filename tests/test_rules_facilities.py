@@ -40,14 +40,6 @@ def test_when_long_id_ends_in_unit_letter_then_tagged(detector, letter, cue, lab
     _check(detector, "id_near", f"{cue} {value}. Follow up", [(value, label)])
 
 
-@pytest.mark.parametrize("text", [
-    "plan: NS 1000-L over 8 hr", "per ID plan heparin 25000-u/250", "plan 2000-cc",
-])
-def test_when_short_number_ends_in_unit_then_not_an_id(detector, text):
-    """Doses and volumes keep their units: fewer than six digits."""
-    _check(detector, "id_near", text, [])
-
-
 def _initialism(fake: Faker, ending: str) -> str:
     """A facility initialism of a Faker town (``Lake Jennifer`` -> ``LJMC``)."""
     return "".join(w[0] for w in fake.city().split()).upper() + ending
@@ -92,24 +84,6 @@ def test_when_two_surnames_before_clinic_then_hospital(detector, seed):
         _check(detector, "facilities", text, [(value, "HOSPITAL")])
 
 
-@pytest.mark.parametrize("text", [
-    "hx of ETOH abuse, hx of LVH, from PMH; returned from OSH",
-    "RETURNED FROM CATH LAB AT NOON; ADMITTED TO CCU VIA THE CATH LAB",
-    "RATE TO PH 7.30, to NPH 10 units, PT FROM WITH FAMILY",
-    "referred to Heart & Vascular Clinic; ENT & Allergy Associates",
-    "VA 20/40 OU; left VA improved; Hospital of choice per family",
-    "patient and family group meeting",
-    # Services, plans and words after a clinician and "of".
-    "d/w Dr. Hale of Cardiology and Dr Fox of GI re: plan",
-    "DR VASQUEZ FOR CLARIFICATION OF PLAN.",
-    "Dr. John of decubitus; dr lowell aware of MAP",
-    "spoke with Dr. Ortiz of the ICU team",
-])
-def test_when_clinical_shorthand_has_facility_shape_then_not_tagged(detector, text):
-    """Abbreviations, units, services and visual acuity are not facilities."""
-    _check(detector, "facilities", text, [])
-
-
 @pytest.mark.parametrize(("text", "expected"), [
     ("REFERRED BY DR. ADAMS OF ST. JOHN'S.", [("ST. JOHN'S", "HOSPITAL")]),
     ("transferred to St Paul for cath", [("St Paul", "HOSPITAL")]),
@@ -135,15 +109,6 @@ def test_when_titled_town_and_plain_state_code_after_cue_then_tagged(detector, s
         _check(detector, "residence", text, [(city, "CITY"), (code, "STATE")])
 
 
-@pytest.mark.parametrize("text", [
-    "transferred from ICU, NY aware", "FROM CCU, TX TEAM AWARE",
-    "from Cath, MN", "from West, MS admitted",  # MS is also multiple sclerosis
-])
-def test_when_unit_or_ambiguous_code_after_cue_then_no_town(detector, text):
-    """Units before the comma, or a code that is also a word, need a known town."""
-    _check(detector, "residence", text, [])
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
     """``Parkville, MD 20999``: the tail of a Faker address line."""
@@ -159,15 +124,6 @@ def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
                [(city, "CITY"), (code, "STATE"), (zipcode, "ZIP")])
 
 
-@pytest.mark.parametrize("text", [
-    "bp 120/80, HR 88, IN 12345", "plt 150, ph 7.35, PT 12345",
-    "tx from OSH, XY 12345", "pt weighs 80 kg, DM 12345",
-])
-def test_when_not_a_state_before_five_digits_then_no_address(detector, text):
-    """Vitals and labs: no state code between a comma and five digits."""
-    _check(detector, "address", text, [])
-
-
 @pytest.mark.parametrize("seed", range(5))
 def test_when_clinician_of_place_then_place_is_hospital(detector, seed):
     """``Dr. Anna Holt of SMH``, ``Dr Cindy M. of Valley``: the clinician's place."""
@@ -178,3 +134,73 @@ def test_when_clinician_of_place_then_place_is_hospital(detector, seed):
                         (f"PCP: Dr {first} {last[0]}. of {last}ville.", f"{last}ville"),
                         (f"REFERRED BY DR. {last.upper()} OF {code}.", code)):
         _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_patient_header_field_then_name_tagged(detector, seed):
+    """``Patient: Brown, DOB ...``: a labelled header field's name, common or not."""
+    fake = _fake(seed)
+    first, last = fake.first_name(), fake.last_name()
+    dob = fake.date_of_birth().strftime("%m/%d/%Y")
+    for text, value in ((f"Patient: {last}, DOB {dob}. MRN on file", last),
+                        (f"PT: {last.upper()}, {first.upper()}   MRN 1234567",
+                         f"{last.upper()}, {first.upper()}"),
+                        (f"Date: {dob}   Pt: {first} {last[0]}.\nHISTORY: fall",
+                         f"{first} {last[0]}.")):
+        _check(detector, "patient_field", text, [(value, "PATIENT")])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_when_id_has_check_letter_or_patient_word_then_tagged(detector, seed):
+    """``MED REC NO.: 320215-M``; ``Pt: Ryan Hess   146963954-C`` (no ID word)."""
+    fake = _fake(seed)
+    digits, letter = fake.numerify("%#####"), fake.random_uppercase_letter()
+    value = f"{digits}-{letter}"
+    _check(detector, "id", f"MED REC NO.: {value}\nADMITTED",
+           [(value, "MEDICALRECORD")])
+    coded = f"{fake.lexify('??').upper()}-{fake.numerify('%######')}"
+    _check(detector, "id_near", f"Pt: {fake.name()}   {coded}\nHISTORY: fall",
+           [(coded, "MEDICALRECORD")])
+
+
+# Clinical text with the shapes above, per recognizer: nothing is tagged.
+NEGATIVE_ROWS = [
+    # id_near: doses and volumes keep their units (fewer than six digits).
+    ("id_near", "plan: NS 1000-L over 8 hr"),
+    ("id_near", "per ID plan heparin 25000-u/250"),
+    ("id_near", "plan 2000-cc"),
+    # facilities: abbreviations, units, services and visual acuity.
+    ("facilities", "hx of ETOH abuse, hx of LVH, from PMH; returned from OSH"),
+    ("facilities", "RETURNED FROM CATH LAB AT NOON; ADMITTED TO CCU VIA THE CATH LAB"),
+    ("facilities", "RATE TO PH 7.30, to NPH 10 units, PT FROM WITH FAMILY"),
+    ("facilities", "referred to Heart & Vascular Clinic; ENT & Allergy Associates"),
+    ("facilities", "VA 20/40 OU; left VA improved; Hospital of choice per family"),
+    ("facilities", "patient and family group meeting"),
+    # services, plans and words after a clinician and "of".
+    ("facilities", "d/w Dr. Hale of Cardiology and Dr Fox of GI re: plan"),
+    ("facilities", "DR VASQUEZ FOR CLARIFICATION OF PLAN."),
+    ("facilities", "Dr. John of decubitus; dr lowell aware of MAP"),
+    ("facilities", "spoke with Dr. Ortiz of the ICU team"),
+    # residence: a unit before the comma, or a code that is also a word (MS).
+    ("residence", "transferred from ICU, NY aware"),
+    ("residence", "FROM CCU, TX TEAM AWARE"),
+    ("residence", "from Cath, MN"),
+    ("residence", "from West, MS admitted"),
+    # address: vitals and labs; no state code between a comma and five digits.
+    ("address", "bp 120/80, HR 88, IN 12345"),
+    ("address", "plt 150, ph 7.35, PT 12345"),
+    ("address", "tx from OSH, XY 12345"),
+    ("address", "pt weighs 80 kg, DM 12345"),
+    # patient_field: findings and orders after "Pt:" are no names.
+    ("patient_field", "Pt: Alert and oriented x3, MAE"),
+    ("patient_field", "Name: Unknown"),
+    ("patient_field", "Pt: Stable overnight."),
+    ("patient_field", "PT: NPO AFTER MIDNIGHT"),
+    ("patient_field", "Patient: Afebrile   Vitals: stable"),
+]
+
+
+@pytest.mark.parametrize(("recognizer", "text"), NEGATIVE_ROWS)
+def test_when_clinical_text_has_the_shape_then_not_tagged(detector, recognizer, text):
+    """Doses, units, abbreviations, services and findings keep their words."""
+    _check(detector, recognizer, text, [])

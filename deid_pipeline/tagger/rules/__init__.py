@@ -54,6 +54,7 @@ from deid_pipeline.tagger.rules.detector import (
     default_config,
     is_date_lookalike,
 )
+from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -87,6 +88,7 @@ __all__ = [
     "IpRecognizer",
     "NameRecognizer",
     "Pattern",
+    "PatientFieldRecognizer",
     "PatternRecognizer",
     "PhoneRecognizer",
     "ResidenceRecognizer",

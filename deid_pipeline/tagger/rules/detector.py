@@ -19,6 +19,7 @@ from deid_pipeline.tagger.rules.contact import (
     UrlRecognizer,
 )
 from deid_pipeline.tagger.rules.dates import DateRecognizer
+from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -68,6 +69,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         IdRecognizer(config.get("ids", {})),
         IdNearWordRecognizer(config.get("id_near", {"IDNUM": ("id",)}), units),
         NameRecognizer(config.get("names", {})),
+        PatientFieldRecognizer(),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
         FacilityRecognizer(config.get("places", {})),

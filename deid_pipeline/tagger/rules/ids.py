@@ -55,7 +55,9 @@ class SsnRecognizer(PatternRecognizer):
 
 # ---------------------------------------------------------------------- IDs
 
-_ID_VALUE = r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}[a-z]{0,2})(?![\w-])"
+# A check letter may follow a dash: "MED REC NO.: 320215-M".
+_ID_VALUE = (r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}(?:[a-z]{0,2}|-[a-z]{1,3}))"
+             r"(?![\w-])")
 _ID_MARKERS = (r"(?:[ \t]*(?:#|:|no\.?(?![a-z])|num(?:ber)?\.?(?![a-z])|"
                r"nbr(?![a-z])|id(?![a-z])|is(?![a-z])))*")
 
