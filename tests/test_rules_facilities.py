@@ -132,7 +132,8 @@ def test_when_clinician_of_place_then_place_is_hospital(detector, seed):
     code = fake.lexify("????").upper()
     for text, value in ((f"Referred by Dr. {first} {last} of {code}.", code),
                         (f"PCP: Dr {first} {last[0]}. of {last}ville.", f"{last}ville"),
-                        (f"REFERRED BY DR. {last.upper()} OF {code}.", code)):
+                        (f"REFERRED BY DR. {last.upper()} OF {code}. Seen today",
+                         code)):
         _check(detector, "facilities", text, [(value, "HOSPITAL")])
 
 
@@ -181,6 +182,9 @@ NEGATIVE_ROWS = [
     ("facilities", "DR VASQUEZ FOR CLARIFICATION OF PLAN."),
     ("facilities", "Dr. John of decubitus; dr lowell aware of MAP"),
     ("facilities", "spoke with Dr. Ortiz of the ICU team"),
+    # capitals in a line of capitals say nothing (nursing notes).
+    ("facilities", "REFERRED BY DR. ADAMS OF KWMC."),
+    ("facilities", "PT TRANSFERRED TO KWMC FOR CATH"),
     # residence: a unit before the comma, or a code that is also a word (MS).
     ("residence", "transferred from ICU, NY aware"),
     ("residence", "FROM CCU, TX TEAM AWARE"),

@@ -123,6 +123,8 @@ class FacilityRecognizer(PatternRecognizer):
         lex = lexicons.load()
         value = text[hit.start:hit.end]
         kind = hit.pattern.name
+        if kind in _CAPITALS_SAY_NAME and not _line_has_lower(text, hit.start):
+            return False
         if kind == "initialism":
             lower = value.lower()
             return lower not in self._not_initialisms and lex.english_band(lower) <= 2
@@ -145,6 +147,19 @@ class FacilityRecognizer(PatternRecognizer):
         last = value.split()[-1]
         return _reads_as_name(lex, last) or bool(
             _TOWN_FLAGS & set(lex.flags(last.lower())))
+
+
+# Patterns that read capitals as a name's: evidence only where the line also
+# has lower case (nursing notes written all in capitals say nothing by it).
+_CAPITALS_SAY_NAME = frozenset({"initialism", "doctor_of"})
+
+
+def _line_has_lower(text: str, at: int) -> bool:
+    """Whether the line holding offset ``at`` has a lower-case letter."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start:end if end >= 0 else len(text)]
+    return any(c.islower() for c in line)
 
 
 def _reads_as_name(lex: Any, word: str) -> bool:
