@@ -72,12 +72,6 @@ _PARTNERS = re.compile(
     r"[ \t]*(?P<b>[A-Za-z][A-Za-z'\u2019-]+))[ \t]+(?i:clinics?|associates|group|"
     r"practice|physicians|pediatrics|surgeons|medical[ \t]+(?:group|associates))"
     r"(?![\w])")
-# ``Dr. Anna Holt of SMH``, ``PCP: Dr Cindy M. of Valley``: a clinician's
-# institution (the name: titled words or an initial, then ``of``).
-_DOCTOR_OF = re.compile(
-    r"(?i:(?<![A-Za-z])(?:dr|doctor)\.?)[ \t]+(?:[A-Z][A-Za-z'-]*\.?[ \t]+){1,3}"
-    r"(?i:of)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>[A-Z]{2,6}(?![\w'-])"
-    r"|[A-Z][a-z'-]+(?:[ \t]+[A-Z][a-z'-]+){0,2}(?![\w'-]))")
 # ``Mercy Hospital of Lakemont``: the place after a facility and ``of``.
 _FACILITY_OF = re.compile(
     r"(?i:hospital|medical[ \t]+center|clinic|infirmary|health[ \t]+center)"
@@ -91,9 +85,7 @@ class FacilityRecognizer(PatternRecognizer):
     An initialism ending as facility initialisms do (``KWMC``, ``SVHC``,
     ``LGH``) after a facility cue (``transferred to``, ``films from``, ``Dr.
     X of``); a town before ``VA``; two names joined by ``&`` before
-    ``Clinic`` or ``Associates``; the place after ``Hospital of``; what
-    follows a clinician's name and ``of`` (``Dr. Holt of Valley``), unless a
-    service (rules.json ``places.services``: ``Cardiology``, ``GI``). The
+    ``Clinic`` or ``Associates``; the place after ``Hospital of``. The
     initialism must not be a clinical abbreviation (rules.json
     ``places.not_facility_initialisms``: ``PMH``, ``ETOH``, ``LVH``) or an
     English word (``WITH``, ``COUGH``); names must be surnames or words English
@@ -105,14 +97,12 @@ class FacilityRecognizer(PatternRecognizer):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self._not_initialisms = frozenset(
             w.lower() for w in config.get("not_facility_initialisms", ()))
-        self._services = frozenset(w.lower() for w in config.get("services", ()))
         super().__init__("facilities", "HOSPITAL", [
             # The initialism last: one that fails its check ("from NORTH")
             # must not hide a town before VA starting there.
             Pattern("veterans", _VETERANS.pattern, confidence=0.8),
             Pattern("partners", _PARTNERS.pattern, confidence=0.8),
             Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
-            Pattern("doctor_of", _DOCTOR_OF.pattern, confidence=0.8),
             Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
         ], flags=0)
 
@@ -128,11 +118,6 @@ class FacilityRecognizer(PatternRecognizer):
         if kind == "initialism":
             lower = value.lower()
             return lower not in self._not_initialisms and lex.english_band(lower) <= 2
-        if kind == "doctor_of":
-            # A service is no institution ("Dr. Hale of Cardiology", "of GI").
-            words = [w.lower() for w in value.split()]
-            return not any(w in self._services or w in self._not_initialisms
-                           for w in words) and lex.english_band(words[-1]) <= 4
         if kind == "partners":
             names = (hit.group("a") or "", hit.group("b") or "")
             if hit.group("and") and not all(n[:1].isupper() for n in names):
@@ -151,7 +136,7 @@ class FacilityRecognizer(PatternRecognizer):
 
 # Patterns that read capitals as a name's: evidence only where the line also
 # has lower case (nursing notes written all in capitals say nothing by it).
-_CAPITALS_SAY_NAME = frozenset({"initialism", "doctor_of"})
+_CAPITALS_SAY_NAME = frozenset({"initialism"})
 
 
 def _line_has_lower(text: str, at: int) -> bool:
