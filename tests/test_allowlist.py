@@ -46,6 +46,15 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("lives in Framingham with wife", "Framingham", "CITY", True),
     ("transferred from Glasgow", "Glasgow", "CITY", True),
     ("Wilson, pt's son, called", "Wilson", "RELATIVE", True),
+    # Common names and big cities are eponyms only right before their word.
+    ("Thomas splint applied in ED", "Thomas", "PATIENT", False),
+    ("Rome IV criteria for IBS met", "Rome", "CITY", False),
+    ("ROCHESTER CRITERIA: LOW RISK", "ROCHESTER", "CITY", False),
+    ("Patrick test positive on the R", "Patrick", "DOCTOR", False),
+    ("Thomas came in to test the pump", "Thomas", "RELATIVE", True),
+    ("transferred from Rochester for staging", "Rochester", "CITY", True),
+    ("Patrick at bedside, will test later", "Patrick", "RELATIVE", True),
+    ("Atlanta, grade 2 ulcer noted", "Atlanta", "CITY", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

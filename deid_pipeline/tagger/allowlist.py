@@ -53,6 +53,11 @@ PERSON_TITLES = frozenset({
 })
 _STANDALONE = "*"
 _POSSESSIVE_OK = "'s"
+# Clinical only with a clinical word right after it: eponyms that are also
+# common first names, surnames or big cities ("Thomas splint", but "Thomas
+# came in to test"; "Rochester criteria", but "from Rochester for staging").
+_NEXT_WORD_ONLY = "!"
+_MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY)
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3
 _WORDS_BEFORE = 2
@@ -70,6 +75,7 @@ class Eponym:
     standalone: bool
     possessive: bool
     clinical_words: frozenset[str]
+    next_word_only: bool = False
 
 
 class Allowlist(dict[str, list[Eponym]]):
@@ -93,7 +99,8 @@ def _parse(lines: Iterable[str]) -> Allowlist:
             standalone=_STANDALONE in marks,
             possessive=_POSSESSIVE_OK in marks,
             clinical_words=CLINICAL_WORDS | {m.lower() for m in marks
-                                             if m not in (_STANDALONE, _POSSESSIVE_OK)},
+                                             if m not in _MARKS},
+            next_word_only=_NEXT_WORD_ONLY in marks,
         )
         index.setdefault(words[0], []).append(eponym)
     for entries in index.values():
@@ -196,6 +203,11 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
     if i > 0 and words.bare[i - 1] in PERSON_TITLES:
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
+    if eponym.next_word_only:
+        if end < len(words.bare) and words.joined(end) \
+                and words.bare[end] in eponym.clinical_words:
+            return start, words.spans[end][1]
+        return None
     clinical = eponym.standalone or eponym.possessive and words.possessive[end - 1]
     for k in range(end, min(end + _WORDS_AFTER, len(words.bare))):
         if not words.joined(k):

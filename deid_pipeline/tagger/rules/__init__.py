@@ -54,6 +54,7 @@ from deid_pipeline.tagger.rules.detector import (
     default_config,
     is_date_lookalike,
 )
+from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -65,17 +66,21 @@ from deid_pipeline.tagger.rules.names import (
     word_is_titled,
 )
 from deid_pipeline.tagger.rules.places import (
+    AddressTailRecognizer,
+    FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
     UniversityRecognizer,
 )
 
 __all__ = [
+    "AddressTailRecognizer",
     "CODE_VERSION",
     "AgeRecognizer",
     "CredentialNameRecognizer",
     "DateRecognizer",
     "EmailRecognizer",
+    "FacilityRecognizer",
     "Hit",
     "IdNearWordRecognizer",
     "IdRecognizer",
@@ -83,6 +88,7 @@ __all__ = [
     "IpRecognizer",
     "NameRecognizer",
     "Pattern",
+    "PatientFieldRecognizer",
     "PatternRecognizer",
     "PhoneRecognizer",
     "ResidenceRecognizer",

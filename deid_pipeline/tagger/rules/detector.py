@@ -19,6 +19,7 @@ from deid_pipeline.tagger.rules.contact import (
     UrlRecognizer,
 )
 from deid_pipeline.tagger.rules.dates import DateRecognizer
+from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -26,6 +27,8 @@ from deid_pipeline.tagger.rules.ids import (
 )
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
+    AddressTailRecognizer,
+    FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
     UniversityRecognizer,
@@ -38,7 +41,7 @@ from deid_pipeline.tagger.rules.site import (
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "7"
+CODE_VERSION = "8"
 
 
 @lru_cache(maxsize=1)
@@ -66,10 +69,13 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         IdRecognizer(config.get("ids", {})),
         IdNearWordRecognizer(config.get("id_near", {"IDNUM": ("id",)}), units),
         NameRecognizer(config.get("names", {})),
+        PatientFieldRecognizer(),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
+        FacilityRecognizer(config.get("places", {})),
         UniversityRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
+        AddressTailRecognizer(config.get("places", {})),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)

@@ -55,7 +55,9 @@ class SsnRecognizer(PatternRecognizer):
 
 # ---------------------------------------------------------------------- IDs
 
-_ID_VALUE = r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}[a-z]{0,2})(?![\w-])"
+# A check letter may follow a dash: "MED REC NO.: 320215-M".
+_ID_VALUE = (r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}(?:[a-z]{0,2}|-[a-z]{1,3}))"
+             r"(?![\w-])")
 _ID_MARKERS = (r"(?:[ \t]*(?:#|:|no\.?(?![a-z])|num(?:ber)?\.?(?![a-z])|"
                r"nbr(?![a-z])|id(?![a-z])|is(?![a-z])))*")
 
@@ -114,6 +116,10 @@ _MIXED_ID = (r"(?<![\w-])(?P<phi>[a-z]{1,4}-\d{4,12}|\d{4,12}-[a-z]{1,3}"
              r"|[a-z]{2,4}\d{5,12}|[a-z]\d{6,12})(?![\w-])")
 
 
+# Digits enough that a unit-like letter after them is a check letter.
+_MIN_ID_DIGITS = 6
+
+
 class IdNearWordRecognizer(PatternRecognizer):
     """Identifiers of letters and digits with an ID word near, before or after.
 
@@ -149,9 +155,15 @@ class IdNearWordRecognizer(PatternRecognizer):
         return tuple(sorted(set(self._label_of.values())))
 
     def validate(self, hit: Hit, text: str) -> bool:
-        """Not digits and a unit (``1250-mg``, ``2000-cc``)."""
-        tail = text[hit.start:hit.end].rpartition("-")[2]
-        return tail.lower() not in self._units
+        """Not digits and a unit (``1250-mg``, ``2000-cc``).
+
+        A number of :data:`_MIN_ID_DIGITS` digits or more is no dose or volume
+        whatever letter follows it: ``113374-L`` and ``93142344-H`` are an
+        account and a member number (check letters), not litres and hours.
+        """
+        head, _, tail = text[hit.start:hit.end].rpartition("-")
+        return tail.lower() not in self._units or sum(c.isdigit() for c in head) \
+            >= _MIN_ID_DIGITS
 
     def label_for(self, hit: Hit, text: str) -> str:
         """The label of the nearest ID word: the last before, else the first after."""

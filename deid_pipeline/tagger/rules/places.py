@@ -1,4 +1,4 @@
-"""Place recognizers: institutions by a facility noun or a saint, universities."""
+"""Place recognizers: institutions by a facility noun, a saint or a facility cue."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from typing import Any
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
 from deid_pipeline.tagger.rules.names import _name_key
+
+# The word before a facility that says it is one (``transferred to``,
+# ``films from``, ``seen at``, ``Dr. X of``); people are not "in" an initialism.
+_FACILITY_CUE = r"(?i:(?<![A-Za-z])(?:from|at|to|of|via|@)[ \t]+(?:the[ \t]+)?)"
+_POSSESSIVES = frozenset({"'s", "\u2019s"})
+_CUE_BEFORE = re.compile(_FACILITY_CUE + r"$")
 
 
 class InstitutionRecognizer(PatternRecognizer):
@@ -38,9 +44,114 @@ class InstitutionRecognizer(PatternRecognizer):
         lex = lexicons.load()
         if hit.pattern.name == "saint":
             name = (hit.group("name") or "").lower()
-            return lex.english_band(name) <= 4 and "fn1" in lex.flags(name)
+            # A possessive, or a facility cue before a titled name, makes a
+            # common first name a saint's hospital too: "of ST. JOHN'S", "to
+            # St Paul" (but "NSR to ST low" is a rhythm).
+            written = hit.group("name") or ""
+            common = 5 if (text[hit.end - 2:hit.end].lower() in _POSSESSIVES
+                           or written.istitle() and _CUE_BEFORE.search(
+                               text, max(0, hit.start - 12), hit.start)) else 4
+            return lex.english_band(name) <= common and "fn1" in lex.flags(name)
         word = _name_key(text[hit.start:hit.end])
         return lex.english_band(word) <= 2
+
+
+_NAME_WORD = r"[A-Z][A-Za-z'\u2019-]+"
+# ``transferred to KWMC``: capitals ending as facility initialisms end
+# (Hospital, Medical Center, Health Center, Memorial Hospital), after a cue.
+_INITIALISM = re.compile(
+    rf"{_FACILITY_CUE}(?P<phi>[A-Z]{{1,4}}(?:MC|HC|MH|H))(?![\w'\u2019-])(?<=[A-Z]{{3}})")
+# ``from Baltimore VA``: a Veterans Affairs hospital by its town (the town is
+# the PHI: "VA" names no one).
+_VETERANS = re.compile(
+    rf"{_FACILITY_CUE}(?P<phi>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]+"
+    r"(?:VA|V\.A\.|VAMC|VAH)(?![\w'\u2019-])")
+# ``Pruitt & Lowe Clinic``: two names joined before a practice noun.
+_PARTNERS = re.compile(
+    r"(?<![\w'\u2019-])(?P<phi>(?P<a>[A-Za-z][A-Za-z'\u2019-]+)[ \t]*(?:&|(?P<and>and))"
+    r"[ \t]*(?P<b>[A-Za-z][A-Za-z'\u2019-]+))[ \t]+(?i:clinics?|associates|group|"
+    r"practice|physicians|pediatrics|surgeons|medical[ \t]+(?:group|associates))"
+    r"(?![\w])")
+# ``Mercy Hospital of Lakemont``: the place after a facility and ``of``.
+_FACILITY_OF = re.compile(
+    r"(?i:hospital|medical[ \t]+center|clinic|infirmary|health[ \t]+center)"
+    rf"[ \t]+(?i:of)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>{_NAME_WORD}"
+    rf"(?:[ \t]+(?!of\b|OF\b){_NAME_WORD}){{0,2}})")
+
+
+class FacilityRecognizer(PatternRecognizer):
+    """Hospitals by the shapes other genres write them in.
+
+    An initialism ending as facility initialisms do (``KWMC``, ``SVHC``,
+    ``LGH``) after a facility cue (``transferred to``, ``films from``, ``Dr.
+    X of``); a town before ``VA``; two names joined by ``&`` before
+    ``Clinic`` or ``Associates``; the place after ``Hospital of``. The
+    initialism must not be a clinical abbreviation (rules.json
+    ``places.not_facility_initialisms``: ``PMH``, ``ETOH``, ``LVH``) or an
+    English word (``WITH``, ``COUGH``); names must be surnames or words English
+    rarely uses (``Heart & Vascular Clinic`` is a service). The facility words
+    themselves are not tagged, as annotators leave them out (``Baltimore VA``:
+    ``Baltimore``).
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._not_initialisms = frozenset(
+            w.lower() for w in config.get("not_facility_initialisms", ()))
+        super().__init__("facilities", "HOSPITAL", [
+            # The initialism last: one that fails its check ("from NORTH")
+            # must not hide a town before VA starting there.
+            Pattern("veterans", _VETERANS.pattern, confidence=0.8),
+            Pattern("partners", _PARTNERS.pattern, confidence=0.8),
+            Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
+            Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
+        ], flags=0)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """The initialism or names pass the lexicon checks of the class docstring."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        value = text[hit.start:hit.end]
+        kind = hit.pattern.name
+        if kind in _CAPITALS_SAY_NAME and not _line_has_lower(text, hit.start):
+            return False
+        if kind == "initialism":
+            lower = value.lower()
+            return lower not in self._not_initialisms and lex.english_band(lower) <= 2
+        if kind == "partners":
+            names = (hit.group("a") or "", hit.group("b") or "")
+            if hit.group("and") and not all(n[:1].isupper() for n in names):
+                return False
+            # Two surnames, one of them rare in English ("Young & Garcia
+            # Clinic"; "Heart & Vascular" has neither).
+            surnames = [any(f.startswith("ln") for f in lex.flags(_name_key(n)))
+                        for n in names]
+            return all(surnames) and any(_reads_as_name(lex, n) for n in names)
+        # A town's last word names it ("Lake Jennifer", "East Orange" are
+        # towns; "Heart" alone is not).
+        last = value.split()[-1]
+        return _reads_as_name(lex, last) or bool(
+            _TOWN_FLAGS & set(lex.flags(last.lower())))
+
+
+# Patterns that read capitals as a name's: evidence only where the line also
+# has lower case (nursing notes written all in capitals say nothing by it).
+_CAPITALS_SAY_NAME = frozenset({"initialism"})
+
+
+def _line_has_lower(text: str, at: int) -> bool:
+    """Whether the line holding offset ``at`` has a lower-case letter."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    line = text[start:end if end >= 0 else len(text)]
+    return any(c.islower() for c in line)
+
+
+def _reads_as_name(lex: Any, word: str) -> bool:
+    """A surname, or a word English rarely uses (``Pruitt``, not ``Heart``)."""
+    lower = _name_key(word)
+    band = lex.english_band(lower)
+    return band <= 2 or band <= 4 and any(f.startswith("ln") for f in lex.flags(lower))
 
 
 _UNIVERSITY = re.compile(
@@ -107,6 +218,7 @@ class ResidenceRecognizer(PatternRecognizer):
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         cues = _trie(config.get("residence_cues", ("lives in", "moved to")))
+        self._not_towns = frozenset(w.lower() for w in config.get("not_towns", ()))
         super().__init__("residence", "STATE", [
             Pattern("cue", rf"(?<![a-z])(?:{cues})[ \t]+(?=[a-z])", confidence=0.8)],
             prefilter=rf"(?:{cues})")
@@ -132,7 +244,9 @@ class ResidenceRecognizer(PatternRecognizer):
             lex = lex or lexicons.load()
             if place.group("city") is not None:
                 state_end = _state_end(lex, place, "state")
-                if state_end is None or not _reads_as_town(lex, place.group("city")):
+                if state_end is None or not (
+                        _reads_as_town(lex, place.group("city"))
+                        or _plain_state_code(place, state_end, self._not_towns)):
                     continue
                 spans.append(PhiSpan(place.start("city"), place.end("city"), "CITY",
                                      self.source, confidence))
@@ -166,6 +280,29 @@ def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
     return place.start(group) + len(words[0]) if "state" in flags else None
 
 
+# State codes that are also English or clinical words (OR, ME, MS, CT, SC,
+# NC, MD, PA): after one of them a town must read as a town by the lexicon.
+_AMBIGUOUS_CODES = frozenset("""
+al ar co ct de ga hi id in la ma md me mo ms mt nc ne oh ok or pa sc va wa
+""".split())
+
+
+def _plain_state_code(place: re.Match[str], state_end: int,
+                      not_towns: frozenset[str]) -> bool:
+    """``Clam Lake, WI``: a code no word shares vouches for a titled town.
+
+    (A town of common words, ``Long Lake``, fails :func:`_reads_as_town`.)
+    Units and places of a hospital (``FROM ICU, NY AWARE``: rules.json
+    ``places.not_towns``) are no town.
+    """
+    code = place.group("state")
+    words = place.group("city").split()
+    return (state_end - place.start("state") == 2
+            and code.lower() not in _AMBIGUOUS_CODES
+            and all(len(w) >= 3 and w[0].isupper() and (w.istitle() or w.isupper())
+                    and w.lower() not in not_towns for w in words))
+
+
 def _reads_as_town(lex: Any, city: str) -> bool:
     """A listed town not more common as an English word, or an unknown word.
 
@@ -180,3 +317,62 @@ def _reads_as_town(lex: Any, city: str) -> bool:
     if band == 0:
         return len(last) >= 4 and bool(_VOWELS.search(last))
     return band <= 4 and bool(_TOWN_FLAGS & set(lex.flags(last)))
+
+
+# ``Parkville, MD 20999``: an address line's tail, in any case but the code's.
+_ADDRESS_TAIL = re.compile(
+    r"(?<![\w'])(?P<city>[A-Za-z][A-Za-z'.-]*(?:[ \t]+[A-Za-z][A-Za-z'.-]*){0,2})"
+    r"[ \t]*,[ \t]*(?P<state>[A-Z]{2})[ \t]+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])")
+
+
+class AddressTailRecognizer(PatternRecognizer):
+    """The town, state code and ZIP code that end a US address line.
+
+    A comma, a state code in capitals and five digits (or ZIP+4) are a shape
+    clinical text has no other use for; the code must be a state's
+    (lexicon ``stab``). The town is the titled or capitalised words before
+    the comma (up to three, after the street's comma), and is tagged only
+    when it reads as a name, not a unit (``ICU, MD 12345`` keeps ``ICU``).
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._not_towns = frozenset(w.lower() for w in config.get("not_towns", ()))
+        super().__init__("address", "ZIP", [
+            Pattern("tail", _ADDRESS_TAIL.pattern, confidence=0.9)],
+            prefilter=r"[A-Z]{2}[ \t]+\d{5}", flags=0)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The town, the state and the ZIP code."""
+        return ("CITY", "STATE", "ZIP")
+
+    def analyze(self, text: str) -> list[PhiSpan]:
+        """CITY, STATE and ZIP spans for each address tail."""
+        if not self.applies(text):
+            return []
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        spans = []
+        confidence = self.patterns[0].confidence
+        for match in _ADDRESS_TAIL.finditer(text):
+            if "stab" not in lex.flags(match.group("state").lower()):
+                continue
+            words = [w for w in match.group("city").split()]
+            # The town's words: the titled or capitalised ones at the end.
+            keep = len(words)
+            while keep > 0 and words[keep - 1][0].isupper() \
+                    and words[keep - 1].lower() not in self._not_towns:
+                keep -= 1
+            if keep < len(words):
+                first = words[keep]
+                start = match.end("city") - len(" ".join(words[keep:]))
+                if text[start:match.end("city")].split() == words[keep:] and \
+                        first[0].isupper():
+                    spans.append(PhiSpan(start, match.end("city"), "CITY",
+                                         self.source, confidence))
+            spans.append(PhiSpan(match.start("state"), match.end("state"), "STATE",
+                                 self.source, confidence))
+            spans.append(PhiSpan(match.start("zip"), match.end("zip"), "ZIP",
+                                 self.source, confidence))
+        return spans

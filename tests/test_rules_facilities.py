@@ -1,0 +1,191 @@
+"""Hospitals, places and identifiers as other genres write them (issue 28).
+
+Values come from Faker (seeded), never from the genre set's pools, so these
+tests say the rules are generic shapes; each table has negative rows of
+clinical text with the same shape.
+"""
+
+from __future__ import annotations
+
+import pytest
+from faker import Faker
+from test_rules import _check
+
+from deid_pipeline.tagger.rules import RuleDetector
+
+
+@pytest.fixture(scope="module")
+def detector() -> RuleDetector:
+    return RuleDetector()
+
+
+def _fake(seed: int) -> Faker:
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    return fake
+
+
+# Letters that are also units (litres, hours, grams, units, times, metres).
+CHECK_LETTERS = ("L", "H", "G", "U", "X", "M")
+
+
+@pytest.mark.parametrize("letter", CHECK_LETTERS)
+@pytest.mark.parametrize(("cue", "label"), [
+    ("Acct", "ACCOUNT"), ("Member ID", "HEALTHPLAN"), ("RECORD #:", "MEDICALRECORD")])
+def test_when_long_id_ends_in_unit_letter_then_tagged(detector, letter, cue, label):
+    """``113374-L`` is an account with a check letter, not 113,374 litres."""
+    fake = _fake(ord(letter))
+    digits = fake.numerify("%#####" + "#" * (ord(letter) % 3))
+    value = f"{digits}-{letter}"
+    _check(detector, "id_near", f"{cue} {value}. Follow up", [(value, label)])
+
+
+def _initialism(fake: Faker, ending: str) -> str:
+    """A facility initialism of a Faker town (``Lake Jennifer`` -> ``LJMC``)."""
+    return "".join(w[0] for w in fake.city().split()).upper() + ending
+
+
+@pytest.mark.parametrize(("seed", "ending"), [(1, "MC"), (2, "H"), (3, "HC"),
+                                              (4, "MH"), (5, "GH"), (6, "MC")])
+@pytest.mark.parametrize("before", ["transferred to ", "outside films from ",
+                                    "Referred by Dr. {last} of ", "seen at "])
+def test_when_initialism_after_facility_cue_then_hospital(detector, seed, ending,
+                                                          before):
+    """``films from KWMC``: an initialism ending as facilities' do, after a cue."""
+    fake = _fake(seed)
+    name = _initialism(fake, ending)
+    text = before.format(last=fake.last_name()) + name + " for review."
+    _check(detector, "facilities", text, [(name, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_when_town_before_va_or_after_hospital_of_then_tagged(detector, seed):
+    """``from Lake Jennifer VA``, ``Mercy Hospital of Lake Jennifer``: the town."""
+    fake = _fake(seed)
+    town = fake.city()
+    _check(detector, "facilities", f"outside films from {town} VA today",
+           [(town, "HOSPITAL")])
+    _check(detector, "facilities", f"Sent from Mercy Hospital of {town}.",
+           [(town, "HOSPITAL")])
+    upper = town.upper()
+    _check(detector, "facilities", f"CARE RECEIVED @ {upper} VA.",
+           [(upper, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_when_two_surnames_before_clinic_then_hospital(detector, seed):
+    """``Pruitt & Lowe Clinic``: both names; the practice noun is left out."""
+    fake = _fake(seed)
+    a, b = fake.last_name(), fake.last_name()
+    for text, value in ((f"seen at {a} & {b} Clinic yesterday", f"{a} & {b}"),
+                        (f"{a.upper()} & {b.upper()} ASSOCIATES",
+                         f"{a.upper()} & {b.upper()}"),
+                        (f"f/u with {a} and {b} Medical Group", f"{a} and {b}")):
+        _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("REFERRED BY DR. ADAMS OF ST. JOHN'S.", [("ST. JOHN'S", "HOSPITAL")]),
+    ("transferred to St Paul for cath", [("St Paul", "HOSPITAL")]),
+    ("HR 110, NSR to ST low 100's", []),
+    ("ST changes in V2-V4, ST elevation", []),
+])
+def test_when_saint_with_possessive_or_cue_then_hospital(detector, text, expected):
+    """A common first name after ``St`` is a hospital with a possessive or a cue."""
+    _check(detector, "institutions", text, expected)
+
+
+# Codes no English or clinical word shares (see places._AMBIGUOUS_CODES).
+PLAIN_CODES = ("WI", "TX", "MN", "IA", "ND", "NJ", "NY", "FL", "KY", "AZ")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_titled_town_and_plain_state_code_after_cue_then_tagged(detector, seed):
+    """``resident of Clam Lake, WI``: a code no word shares vouches for the town."""
+    fake = _fake(seed)
+    town, code = fake.city(), PLAIN_CODES[seed]
+    for text, city in ((f"62 y/o resident of {town}, {code} admitted", town),
+                       (f"PT FROM {town.upper()}, {code} FOR CP", town.upper())):
+        _check(detector, "residence", text, [(city, "CITY"), (code, "STATE")])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
+    """``Parkville, MD 20999``: the tail of a Faker address line."""
+    fake = _fake(seed)
+    street, town = fake.street_address(), fake.city()
+    code = fake.state_abbr(include_territories=False,
+                           include_freely_associated_states=False)
+    zipcode = fake.zipcode()
+    for text in (f"Home: {street}, {town}, {code} {zipcode}. Member ID on file",
+                 f"HOME: {street.upper()}, {town.upper()}, {code} {zipcode}."):
+        city = town.upper() if text.isupper() else town
+        _check(detector, "address", text,
+               [(city, "CITY"), (code, "STATE"), (zipcode, "ZIP")])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_when_patient_header_field_then_name_tagged(detector, seed):
+    """``Patient: Brown, DOB ...``: a labelled header field's name, common or not."""
+    fake = _fake(seed)
+    first, last = fake.first_name(), fake.last_name()
+    dob = fake.date_of_birth().strftime("%m/%d/%Y")
+    for text, value in ((f"Patient: {last}, DOB {dob}. MRN on file", last),
+                        (f"PT: {last.upper()}, {first.upper()}   MRN 1234567",
+                         f"{last.upper()}, {first.upper()}"),
+                        (f"Date: {dob}   Pt: {first} {last[0]}.\nHISTORY: fall",
+                         f"{first} {last[0]}.")):
+        _check(detector, "patient_field", text, [(value, "PATIENT")])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_when_id_has_check_letter_or_patient_word_then_tagged(detector, seed):
+    """``MED REC NO.: 320215-M``; ``Pt: Ryan Hess   146963954-C`` (no ID word)."""
+    fake = _fake(seed)
+    digits, letter = fake.numerify("%#####"), fake.random_uppercase_letter()
+    value = f"{digits}-{letter}"
+    _check(detector, "id", f"MED REC NO.: {value}\nADMITTED",
+           [(value, "MEDICALRECORD")])
+    coded = f"{fake.lexify('??').upper()}-{fake.numerify('%######')}"
+    _check(detector, "id_near", f"Pt: {fake.name()}   {coded}\nHISTORY: fall",
+           [(coded, "MEDICALRECORD")])
+
+
+# Clinical text with the shapes above, per recognizer: nothing is tagged.
+NEGATIVE_ROWS = [
+    # id_near: doses and volumes keep their units (fewer than six digits).
+    ("id_near", "plan: NS 1000-L over 8 hr"),
+    ("id_near", "per ID plan heparin 25000-u/250"),
+    ("id_near", "plan 2000-cc"),
+    # facilities: abbreviations, units, services and visual acuity.
+    ("facilities", "hx of ETOH abuse, hx of LVH, from PMH; returned from OSH"),
+    ("facilities", "RETURNED FROM CATH LAB AT NOON; ADMITTED TO CCU VIA THE CATH LAB"),
+    ("facilities", "RATE TO PH 7.30, to NPH 10 units, PT FROM WITH FAMILY"),
+    ("facilities", "referred to Heart & Vascular Clinic; ENT & Allergy Associates"),
+    ("facilities", "VA 20/40 OU; left VA improved; Hospital of choice per family"),
+    ("facilities", "patient and family group meeting"),
+    # capitals in a line of capitals say nothing (nursing notes).
+    ("facilities", "PT TRANSFERRED TO KWMC FOR CATH"),
+    # residence: a unit before the comma, or a code that is also a word (MS).
+    ("residence", "transferred from ICU, NY aware"),
+    ("residence", "FROM CCU, TX TEAM AWARE"),
+    ("residence", "from Cath, MN"),
+    ("residence", "from West, MS admitted"),
+    # address: vitals and labs; no state code between a comma and five digits.
+    ("address", "bp 120/80, HR 88, IN 12345"),
+    ("address", "plt 150, ph 7.35, PT 12345"),
+    ("address", "tx from OSH, XY 12345"),
+    ("address", "pt weighs 80 kg, DM 12345"),
+    # patient_field: findings and orders after "Pt:" are no names.
+    ("patient_field", "Pt: Alert and oriented x3, MAE"),
+    ("patient_field", "Name: Unknown"),
+    ("patient_field", "Pt: Stable overnight."),
+    ("patient_field", "PT: NPO AFTER MIDNIGHT"),
+    ("patient_field", "Patient: Afebrile   Vitals: stable"),
+]
+
+
+@pytest.mark.parametrize(("recognizer", "text"), NEGATIVE_ROWS)
+def test_when_clinical_text_has_the_shape_then_not_tagged(detector, recognizer, text):
+    """Doses, units, abbreviations, services and findings keep their words."""
+    _check(detector, recognizer, text, [])
