@@ -67,6 +67,10 @@ def test_when_town_before_va_or_after_hospital_of_then_tagged(detector, seed):
            [(town, "HOSPITAL")])
     _check(detector, "facilities", f"Sent from Mercy Hospital of {town}.",
            [(town, "HOSPITAL")])
+    doctor = f"{fake.first_name()} {fake.last_name()}".upper()
+    _check(detector, "facilities",
+           f"FOLLOWED AT UNIVERSITY HOSPITAL OF {town.upper()} BY {doctor} MD",
+           [(town.upper(), "HOSPITAL")])
     upper = town.upper()
     _check(detector, "facilities", f"CARE RECEIVED @ {upper} VA.",
            [(upper, "HOSPITAL")])

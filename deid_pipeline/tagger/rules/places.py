@@ -72,11 +72,14 @@ _PARTNERS = re.compile(
     r"[ \t]*(?P<b>[A-Za-z][A-Za-z'\u2019-]+))[ \t]+(?i:clinics?|associates|group|"
     r"practice|physicians|pediatrics|surgeons|medical[ \t]+(?:group|associates))"
     r"(?![\w])")
-# ``Mercy Hospital of Lakemont``: the place after a facility and ``of``.
+# ``Mercy Hospital of Lakemont``: the place after a facility and ``of``, up to
+# a word no place name holds (``HOSPITAL OF AMARILLO BY PATRICIA OLSEN MD``:
+# the doctor is another span).
+_FUNCTION_WORD = r"(?i:of|by|and|for|on|at|in|with|to|from|the|via|per|was|is)"
 _FACILITY_OF = re.compile(
     r"(?i:hospital|medical[ \t]+center|clinic|infirmary|health[ \t]+center)"
     rf"[ \t]+(?i:of)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>{_NAME_WORD}"
-    rf"(?:[ \t]+(?!of\b|OF\b){_NAME_WORD}){{0,2}})")
+    rf"(?:[ \t]+(?!{_FUNCTION_WORD}\b){_NAME_WORD}){{0,2}})")
 
 
 class FacilityRecognizer(PatternRecognizer):
