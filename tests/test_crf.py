@@ -21,6 +21,7 @@ from deid_pipeline.tagger.crf import (
     _drop_bias_only_fractions,
     _drop_common_words,
     _drop_weekdays,
+    _end_at_sentences,
     _propagate,
     _short_date_lookalike,
     _widen_to_initials,
@@ -390,6 +391,8 @@ def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     ("I. Smith aware", "aware", ["aware"]),                 # not a name kind
     ("Smith a. fib", "Smith", ["Smith"]),                  # not a capital
     ("Smith\n\n\nA. fib", "Smith", ["Smith"]),            # not beside it
+    ("speak with Ross M.D. today", "Ross", ["Ross"]),     # a credential
+    ("Lee R.N. aware", "Lee", ["Lee"]),
 ])
 def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected):
     tokens = tuple(tokenize(text))
@@ -402,6 +405,28 @@ def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected
     _widen_to_initials(tokens, kinds, confidences)
     assert [w for w, k in zip(words, kinds) if k is not None] == expected
     assert {c for c, k in zip(confidences, kinds) if k is not None} == {0.7}
+
+
+@pytest.mark.parametrize("text,marked,expected", [
+    # The model carried a profession over the full stop into a kin word.
+    ("pt is a retired designer. sister Jennifer lives",
+     ["designer", ".", "sister", "Jennifer"], ["designer", "Jennifer"]),
+    ("PT IS A RETIRED EDITOR. BROTHER ANGEL", ["EDITOR", ".", "BROTHER", "ANGEL"],
+     ["EDITOR", "ANGEL"]),
+    # Stops inside a value are not sentence ends: abbreviations, initials.
+    ("seen at St. Mary's today", ["St", ".", "Mary", "'", "s"],
+     ["St", ".", "Mary", "'", "s"]),
+    ("seen by J. Smith", ["J", ".", "Smith"], ["J", ".", "Smith"]),
+    ("to Mass. General now", ["Mass", ".", "General"], ["Mass", ".", "General"]),
+])
+def test_a_model_span_holds_no_kin_word_nor_the_stop_before_one(
+        text, marked, expected):
+    tokens = tuple(tokenize(text))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [
+        "PROFESSION" if w in marked else None for w in words]
+    _end_at_sentences(tokens, kinds)
+    assert [w for w, k in zip(words, kinds) if k is not None] == expected
 
 
 @pytest.mark.parametrize("value,label,expected", [

@@ -32,6 +32,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
@@ -613,10 +614,16 @@ _NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
 def _is_initial(tokens: Sequence[Token], t: int) -> bool:
-    """Token t is one capital letter with its full stop right after it (``G.``)."""
+    """Token t is one capital letter with its full stop right after it (``G.``).
+
+    Not when a letter follows the stop unspaced: ``M.D.``, ``R.N.`` are
+    credentials, not an initial of the name before them.
+    """
     return (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1
             and "A" <= tokens[t].text <= "Z" and tokens[t + 1].text == "."
-            and tokens[t + 1].start == tokens[t].end)
+            and tokens[t + 1].start == tokens[t].end
+            and not (t + 2 < len(tokens) and tokens[t + 2].start == tokens[t + 1].end
+                     and tokens[t + 2].text.isalpha()))
 
 
 def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
@@ -653,6 +660,36 @@ def _drop_weekdays(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     """Unmark days of the week, whatever the model called them."""
     for t, kind in enumerate(kinds):
         if kind is not None and tokens[t].text.lower() in _WEEKDAYS:
+            kinds[t] = None
+
+
+@lru_cache(maxsize=1)
+def _kin_words() -> frozenset[str]:
+    from deid_pipeline.tagger.rules.detector import default_config
+
+    return frozenset(default_config()["names"]["relations"])
+
+
+def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
+    """No model span holds a kin word, nor the full stop before one.
+
+    ``PT IS A RETIRED EDITOR. BROTHER ANGEL``: the model carried PROFESSION
+    over the full stop into ``BROTHER``. As one value, ``EDITOR. BROTHER``
+    was then searched for in the whole document, and a surrogate ``...
+    editor`` before another untouched ``. brother`` spelled it: the leak
+    guard quarantined a document of 40,000 notes. A kin word (rules.json
+    ``names.relations``) is a cue, never part of a value (no gold span of the
+    development notes holds one), and a stop before it ends the sentence.
+    Other stops stay: ``St. Mary``, ``Mass. General`` are one name.
+    """
+    kin = _kin_words()
+    last = len(tokens) - 1
+    for t, kind in enumerate(kinds):
+        if kind is None:
+            continue
+        word = tokens[t].text
+        if word.lower() in kin or (word == "." and t < last
+                                   and tokens[t + 1].text.lower() in kin):
             kinds[t] = None
 
 
@@ -841,6 +878,7 @@ class CrfDetector(Detector):
                 _propagate(tokens, kinds, confidences, posterior.viterbi)
             _widen_to_places(tokens, kinds, confidences)
             _widen_to_initials(tokens, kinds, confidences)
+            _end_at_sentences(tokens, kinds)
         tags = []
         prev_kind = None
         for t, kind in enumerate(kinds):
