@@ -46,3 +46,34 @@ def test_when_contact_has_no_digit_or_at_then_untouched():
     start = text.index("http")
     url = PhiSpan(start, start + len("http://www.seram.es"), "URL_WEB", "crf")
     assert tidy_spans(text, [url]) == (url,)
+
+
+@pytest.mark.parametrize("text, label, expected", [
+    # An address block's hospital and street, town and postcode: two values.
+    ("Hospital de Getafe Carretera Toledo", "HOSPITAL",
+     ["Hospital de Getafe", "Carretera Toledo"]),
+    ("Fundación Jiménez Díaz-UTE Avda Reyes Católicos, 2", "HOSPITAL",
+     ["Fundación Jiménez Díaz-UTE", "Avda Reyes Católicos, 2"]),
+    ("Hospital Virgen Del Puerto C/ Pizarro, s/n", "HOSPITAL",
+     ["Hospital Virgen Del Puerto", "C/ Pizarro, s/n"]),
+    ("28040 Madrid", "TERRITORIO", ["28040", "Madrid"]),
+    ("E-41013 Sevilla", "TERRITORIO", ["E-41013", "Sevilla"]),
+    ("San Pedro Garza García CP 66260", "TERRITORIO",
+     ["San Pedro Garza García", "66260"]),
+    ("Getafe C.P. 28905", "TERRITORIO", ["Getafe", "28905"]),
+    # One value: a street word after a street word, after "del", or in a
+    # street's own name; a post-office box; numbers that are no postcode.
+    ("Calle de la Plaza de Toros, 23", "CALLE", ["Calle de la Plaza de Toros, 23"]),
+    ("Hospital Virgen del Camino", "HOSPITAL", ["Hospital Virgen del Camino"]),
+    ("Apartado de Correos 20134", "CALLE", ["Apartado de Correos 20134"]),
+    ("Doctor Vertiz 737 interior 35", "CALLE", ["Doctor Vertiz 737 interior 35"]),
+    ("E 28053", "TERRITORIO", ["E 28053"]),
+    # Two years joined by a conjunction; a month range without digits stays.
+    ("1993 y 1994", "FECHAS", ["1993", "1994"]),
+    ("2001 a 2005", "FECHAS", ["2001", "2005"]),
+    ("marzo y abril de 2004", "FECHAS", ["marzo y abril de 2004"]),
+])
+def test_when_two_values_are_one_span_then_cut(text, label, expected):
+    spans = tidy_spans(text, [PhiSpan(0, len(text), label, "crf", 0.9)])
+    assert [text[s.start:s.end] for s in spans] == expected
+    assert {(s.label, s.source, s.confidence) for s in spans} == {(label, "crf", 0.9)}

@@ -9,10 +9,24 @@ around it look like the value's own:
   character after the last non-address character before ``@``), a phone
   span (digits, no ``@``) loses the words of letters at either end;
 - a date found from its middle: ``30-marzo-2004`` tagged from ``marzo``: a
-  date span grows over digit runs joined to it by ``-``, ``/`` or ``.``.
+  date span grows over digit runs joined to it by ``-``, ``/`` or ``.``;
 
-Only spans whose label is of category CONTACT or DATE are touched; the
-English model's spans never pass here (its rules and clean-ups differ).
+and where two values stand side by side with only a blank or a conjunction
+between them, the model takes them as one span where the annotators wrote
+two (an address block's ``Hospital de Getafe Carretera Toledo``, ``28040
+Madrid``; ``en 1993 y 1994``):
+
+- a place span is cut between a postcode (five digits) and the word beside
+  it (with the ``CP`` cue before a postcode left out), and before a street
+  word (``Carretera``, ``Avda.``, ``C/``) that follows a capitalised word
+  when the span does not start with one (nor is a post-office box,
+  ``Apartado de Correos 20134``); in MEDDOCAN's gold no span is cut so;
+- a date span is cut at ``y``/``e``/``a`` between two parts with digits.
+
+Each piece keeps the span's label. Only spans whose label is of category
+CONTACT, DATE or LOCATION are touched; the English model's spans never pass
+here (its rules and clean-ups differ). The street words are Spanish: the
+only other language a model is trained for.
 """
 
 from __future__ import annotations
@@ -33,6 +47,17 @@ _LEADING_WORDS = re.compile(r"(?:[^\W\d_]+[\W_]*)+")
 _TRAILING_WORDS = re.compile(r"(?:[\W_]+[^\W\d_]+)+[\W_]*$")
 _JOINED_DIGITS_LEFT = re.compile(r"\d+[-/.]$")
 _JOINED_DIGITS_RIGHT = re.compile(r"^[-/.]\d+")
+# (cut start, cut end) gaps: the text between them belongs to neither piece.
+_POSTCODE_THEN_WORD = re.compile(r"(?<!\d)\d{5}(\s+)(?=[^\W\d_])")
+_WORD_THEN_POSTCODE = re.compile(
+    r"(?<=[^\W\d_]{2})(\s+(?:C\.? ?P\.?:? ?)?)\d{5}(?![\d-])")
+# A post-office box ("Apartado de Correos 20134") is one value, number and all.
+_BOX = re.compile(r"Apartado\b")
+_STREET_WORD = (r"(?:C/|(?:Avda|Avenida|Av|Calle|Carretera|Ctra|Paseo|Pso|Pº|Plaza"
+                r"|Pza)\b)")
+_STREET_START = re.compile(_STREET_WORD)
+_BEFORE_STREET = re.compile(r"(?<=[^\W\d_])(\s+)(?=%s)" % _STREET_WORD)
+_DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
 
 
 def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
@@ -68,15 +93,54 @@ def _date(text: str, span: PhiSpan) -> PhiSpan:
         dataclasses.replace(span, start=start, end=end))
 
 
+def _capitalised_word_before(value: str, at: int) -> bool:
+    word = re.search(r"[^\W\d_]+\W*$", value[:at])
+    return word is not None and word.group()[0].isupper()
+
+
+def _place_gaps(value: str) -> list[tuple[int, int]]:
+    if _BOX.match(value):
+        return []
+    gaps = [m.span(1) for m in _POSTCODE_THEN_WORD.finditer(value)]
+    gaps.extend(m.span(1) for m in _WORD_THEN_POSTCODE.finditer(value))
+    if not _STREET_START.match(value):
+        gaps.extend(m.span(1) for m in _BEFORE_STREET.finditer(value)
+                    if _capitalised_word_before(value, m.start()))
+    return gaps
+
+
+def _date_gaps(value: str) -> list[tuple[int, int]]:
+    return [m.span(1) for m in _DATE_JOINER.finditer(value)]
+
+
+def _cut(text: str, span: PhiSpan, gaps: list[tuple[int, int]]) -> list[PhiSpan]:
+    """``span`` in pieces around the gaps (offsets into its value)."""
+    pieces = []
+    start = 0
+    for gap_start, gap_end in sorted(gaps):
+        if gap_start > start:
+            pieces.append((start, gap_start))
+        start = max(start, gap_end)
+    pieces.append((start, span.end - span.start))
+    if len(pieces) == 1:
+        return [span]
+    return [dataclasses.replace(span, start=span.start + a, end=span.start + b)
+            for a, b in pieces if b > a]
+
+
 def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
-    """``spans`` with contact and date boundaries tidied (module docstring)."""
+    """``spans`` with boundaries tidied and joined values cut (module docstring)."""
     out = []
     for span in spans:
         kind = category(span.label)
+        gaps: list[tuple[int, int]] = []
         if kind == "CONTACT":
             span = _contact(text, span)
         elif kind == "DATE":
             span = _date(text, span)
+            gaps = _date_gaps(text[span.start:span.end])
+        elif kind == "LOCATION":
+            gaps = _place_gaps(text[span.start:span.end])
         if span is not None:
-            out.append(span)
+            out.extend(_cut(text, span, gaps) if gaps else [span])
     return tuple(out)
