@@ -25,6 +25,15 @@ def _meddocan_labels():
      "848428434"),
     ("Tfno: 986413144 ext 1530", "986413144 ext 1530", "NUMERO_TELEFONO",
      "986413144 ext 1530"),
+    ("Tel.: + 34 93 693 29 05.", "+ 34 93 693 29 05", "NUMERO_TELEFONO",
+     "34 93 693 29 05"),
+    ("Fax: +34 945007359 E-mail", "+34 945007359", "NUMERO_FAX", "34 945007359"),
+    # A name's title is left out; a name that starts like one is not cut.
+    ("Remitido por: Doctora Marta García Torrelles.", "Doctora Marta García Torrelles",
+     "NOMBRE_PERSONAL_SANITARIO", "Marta García Torrelles"),
+    ("Médico: Dra. Begoña Iza.", "Dra. Begoña Iza", "NOMBRE_PERSONAL_SANITARIO",
+     "Begoña Iza"),
+    ("Nombre: Donato Ruiz.", "Donato Ruiz", "NOMBRE_SUJETO_ASISTENCIA", "Donato Ruiz"),
     ("el día 30-marzo-2004 ingresa", "marzo", "FECHAS", "30-marzo-2004"),
     ("el día 30-marzo-2004 ingresa", "marzo-2004", "FECHAS", "30-marzo-2004"),
     ("el 12/03/2016 ingresa", "12/03/2016", "FECHAS", "12/03/2016"),
@@ -33,7 +42,7 @@ def _meddocan_labels():
      "Calle Tudela, 27, 4 der"),
     ("Edad: 5-7 años", "7 años", "EDAD_SUJETO_ASISTENCIA", "7 años"),
 ])
-def test_when_span_has_a_glued_cue_or_half_a_date_then_tidied(
+def test_when_span_has_a_cue_a_title_or_half_a_date_then_tidied(
         text, found, label, expected):
     start = text.index(found)
     (span,) = tidy_spans(text, [PhiSpan(start, start + len(found), label, "crf")])

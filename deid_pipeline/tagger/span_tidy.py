@@ -7,7 +7,10 @@ around it look like the value's own:
 - a contact taken with its cue: ``E-mail.ana@x.es``, ``mail-ana@x.es``,
   ``848428434 Fax``: an e-mail span is cut to the address (from the first
   character after the last non-address character before ``@``), a phone
-  span (digits, no ``@``) loses the words of letters at either end;
+  span (digits, no ``@``) loses the words of letters at either end and a
+  ``+`` before the country code (annotators leave it out: ``+ 34 93 ...``);
+- a name taken with its title: ``Doctora Marta García`` loses ``Doctora``
+  (no name span of MEDDOCAN's gold starts with a title);
 - a date found from its middle: ``30-marzo-2004`` tagged from ``marzo``: a
   date span grows over digit runs joined to it by ``-``, ``/`` or ``.``;
 
@@ -24,9 +27,9 @@ Madrid``; ``en 1993 y 1994``):
 - a date span is cut at ``y``/``e``/``a`` between two parts with digits.
 
 Each piece keeps the span's label. Only spans whose label is of category
-CONTACT, DATE or LOCATION are touched; the English model's spans never pass
-here (its rules and clean-ups differ). The street words are Spanish: the
-only other language a model is trained for.
+CONTACT, DATE, LOCATION or NAME are touched; the English model's spans never pass
+here (its rules and clean-ups differ). The street words and titles are
+Spanish: the only other language a model is trained for.
 """
 
 from __future__ import annotations
@@ -47,6 +50,9 @@ _LEADING_WORDS = re.compile(r"(?:[^\W\d_]+[\W_]*)+")
 _TRAILING_WORDS = re.compile(r"(?:[\W_]+[^\W\d_]+)+[\W_]*$")
 _JOINED_DIGITS_LEFT = re.compile(r"\d+[-/.]$")
 _JOINED_DIGITS_RIGHT = re.compile(r"^[-/.]\d+")
+_PLUS = re.compile(r"\+\s*")
+_TITLE = re.compile(r"(?:Doctora|Doctor|Dra|Dr|Dña|Doña|Don|Sra|Sr|Prof)\b\.?\s*",
+                    re.I)
 # (cut start, cut end) gaps: the text between them belongs to neither piece.
 _POSTCODE_THEN_WORD = re.compile(r"(?<!\d)\d{5}(\s+)(?=[^\W\d_])")
 _WORD_THEN_POSTCODE = re.compile(
@@ -71,6 +77,8 @@ def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
     elif any(c.isdigit() for c in value):
         m = _LEADING_WORDS.match(value)
         lead = m.end() if m and m.end() < len(value) else 0
+        plus = _PLUS.match(value, lead)
+        lead = plus.end() if plus and plus.end() < len(value) else lead
         m = _TRAILING_WORDS.search(value)
         trail = m.start() if m and m.start() > lead else len(value)
         start, end = span.start + lead, span.start + trail
@@ -79,6 +87,13 @@ def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
     if start >= end:
         return None
     return dataclasses.replace(span, start=start, end=end)
+
+
+def _name(text: str, span: PhiSpan) -> PhiSpan:
+    title = _TITLE.match(text, span.start, span.end)
+    if title is None or title.end() == span.end:
+        return span
+    return dataclasses.replace(span, start=title.end())
 
 
 def _date(text: str, span: PhiSpan) -> PhiSpan:
@@ -141,6 +156,8 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             gaps = _date_gaps(text[span.start:span.end])
         elif kind == "LOCATION":
             gaps = _place_gaps(text[span.start:span.end])
+        elif kind == "NAME":
+            span = _name(text, span)
         if span is not None:
             out.extend(_cut(text, span, gaps) if gaps else [span])
     return tuple(out)
