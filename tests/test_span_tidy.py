@@ -86,3 +86,17 @@ def test_when_two_values_are_one_span_then_cut(text, label, expected):
     spans = tidy_spans(text, [PhiSpan(0, len(text), label, "crf", 0.9)])
     assert [text[s.start:s.end] for s in spans] == expected
     assert {(s.label, s.source, s.confidence) for s in spans} == {(label, "crf", 0.9)}
+
+
+def test_when_a_date_in_digits_is_missed_then_added_with_the_site_date_label():
+    text = ("• El 22-7-04 se produjo un intento; se retiró en sep-04, el "
+            "2.3.2007 y el (28/2/07). Ratio 1/2048, pH 7.35, 30/13/04, 3-4-5 "
+            "cm, versión 1.2.3.4; ingresa el 4-8-04.")
+    known = text.index("4-8-04")
+    crf = PhiSpan(known - 3, known + 6, "FECHAS", "crf", 0.8)  # "el 4-8-04"
+    spans = tidy_spans(text, [crf])
+    assert [text[s.start:s.end] for s in spans] == [
+        "22-7-04", "sep-04", "2.3.2007", "28/2/07", "el 4-8-04"]
+    assert {(s.label, s.source) for s in spans[:-1]} == {
+        ("FECHAS", "rules:spanish_dates")}
+    assert spans[-1] == crf

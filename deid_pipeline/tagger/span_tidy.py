@@ -1,4 +1,4 @@
-"""Boundary tidying of a site model's spans, by category (no language's words).
+"""Boundary tidying of a site model's spans, by category, and the dates it missed.
 
 A site model learns its annotators' boundaries, but two kinds of slip recur
 where a value is glued to its neighbours without a blank, and the tokens
@@ -27,19 +27,24 @@ Madrid``; ``en 1993 y 1994``):
 - a date span is cut at ``y``/``e``/``a`` between two parts with digits.
 
 Each piece keeps the span's label. Only spans whose label is of category
-CONTACT, DATE, LOCATION or NAME are touched; the English model's spans never pass
-here (its rules and clean-ups differ). The street words and titles are
-Spanish: the only other language a model is trained for.
+CONTACT, DATE, LOCATION or NAME are touched. Last, a date written in digits
+that no span touches (:mod:`.spanish_dates`: ``22-7-04``, ``diciembre-08``)
+is added with the site's date label, when its label map has exactly one.
+The English model's spans never pass here (its rules and clean-ups differ).
+The street words, titles and date forms are Spanish: the only other language
+a model is trained for.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from deid_pipeline.labels import category
+from deid_pipeline.labels import category, site_labels
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.spanish_dates import written_dates
 
 __all__ = ["tidy_spans"]
 
@@ -143,6 +148,27 @@ def _cut(text: str, span: PhiSpan, gaps: list[tuple[int, int]]) -> list[PhiSpan]
             for a, b in pieces if b > a]
 
 
+DATE_SOURCE = "rules:spanish_dates"
+
+
+def _order(span: PhiSpan) -> tuple[int, int]:
+    return span.start, span.end
+
+
+def _missed_dates(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """Written dates no span of ``spans`` (sorted, non-overlapping) touches."""
+    labels = site_labels("DATE")
+    if len(labels) != 1:
+        return []
+    starts = [s.start for s in spans]
+    out = []
+    for start, end in written_dates(text):
+        i = bisect.bisect_left(starts, end)
+        if i == 0 or spans[i - 1].end <= start:
+            out.append(PhiSpan(start, end, labels[0], DATE_SOURCE, 1.0))
+    return out
+
+
 def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
     """``spans`` with boundaries tidied and joined values cut (module docstring)."""
     out = []
@@ -160,4 +186,5 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             span = _name(text, span)
         if span is not None:
             out.extend(_cut(text, span, gaps) if gaps else [span])
-    return tuple(out)
+    out.sort(key=_order)
+    return tuple(sorted([*out, *_missed_dates(text, out)], key=_order))

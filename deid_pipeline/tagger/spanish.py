@@ -41,16 +41,13 @@ from collections.abc import Sequence
 
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.tagger import clusters as clusters_module
+from deid_pipeline.tagger.spanish_dates import MONTHS as _MONTHS
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 __all__ = ["FEATURE_VERSION", "document_features", "gazetteer_flags"]
 
 FEATURE_VERSION = "es3"
 
-_MONTHS = frozenset(
-    "enero febrero marzo abril mayo junio julio agosto septiembre setiembre "
-    "octubre noviembre diciembre ene feb mar abr may jun jul ago sep sept oct "
-    "nov dic".split())
 _TITLES = frozenset("dr dra dres dña dª don doña d sr sra srta prof".split())
 # Ages and stays are written in words as often as in digits ("tres años y
 # medio", "a los cinco meses").
