@@ -100,3 +100,25 @@ def test_when_a_date_in_digits_is_missed_then_added_with_the_site_date_label():
     assert {(s.label, s.source) for s in spans[:-1]} == {
         ("FECHAS", "rules:spanish_dates")}
     assert spans[-1] == crf
+
+
+def test_when_street_word_stands_alone_then_joined_to_the_street_after_it():
+    text = "Hospital Miguel Servet Pso. Isabel La Católica, s/n. 50009 Zaragoza"
+    hospital = PhiSpan(0, text.index(" Pso"), "HOSPITAL", "crf", 0.9)
+    word = PhiSpan(text.index("Pso"), text.index("Pso") + 3, "HOSPITAL", "crf", 0.9)
+    rest = PhiSpan(text.index("Isabel"), text.index("s/n") + 3, "CALLE", "crf", 0.8)
+    town = PhiSpan(text.index("50009"), len(text), "TERRITORIO", "crf", 0.9)
+    spans = tidy_spans(text, [hospital, word, rest, town])
+    assert [(text[s.start:s.end], s.label) for s in spans] == [
+        ("Hospital Miguel Servet", "HOSPITAL"),
+        ("Pso. Isabel La Católica, s/n", "CALLE"),
+        ("50009", "TERRITORIO"), ("Zaragoza", "TERRITORIO")]
+
+
+def test_when_family_doctor_then_familia_is_no_relative():
+    text = "Su médico de familia solicitó analítica; la familia refiere fiebre."
+    doctor = text.index("familia")
+    relatives = text.index("familia", doctor + 1)
+    spans = [PhiSpan(s, s + 7, "FAMILIARES_SUJETO_ASISTENCIA", "crf", 0.7)
+             for s in (doctor, relatives)]
+    assert tidy_spans(text, spans) == (spans[1],)

@@ -24,7 +24,13 @@ Madrid``; ``en 1993 y 1994``):
   word (``Carretera``, ``Avda.``, ``C/``) that follows a capitalised word
   when the span does not start with one (nor is a post-office box,
   ``Apartado de Correos 20134``); in MEDDOCAN's gold no span is cut so;
-- a date span is cut at ``y``/``e``/``a`` between two parts with digits.
+- a date span is cut at ``y``/``e``/``a`` between two parts with digits;
+
+and the other way round, a place span that is a street word alone
+(``Pso``, ``Av.``) is joined to the place span after it when only a full
+stop and blanks stand between (``Pso. Isabel La Católica, s/n``). The
+family doctor (``médico de familia``) is no relative: that ``familia`` is
+dropped, whatever its label (MEDDOCAN's annotators never mark it).
 
 Each piece keeps the span's label. Only spans whose label is of category
 CONTACT, DATE, LOCATION or NAME are touched. Last, a date written in digits
@@ -68,6 +74,9 @@ _STREET_WORD = (r"(?:C/|(?:Avda|Avenida|Av|Calle|Carretera|Ctra|Paseo|Pso|Pº|Pl
                 r"|Pza)\b)")
 _STREET_START = re.compile(_STREET_WORD)
 _BEFORE_STREET = re.compile(r"(?<=[^\W\d_])(\s+)(?=%s)" % _STREET_WORD)
+_STREET_ALONE = re.compile(_STREET_WORD + r"\.?")
+_JOIN_GAP = re.compile(r"\.?\s+")
+_FAMILY_DOCTOR = re.compile(r"(?:m[ée]dic[oa]s?|medicina) de\s+$", re.I)
 _DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
 
 
@@ -155,6 +164,31 @@ def _order(span: PhiSpan) -> tuple[int, int]:
     return span.start, span.end
 
 
+def _joined_streets(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """``spans`` (sorted) with a street word alone joined to the place after it.
+
+    The joined span takes the label of the place after: the model read the
+    street from there.
+    """
+    out: list[PhiSpan] = []
+    for span in spans:
+        previous = out[-1] if out else None
+        if (previous is not None and category(previous.label) == "LOCATION"
+                and category(span.label) == "LOCATION"
+                and _STREET_ALONE.fullmatch(text, previous.start, previous.end)
+                and _JOIN_GAP.fullmatch(text, previous.end, span.start)):
+            out[-1] = dataclasses.replace(span, start=previous.start)
+        else:
+            out.append(span)
+    return out
+
+
+def _family_doctor(text: str, span: PhiSpan) -> bool:
+    return (text[span.start:span.end].lower() == "familia"
+            and _FAMILY_DOCTOR.search(text, max(0, span.start - 16), span.start)
+            is not None)
+
+
 def _missed_dates(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
     """Written dates no span of ``spans`` (sorted, non-overlapping) touches."""
     labels = site_labels("DATE")
@@ -184,7 +218,7 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             gaps = _place_gaps(text[span.start:span.end])
         elif kind == "NAME":
             span = _name(text, span)
-        if span is not None:
+        if span is not None and not _family_doctor(text, span):
             out.extend(_cut(text, span, gaps) if gaps else [span])
-    out.sort(key=_order)
+    out = _joined_streets(text, sorted(out, key=_order))
     return tuple(sorted([*out, *_missed_dates(text, out)], key=_order))
