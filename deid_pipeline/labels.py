@@ -89,6 +89,11 @@ def register_site_labels(categories: Mapping[str, str]) -> None:
             _SITE_CATEGORY[label] = cat
 
 
+def site_labels(cat: str) -> tuple[str, ...]:
+    """The registered site labels of category ``cat``, sorted."""
+    return tuple(sorted(label for label, c in _SITE_CATEGORY.items() if c == cat))
+
+
 def is_site_label(label: str) -> bool:
     """Whether ``label`` comes from a registered label map, not the label set."""
     return label in _SITE_CATEGORY

@@ -81,6 +81,24 @@ def test_when_header_line_then_the_key_before_the_colon_is_a_feature():
     assert "key=nombre" not in feats[marzo]  # a key ends with its line
 
 
+def test_when_date_written_otherwise_then_it_shares_the_date_chunk_feature():
+    text = ("TC (11/10/01), el 22-7-04, en diciembre-08, y el 12/03/2016; "
+            "ratio 1/2048, versión 3.5.6 y su sobrino.")
+    tokens = tokenize(text)
+    feats = document_features(text, tokens)
+
+    def has(word: str, feature: str) -> bool:
+        return feature in feats[next(i for i, t in enumerate(tokens)
+                                     if t.text == word)]
+
+    for word in ("11", "22", "diciembre", "2016"):
+        assert has(word, "DATECHUNK"), word
+    for word in ("2048", "3", "ratio"):
+        assert not has(word, "DATECHUNK"), word
+    assert has("11", "csh=dd/dd/dd")  # the brackets around are not the shape
+    assert has("sobrino", "KIN") and not has("ratio", "KIN")
+
+
 def test_when_run_on_a_dev_case_then_site_labels_and_surrogates_by_category(
         spanish_model, meddocan_dir):
     docs = load_brat_corpus(f"{meddocan_dir}/dev", check_label)[:3]

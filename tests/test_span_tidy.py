@@ -25,6 +25,15 @@ def _meddocan_labels():
      "848428434"),
     ("Tfno: 986413144 ext 1530", "986413144 ext 1530", "NUMERO_TELEFONO",
      "986413144 ext 1530"),
+    ("Tel.: + 34 93 693 29 05.", "+ 34 93 693 29 05", "NUMERO_TELEFONO",
+     "34 93 693 29 05"),
+    ("Fax: +34 945007359 E-mail", "+34 945007359", "NUMERO_FAX", "34 945007359"),
+    # A name's title is left out; a name that starts like one is not cut.
+    ("Remitido por: Doctora Marta García Torrelles.", "Doctora Marta García Torrelles",
+     "NOMBRE_PERSONAL_SANITARIO", "Marta García Torrelles"),
+    ("Médico: Dra. Begoña Iza.", "Dra. Begoña Iza", "NOMBRE_PERSONAL_SANITARIO",
+     "Begoña Iza"),
+    ("Nombre: Donato Ruiz.", "Donato Ruiz", "NOMBRE_SUJETO_ASISTENCIA", "Donato Ruiz"),
     ("el día 30-marzo-2004 ingresa", "marzo", "FECHAS", "30-marzo-2004"),
     ("el día 30-marzo-2004 ingresa", "marzo-2004", "FECHAS", "30-marzo-2004"),
     ("el 12/03/2016 ingresa", "12/03/2016", "FECHAS", "12/03/2016"),
@@ -33,7 +42,7 @@ def _meddocan_labels():
      "Calle Tudela, 27, 4 der"),
     ("Edad: 5-7 años", "7 años", "EDAD_SUJETO_ASISTENCIA", "7 años"),
 ])
-def test_when_span_has_a_glued_cue_or_half_a_date_then_tidied(
+def test_when_span_has_a_cue_a_title_or_half_a_date_then_tidied(
         text, found, label, expected):
     start = text.index(found)
     (span,) = tidy_spans(text, [PhiSpan(start, start + len(found), label, "crf")])
@@ -46,3 +55,70 @@ def test_when_contact_has_no_digit_or_at_then_untouched():
     start = text.index("http")
     url = PhiSpan(start, start + len("http://www.seram.es"), "URL_WEB", "crf")
     assert tidy_spans(text, [url]) == (url,)
+
+
+@pytest.mark.parametrize("text, label, expected", [
+    # An address block's hospital and street, town and postcode: two values.
+    ("Hospital de Getafe Carretera Toledo", "HOSPITAL",
+     ["Hospital de Getafe", "Carretera Toledo"]),
+    ("Fundación Jiménez Díaz-UTE Avda Reyes Católicos, 2", "HOSPITAL",
+     ["Fundación Jiménez Díaz-UTE", "Avda Reyes Católicos, 2"]),
+    ("Hospital Virgen Del Puerto C/ Pizarro, s/n", "HOSPITAL",
+     ["Hospital Virgen Del Puerto", "C/ Pizarro, s/n"]),
+    ("28040 Madrid", "TERRITORIO", ["28040", "Madrid"]),
+    ("E-41013 Sevilla", "TERRITORIO", ["E-41013", "Sevilla"]),
+    ("San Pedro Garza García CP 66260", "TERRITORIO",
+     ["San Pedro Garza García", "66260"]),
+    ("Getafe C.P. 28905", "TERRITORIO", ["Getafe", "28905"]),
+    # One value: a street word after a street word, after "del", or in a
+    # street's own name; a post-office box; numbers that are no postcode.
+    ("Calle de la Plaza de Toros, 23", "CALLE", ["Calle de la Plaza de Toros, 23"]),
+    ("Hospital Virgen del Camino", "HOSPITAL", ["Hospital Virgen del Camino"]),
+    ("Apartado de Correos 20134", "CALLE", ["Apartado de Correos 20134"]),
+    ("Doctor Vertiz 737 interior 35", "CALLE", ["Doctor Vertiz 737 interior 35"]),
+    ("E 28053", "TERRITORIO", ["E 28053"]),
+    # Two years joined by a conjunction; a month range without digits stays.
+    ("1993 y 1994", "FECHAS", ["1993", "1994"]),
+    ("2001 a 2005", "FECHAS", ["2001", "2005"]),
+    ("marzo y abril de 2004", "FECHAS", ["marzo y abril de 2004"]),
+])
+def test_when_two_values_are_one_span_then_cut(text, label, expected):
+    spans = tidy_spans(text, [PhiSpan(0, len(text), label, "crf", 0.9)])
+    assert [text[s.start:s.end] for s in spans] == expected
+    assert {(s.label, s.source, s.confidence) for s in spans} == {(label, "crf", 0.9)}
+
+
+def test_when_a_date_in_digits_is_missed_then_added_with_the_site_date_label():
+    text = ("• El 22-7-04 se produjo un intento; se retiró en sep-04, el "
+            "2.3.2007 y el (28/2/07). Ratio 1/2048, pH 7.35, 30/13/04, 3-4-5 "
+            "cm, versión 1.2.3.4; ingresa el 4-8-04.")
+    known = text.index("4-8-04")
+    crf = PhiSpan(known - 3, known + 6, "FECHAS", "crf", 0.8)  # "el 4-8-04"
+    spans = tidy_spans(text, [crf])
+    assert [text[s.start:s.end] for s in spans] == [
+        "22-7-04", "sep-04", "2.3.2007", "28/2/07", "el 4-8-04"]
+    assert {(s.label, s.source) for s in spans[:-1]} == {
+        ("FECHAS", "rules:spanish_dates")}
+    assert spans[-1] == crf
+
+
+def test_when_street_word_stands_alone_then_joined_to_the_street_after_it():
+    text = "Hospital Miguel Servet Pso. Isabel La Católica, s/n. 50009 Zaragoza"
+    hospital = PhiSpan(0, text.index(" Pso"), "HOSPITAL", "crf", 0.9)
+    word = PhiSpan(text.index("Pso"), text.index("Pso") + 3, "HOSPITAL", "crf", 0.9)
+    rest = PhiSpan(text.index("Isabel"), text.index("s/n") + 3, "CALLE", "crf", 0.8)
+    town = PhiSpan(text.index("50009"), len(text), "TERRITORIO", "crf", 0.9)
+    spans = tidy_spans(text, [hospital, word, rest, town])
+    assert [(text[s.start:s.end], s.label) for s in spans] == [
+        ("Hospital Miguel Servet", "HOSPITAL"),
+        ("Pso. Isabel La Católica, s/n", "CALLE"),
+        ("50009", "TERRITORIO"), ("Zaragoza", "TERRITORIO")]
+
+
+def test_when_family_doctor_then_familia_is_no_relative():
+    text = "Su médico de familia solicitó analítica; la familia refiere fiebre."
+    doctor = text.index("familia")
+    relatives = text.index("familia", doctor + 1)
+    spans = [PhiSpan(s, s + 7, "FAMILIARES_SUJETO_ASISTENCIA", "crf", 0.7)
+             for s in (doctor, relatives)]
+    assert tidy_spans(text, spans) == (spans[1],)

@@ -1,4 +1,4 @@
-"""Boundary tidying of a site model's spans, by category (no language's words).
+"""Boundary tidying of a site model's spans, by category, and the dates it missed.
 
 A site model learns its annotators' boundaries, but two kinds of slip recur
 where a value is glued to its neighbours without a blank, and the tokens
@@ -7,22 +7,50 @@ around it look like the value's own:
 - a contact taken with its cue: ``E-mail.ana@x.es``, ``mail-ana@x.es``,
   ``848428434 Fax``: an e-mail span is cut to the address (from the first
   character after the last non-address character before ``@``), a phone
-  span (digits, no ``@``) loses the words of letters at either end;
+  span (digits, no ``@``) loses the words of letters at either end and a
+  ``+`` before the country code (annotators leave it out: ``+ 34 93 ...``);
+- a name taken with its title: ``Doctora Marta García`` loses ``Doctora``
+  (no name span of MEDDOCAN's gold starts with a title);
 - a date found from its middle: ``30-marzo-2004`` tagged from ``marzo``: a
-  date span grows over digit runs joined to it by ``-``, ``/`` or ``.``.
+  date span grows over digit runs joined to it by ``-``, ``/`` or ``.``;
 
-Only spans whose label is of category CONTACT or DATE are touched; the
-English model's spans never pass here (its rules and clean-ups differ).
+and where two values stand side by side with only a blank or a conjunction
+between them, the model takes them as one span where the annotators wrote
+two (an address block's ``Hospital de Getafe Carretera Toledo``, ``28040
+Madrid``; ``en 1993 y 1994``):
+
+- a place span is cut between a postcode (five digits) and the word beside
+  it (with the ``CP`` cue before a postcode left out), and before a street
+  word (``Carretera``, ``Avda.``, ``C/``) that follows a capitalised word
+  when the span does not start with one (nor is a post-office box,
+  ``Apartado de Correos 20134``); in MEDDOCAN's gold no span is cut so;
+- a date span is cut at ``y``/``e``/``a`` between two parts with digits;
+
+and the other way round, a place span that is a street word alone
+(``Pso``, ``Av.``) is joined to the place span after it when only a full
+stop and blanks stand between (``Pso. Isabel La Católica, s/n``). The
+family doctor (``médico de familia``) is no relative: that ``familia`` is
+dropped, whatever its label (MEDDOCAN's annotators never mark it).
+
+Each piece keeps the span's label. Only spans whose label is of category
+CONTACT, DATE, LOCATION or NAME are touched. Last, a date written in digits
+that no span touches (:mod:`.spanish_dates`: ``22-7-04``, ``diciembre-08``)
+is added with the site's date label, when its label map has exactly one.
+The English model's spans never pass here (its rules and clean-ups differ).
+The street words, titles and date forms are Spanish: the only other language
+a model is trained for.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from deid_pipeline.labels import category
+from deid_pipeline.labels import category, site_labels
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.spanish_dates import written_dates
 
 __all__ = ["tidy_spans"]
 
@@ -33,6 +61,23 @@ _LEADING_WORDS = re.compile(r"(?:[^\W\d_]+[\W_]*)+")
 _TRAILING_WORDS = re.compile(r"(?:[\W_]+[^\W\d_]+)+[\W_]*$")
 _JOINED_DIGITS_LEFT = re.compile(r"\d+[-/.]$")
 _JOINED_DIGITS_RIGHT = re.compile(r"^[-/.]\d+")
+_PLUS = re.compile(r"\+\s*")
+_TITLE = re.compile(r"(?:Doctora|Doctor|Dra|Dr|Dña|Doña|Don|Sra|Sr|Prof)\b\.?\s*",
+                    re.I)
+# (cut start, cut end) gaps: the text between them belongs to neither piece.
+_POSTCODE_THEN_WORD = re.compile(r"(?<!\d)\d{5}(\s+)(?=[^\W\d_])")
+_WORD_THEN_POSTCODE = re.compile(
+    r"(?<=[^\W\d_]{2})(\s+(?:C\.? ?P\.?:? ?)?)\d{5}(?![\d-])")
+# A post-office box ("Apartado de Correos 20134") is one value, number and all.
+_BOX = re.compile(r"Apartado\b")
+_STREET_WORD = (r"(?:C/|(?:Avda|Avenida|Av|Calle|Carretera|Ctra|Paseo|Pso|Pº|Plaza"
+                r"|Pza)\b)")
+_STREET_START = re.compile(_STREET_WORD)
+_BEFORE_STREET = re.compile(r"(?<=[^\W\d_])(\s+)(?=%s)" % _STREET_WORD)
+_STREET_ALONE = re.compile(_STREET_WORD + r"\.?")
+_JOIN_GAP = re.compile(r"\.?\s+")
+_FAMILY_DOCTOR = re.compile(r"(?:m[ée]dic[oa]s?|medicina) de\s+$", re.I)
+_DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
 
 
 def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
@@ -46,6 +91,8 @@ def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
     elif any(c.isdigit() for c in value):
         m = _LEADING_WORDS.match(value)
         lead = m.end() if m and m.end() < len(value) else 0
+        plus = _PLUS.match(value, lead)
+        lead = plus.end() if plus and plus.end() < len(value) else lead
         m = _TRAILING_WORDS.search(value)
         trail = m.start() if m and m.start() > lead else len(value)
         start, end = span.start + lead, span.start + trail
@@ -54,6 +101,13 @@ def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
     if start >= end:
         return None
     return dataclasses.replace(span, start=start, end=end)
+
+
+def _name(text: str, span: PhiSpan) -> PhiSpan:
+    title = _TITLE.match(text, span.start, span.end)
+    if title is None or title.end() == span.end:
+        return span
+    return dataclasses.replace(span, start=title.end())
 
 
 def _date(text: str, span: PhiSpan) -> PhiSpan:
@@ -68,15 +122,103 @@ def _date(text: str, span: PhiSpan) -> PhiSpan:
         dataclasses.replace(span, start=start, end=end))
 
 
+def _capitalised_word_before(value: str, at: int) -> bool:
+    word = re.search(r"[^\W\d_]+\W*$", value[:at])
+    return word is not None and word.group()[0].isupper()
+
+
+def _place_gaps(value: str) -> list[tuple[int, int]]:
+    if _BOX.match(value):
+        return []
+    gaps = [m.span(1) for m in _POSTCODE_THEN_WORD.finditer(value)]
+    gaps.extend(m.span(1) for m in _WORD_THEN_POSTCODE.finditer(value))
+    if not _STREET_START.match(value):
+        gaps.extend(m.span(1) for m in _BEFORE_STREET.finditer(value)
+                    if _capitalised_word_before(value, m.start()))
+    return gaps
+
+
+def _date_gaps(value: str) -> list[tuple[int, int]]:
+    return [m.span(1) for m in _DATE_JOINER.finditer(value)]
+
+
+def _cut(text: str, span: PhiSpan, gaps: list[tuple[int, int]]) -> list[PhiSpan]:
+    """``span`` in pieces around the gaps (offsets into its value)."""
+    pieces = []
+    start = 0
+    for gap_start, gap_end in sorted(gaps):
+        if gap_start > start:
+            pieces.append((start, gap_start))
+        start = max(start, gap_end)
+    pieces.append((start, span.end - span.start))
+    if len(pieces) == 1:
+        return [span]
+    return [dataclasses.replace(span, start=span.start + a, end=span.start + b)
+            for a, b in pieces if b > a]
+
+
+DATE_SOURCE = "rules:spanish_dates"
+
+
+def _order(span: PhiSpan) -> tuple[int, int]:
+    return span.start, span.end
+
+
+def _joined_streets(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """``spans`` (sorted) with a street word alone joined to the place after it.
+
+    The joined span takes the label of the place after: the model read the
+    street from there.
+    """
+    out: list[PhiSpan] = []
+    for span in spans:
+        previous = out[-1] if out else None
+        if (previous is not None and category(previous.label) == "LOCATION"
+                and category(span.label) == "LOCATION"
+                and _STREET_ALONE.fullmatch(text, previous.start, previous.end)
+                and _JOIN_GAP.fullmatch(text, previous.end, span.start)):
+            out[-1] = dataclasses.replace(span, start=previous.start)
+        else:
+            out.append(span)
+    return out
+
+
+def _family_doctor(text: str, span: PhiSpan) -> bool:
+    return (text[span.start:span.end].lower() == "familia"
+            and _FAMILY_DOCTOR.search(text, max(0, span.start - 16), span.start)
+            is not None)
+
+
+def _missed_dates(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """Written dates no span of ``spans`` (sorted, non-overlapping) touches."""
+    labels = site_labels("DATE")
+    if len(labels) != 1:
+        return []
+    starts = [s.start for s in spans]
+    out = []
+    for start, end in written_dates(text):
+        i = bisect.bisect_left(starts, end)
+        if i == 0 or spans[i - 1].end <= start:
+            out.append(PhiSpan(start, end, labels[0], DATE_SOURCE, 1.0))
+    return out
+
+
 def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
-    """``spans`` with contact and date boundaries tidied (module docstring)."""
+    """``spans`` with boundaries tidied and joined values cut (module docstring)."""
     out = []
     for span in spans:
         kind = category(span.label)
+        gaps: list[tuple[int, int]] = []
         if kind == "CONTACT":
             span = _contact(text, span)
         elif kind == "DATE":
             span = _date(text, span)
-        if span is not None:
-            out.append(span)
-    return tuple(out)
+            gaps = _date_gaps(text[span.start:span.end])
+        elif kind == "LOCATION":
+            gaps = _place_gaps(text[span.start:span.end])
+        elif kind == "NAME":
+            span = _name(text, span)
+        if span is not None and not _family_doctor(text, span):
+            out.extend(_cut(text, span, gaps) if gaps else [span])
+    out = _joined_streets(text, sorted(out, key=_order))
+    return tuple(sorted([*out, *_missed_dates(text, out)], key=_order))

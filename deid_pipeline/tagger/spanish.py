@@ -41,16 +41,13 @@ from collections.abc import Sequence
 
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.tagger import clusters as clusters_module
+from deid_pipeline.tagger.spanish_dates import MONTHS as _MONTHS
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 __all__ = ["FEATURE_VERSION", "document_features", "gazetteer_flags"]
 
-FEATURE_VERSION = "es2"
+FEATURE_VERSION = "es3"
 
-_MONTHS = frozenset(
-    "enero febrero marzo abril mayo junio julio agosto septiembre setiembre "
-    "octubre noviembre diciembre ene feb mar abr may jun jul ago sep sept oct "
-    "nov dic".split())
 _TITLES = frozenset("dr dra dres dña dª don doña d sr sra srta prof".split())
 # Ages and stays are written in words as often as in digits ("tres años y
 # medio", "a los cinco meses").
@@ -69,6 +66,16 @@ _STREET_WORDS = frozenset(
 _ID_WORDS = frozenset(
     "nhc dni nie nif nass nº n número numero historia col colegiado nuhsa cip "
     "sip tis tarjeta afiliación afiliacion".split())
+# Kin words: a relative is annotated as the word itself ("su madre"), and
+# the rare ones ("sobrinos", "cuñado") share the weight of the common ones.
+_KIN_WORDS = frozenset(
+    "madre padre padres madres hijo hija hijos hijas hermano hermana hermanos "
+    "hermanas abuelo abuela abuelos abuelas tío tía tíos tías tio tia tios tias "
+    "primo prima primos primas sobrino sobrina sobrinos sobrinas nieto nieta "
+    "nietos nietas esposo esposa marido cónyuge conyuge pareja novio novia "
+    "suegro suegra cuñado cuñada yerno nuera gemelo gemela progenitor "
+    "progenitores familia familiar familiares materno materna paterno "
+    "paterna".split())
 _CLUSTER_PREFIXES = (4, 6, 10)
 _CONTEXT_CLUSTER_PREFIX = 6
 _WORD_WINDOW = 4
@@ -162,7 +169,8 @@ def _own(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
         own.extend(f"s{k}={plain[-k:]}" for k in (1, 2, 3, 4) if len(plain) > k)
         for words, cue in ((_MONTHS, "MONTH"), (_TITLES, "TITLE"),
                            (_STREET_WORDS, "STREETWORD"), (_ID_WORDS, "IDWORD"),
-                           (_NUMBER_WORDS, "NUMWORD"), (_TIME_UNITS, "TIMEUNIT")):
+                           (_NUMBER_WORDS, "NUMWORD"), (_TIME_UNITS, "TIMEUNIT"),
+                           (_KIN_WORDS, "KIN")):
             if lower in words or plain in words:
                 own.append(cue)
     elif is_digits(text):
@@ -177,9 +185,21 @@ def _own(text: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
 
 
 _CHUNK_MARKS = (("@", "HASAT"), ("/", "HASSLASH"), ("-", "HASDASH"))
+# A chunk's value without the brackets and punctuation written around it:
+# "(11/10/01)," is a date as "11/10/01" is.
+_CHUNK_EDGES = "()[]{}¿?¡!\"'«»,;:."
+# Day, month and year (or year, month, day) with one separator, or a month
+# name with a year or day joined to it: a date whatever the separator, so
+# "22-7-04" and "diciembre-08" share the weight of "22/07/2004".
+_DATE_CHUNK = re.compile(
+    r"\d{1,2}([-/.])\d{1,2}\1(?:\d{4}|\d{2})|\d{4}([-/.])\d{1,2}\2\d{1,2}|"
+    r"(?:\d{1,2}[-/.])?(?:%s)[-/.]\d{2,4}" % "|".join(sorted(_MONTHS, key=len,
+                                                             reverse=True)),
+    re.I)
 
 
 def _chunk_features(chunk: str) -> list[str]:
+    chunk = chunk.strip(_CHUNK_EDGES) or chunk
     shape = re.sub(r"[a-záéíóúüñç]+", "x", chunk)
     shape = re.sub(r"[A-ZÁÉÍÓÚÜÑÇ]+", "X", shape)
     shape = re.sub(r"\d+", lambda m: "d" * min(len(m.group()), 4), shape)
@@ -187,6 +207,8 @@ def _chunk_features(chunk: str) -> list[str]:
     out.extend(name for mark, name in _CHUNK_MARKS if mark in chunk)
     if chunk.lower().startswith(("http", "www.")):
         out.append("URLISH")
+    if _DATE_CHUNK.fullmatch(chunk):
+        out.append("DATECHUNK")
     return out
 
 
