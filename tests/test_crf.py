@@ -393,6 +393,10 @@ def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     ("Smith\n\n\nA. fib", "Smith", ["Smith"]),            # not beside it
     ("speak with Ross M.D. today", "Ross", ["Ross"]),     # a credential
     ("Lee R.N. aware", "Lee", ["Lee"]),
+    ("asked christine y. about it", "christine", ["christine", "y"]),  # lower case
+    ("dr. kari m. said", "kari", ["kari", "m"]),
+    ("smith a. fib", "smith", ["smith"]),                  # a word, not an initial
+    ("Anna s. said", "Anna", ["Anna"]),                   # a capital name: capitals
 ])
 def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected):
     tokens = tuple(tokenize(text))

@@ -613,14 +613,25 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
 _NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
-def _is_initial(tokens: Sequence[Token], t: int) -> bool:
+# Lower-case letters that are words or abbreviations before a stop ("smith a.
+# fib"), never read as a lower-case name's initial.
+_NOT_LOWER_INITIALS = frozenset("aio")
+
+
+def _is_initial(tokens: Sequence[Token], t: int, lower: bool = False) -> bool:
     """Token t is one capital letter with its full stop right after it (``G.``).
 
-    Not when a letter follows the stop unspaced: ``M.D.``, ``R.N.`` are
-    credentials, not an initial of the name before them.
+    With ``lower`` (the name beside it is written in lower case: ``christine
+    y.``) a lower-case letter too, but for ``a``, ``i`` and ``o``. Not when a
+    letter follows the stop unspaced: ``M.D.``, ``R.N.`` are credentials, not
+    an initial of the name before them.
     """
-    return (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1
-            and "A" <= tokens[t].text <= "Z" and tokens[t + 1].text == "."
+    if not (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1):
+        return False
+    letter = tokens[t].text
+    return (("A" <= letter <= "Z"
+             or lower and "a" <= letter <= "z" and letter not in _NOT_LOWER_INITIALS)
+            and tokens[t + 1].text == "."
             and tokens[t + 1].start == tokens[t].end
             and not (t + 2 < len(tokens) and tokens[t + 2].start == tokens[t + 1].end
                      and tokens[t + 2].text.isalpha()))
@@ -643,7 +654,8 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
         for i, gap in ((t - 2, tokens[t].start - tokens[t - 1].end),
                        (t + 1, tokens[min(t + 1, len(tokens) - 1)].start
                         - tokens[t].end)):
-            if (1 <= gap <= 2 and kinds[i] is None and _is_initial(tokens, i)):
+            if (1 <= gap <= 2 and kinds[i] is None
+                    and _is_initial(tokens, i, lower=tokens[t].text.islower())):
                 kinds[i] = kind
                 confidences[i] = confidences[t]
 
