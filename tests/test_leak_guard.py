@@ -111,9 +111,10 @@ def test_when_untouched_digits_and_a_surrogate_spell_a_digit_value_then_not_a_le
 class _SkipsPatientNames(Rewriter):
     """A rewrite step with a bug: it leaves PATIENT spans as they are."""
 
-    def rewrite(self, tagged, person_key=None):
+    def rewrite(self, tagged, person_key=None, avoid=None):
         kept = tuple(s for s in tagged.spans if s.label != "PATIENT")
-        return super().rewrite(dataclasses.replace(tagged, spans=kept), person_key)
+        return super().rewrite(dataclasses.replace(tagged, spans=kept), person_key,
+                               avoid)
 
 
 def test_when_a_step_lets_a_header_name_through_then_quarantined_at_leak_guard():
