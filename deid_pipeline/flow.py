@@ -2,7 +2,7 @@
 
 tag -> reconcile (reports of one HL7 message) -> originals (what no
 surrogate may spell) -> rewrite -> leak guard. The batch job's chunks
-(``transforms/chunks.py``), the composites (``transforms/deidentify.py``),
+(``transforms/chunks.py``), the composites (``transforms/composites.py``),
 HL7 write-back (``hl7/writeback.py``) and, through it, the MLLP gateway all
 call these methods, so a test of one path tests the code the others run.
 
@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from deid_pipeline.deidentify import Rewriter, originals_of
+from deid_pipeline.document_rewriter import Rewriter, originals_of
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     ClinicalDocument,

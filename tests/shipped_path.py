@@ -14,7 +14,7 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from deid_pipeline.transforms.deidentify import DeidentifyFiles
+from deid_pipeline.transforms.composites import DeidentifyFiles
 
 
 def _row(record) -> str:

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow, StageError, quarantine_record, stage
 from deid_pipeline.interrupts import RunInterrupted
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord

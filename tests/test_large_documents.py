@@ -15,7 +15,7 @@ import re
 import pytest
 
 from deid_pipeline import leak_guard
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import BULK_CHARS, LeakDetectedError, SearchText
 from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, PhiSpan
 from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress

@@ -7,7 +7,7 @@ import re
 import pytest
 from shipped_path import run_files
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import (
     _ASCII_TWINS,
     LeakDetectedError,

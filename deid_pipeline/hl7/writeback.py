@@ -38,10 +38,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from deid_pipeline.byte_order import narrow
-from deid_pipeline.deidentify import originals_of
+from deid_pipeline.document_rewriter import originals_of
 from deid_pipeline.flow import DocumentFlow, StageError, stage
 from deid_pipeline.flow import quarantine_record as stage_quarantine
-from deid_pipeline.hl7.contracts import PersonKeys, Rewriter, Tagger, WritebackError
+from deid_pipeline.hl7.contracts import (
+    PersonKeys,
+    SupportsRewrite,
+    Tagger,
+    WritebackError,
+)
 from deid_pipeline.hl7.copies import (
     replace_found,
     replace_seeded,
@@ -91,7 +96,7 @@ __all__ = [
     "Hl7FileResult",
     "MessageResult",
     "PersonKeys",
-    "Rewriter",
+    "SupportsRewrite",
     "Tagger",
     "WritebackError",
     "deidentify_hl7_file",
@@ -195,7 +200,7 @@ def _tag(text: str, codec: str, flow: DocumentFlow, origin: str,
     return _Tagged(message, reports, dictionary, tagged, keys, segment_names, codec)
 
 
-def _avoid(messages: list[_Tagged], rewriter: Rewriter,
+def _avoid(messages: list[_Tagged], rewriter: SupportsRewrite,
            person_originals: Mapping[str, Originals] | None) -> Originals:
     """The originals no surrogate of ``messages`` may spell.
 
@@ -289,7 +294,7 @@ def _quarantined(error: StageError, origin: str, ordinal: int,
                             raw=raw, origin=origin, source=SOURCE, message=message)
 
 
-def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
+def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: SupportsRewrite,
                        origin: str = "", ordinal: int = 1,
                        z_segments: str = "empty",
                        person_keys: PersonKeys | None = None,
@@ -328,7 +333,7 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
 
 
 def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
-                        rewriter: Rewriter, z_segments: str = "empty",
+                        rewriter: SupportsRewrite, z_segments: str = "empty",
                         person_keys: PersonKeys | None = None,
                         person_originals: Mapping[str, Originals] | None = None,
                         ) -> Hl7FileResult:

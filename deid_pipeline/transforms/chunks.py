@@ -49,7 +49,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import SURROGATE, DocumentFlow, StageError, stage
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.solver import (

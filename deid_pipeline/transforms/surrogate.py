@@ -10,7 +10,7 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow, StageError
 from deid_pipeline.model import TaggedDocument
 from deid_pipeline.progress import process_progress

@@ -16,7 +16,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.pipelines.incremental import LinkHistory
