@@ -161,7 +161,7 @@ class Rewriter:
             # birth year), shifted with the same per-person shift as the text.
             from deid_pipeline.hl7.documents import header_columns
 
-            metadata = metadata + header_columns(doc, self, pid)
+            metadata = metadata + header_columns(doc, self, pid, ctx.avoid)
         return DeidentifiedDocument(
             doc_id=doc.doc_id,
             person_id=pid,

@@ -191,6 +191,17 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+def offsets(length: int) -> array:
+    """An empty array for places in a text of ``length`` characters.
+
+    Four bytes a place while they fit (any text under 4 GiB characters, so
+    every file ``--max-file-bytes`` lets through by default): a document of
+    40,000 notes holds millions of places, at eight bytes each a few hundred
+    MB at the guard's peak.
+    """
+    return array("I" if length < 2**32 else "q")
+
+
 class SearchText:
     """One text prepared for searching many PHI values in it.
 
@@ -220,7 +231,12 @@ class SearchText:
 
     def matches_all(self, values: Sequence[str]) -> list[list[tuple[int, int]]]:
         """:meth:`matches` of each value (see :meth:`find_all`)."""
-        return self.find_all([_needle(value) for value in values])
+        return list(self.iter_matches(values))
+
+    def iter_matches(self, values: Sequence[str]
+                     ) -> Iterator[list[tuple[int, int]]]:
+        """:meth:`matches_all` one value at a time, so the caller can keep less."""
+        return self.iter_find([_needle(value) for value in values])
 
     def matches(self, value: str) -> list[tuple[int, int]]:
         """(start, end) of every non-overlapping match of ``value``, in order."""
@@ -237,6 +253,11 @@ class SearchText:
 
     def find_all(self, needles: Sequence[_Needle | None]
                  ) -> list[list[tuple[int, int]]]:
+        """:meth:`find` of each needle (see :meth:`iter_find`)."""
+        return list(self.iter_find(needles))
+
+    def iter_find(self, needles: Sequence[_Needle | None]
+                  ) -> Iterator[list[tuple[int, int]]]:
         """:meth:`find` of each needle (None: no matches), in one pass if long.
 
         On a short text each needle is found on its own. On a text over
@@ -248,7 +269,9 @@ class SearchText:
         :meth:`find`, so the matches are the same.
         """
         if len(self.text) <= BULK_CHARS:
-            return [[] if n is None else self.find(n) for n in needles]
+            for n in needles:
+                yield [] if n is None else self.find(n)
+            return
         words = [n for n in needles if n is not None and not n.digits and n.words]
         at_word: dict[str, Sequence[int]] = {}
         if words:
@@ -258,23 +281,20 @@ class SearchText:
                 {key for n in words for key in _anchor_keys(n)})
         digits = {n.digits for n in needles if n is not None and n.digits}
         at_digits = _starts(self._squeezed_text(), digits) if digits else {}
-        found = []
         progress = process_progress(DOCUMENT_PROGRESS)
         for k, needle in enumerate(needles, 1):
             if not k % _PROGRESS_VALUES:
                 # Hundreds of thousands of values: say how far (a count).
                 progress.add(values_searched=_PROGRESS_VALUES)
             if needle is None:
-                found.append([])
+                yield []
             elif needle.digits:
-                found.append(self._digit_matches(
-                    needle.digits, at_digits.get(needle.digits, ()), needle.groups))
+                yield self._digit_matches(
+                    needle.digits, at_digits.get(needle.digits, ()), needle.groups)
             elif needle.words:
-                found.append(self._word_matches(needle,
-                                                self._anchored(needle, at_word)))
+                yield self._word_matches(needle, self._anchored(needle, at_word))
             else:
-                found.append(self.find(needle))
-        return found
+                yield self.find(needle)
 
     def _first_words(self, keys: set[str]) -> dict[str, Sequence[int]]:
         r"""Where each :func:`_bounded` first word may start a match, in order.
@@ -293,7 +313,8 @@ class SearchText:
             if key.startswith("\0"):
                 found[key] = starts
             else:
-                found[key] = array("q", (i - 1 for i in starts if i))
+                found[key] = offsets(len(folded))
+                found[key].extend(i - 1 for i in starts if i)
         return found
 
     def _anchored(self, needle: _Needle, at_word: dict[str, Sequence[int]]
@@ -440,7 +461,7 @@ class SearchText:
             # (there is one: the digits were found). Machine integers: a run
             # is about a word, and a 35 MB text's millions of them as lists of
             # (start, end) tuples took 700 MB.
-            origins, run_starts = array("q"), array("q")
+            origins, run_starts = offsets(len(text)), offsets(len(text))
             squeezed_at = 0
             for m in _NOT_GAPS.finditer(text):
                 a, b = m.span()
@@ -529,7 +550,7 @@ def _starts(text: str, keys: set[str]) -> dict[str, Sequence[int]]:
     for end, key in automaton.iter(text):
         places = starts.get(key)
         if places is None:
-            places = starts[key] = array("q")
+            places = starts[key] = offsets(len(text))
         places.append(end - len(key) + 1)
     return starts
 
@@ -581,7 +602,7 @@ def _find_leaks(
             seen.add(key)
             if needle is not None:
                 todo.append((label, needle))
-    written = _Written(regions)
+    written = _Written(regions, len(text))
     found: Counter = Counter()
     for (label, needle), matches in zip(
             todo, search.find_all([n for _, n in todo]), strict=True):
@@ -602,10 +623,11 @@ class _Written:
 
     __slots__ = ("starts", "ends")
 
-    def __init__(self, regions: Iterable[tuple[int, int]]) -> None:
+    def __init__(self, regions: Iterable[tuple[int, int]], length: int = 0) -> None:
+        """``length``: of the text the regions are in (0: not known, 8 bytes each)."""
         if not isinstance(regions, Iterator):
             regions = iter(sorted(regions))  # a caller's list; written_regions: sorted
-        self.starts, self.ends = array("q"), array("q")
+        self.starts, self.ends = offsets(length or 2**32), offsets(length or 2**32)
         for s, e in regions:
             if self.starts and s < self.ends[-1]:
                 self.ends[-1] = max(e, self.ends[-1])

@@ -14,8 +14,11 @@ from dataclasses import dataclass
 import pytest
 from faker import Faker
 
+from deid_pipeline.hl7.documents import build_documents, header_columns
+from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.testing import FakeRewriter
 from deid_pipeline.hl7.writeback import deidentify_hl7_file, deidentify_message
+from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.dictionary import DictionaryDetector
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -78,3 +81,41 @@ def test_when_one_message_is_sent_alone_then_only_its_originals_are_known():
     assert result.ok
     drawn = given1 in result.er7.upper()
     assert drawn
+
+
+def _pid7(er7: str) -> str:
+    (pid,) = [s for s in er7.replace("\n", "\r").split("\r") if s.startswith("PID|")]
+    return pid.split("|")[7]
+
+
+@pytest.mark.parametrize("seed", [3, 21])
+def test_when_a_shifted_birth_date_is_another_patients_then_only_its_year_is_written(
+        seed):
+    """One shift per person, never redrawn: a collision keeps the shifted year."""
+    family1, given1, doctor1, _ = _names(seed)
+    family2, given2, doctor2, _ = _names(seed + 100)
+    second = _message(2, family2, given2, doctor2)
+    alone = deidentify_message(second, TAGGER, FakeRewriter(), "m.hl7")
+    shifted = _pid7(alone.er7)
+    first = _message(1, family1, given1, doctor1).replace("|19610311|",
+                                                         f"|{shifted}|")
+    data = ("FHS|^~\\&|LAB|HOSP|||20240320\rBHS|^~\\&|LAB|HOSP|||20240320\r"
+            + first + second + "BTS|2\rFTS|1\r").encode()
+    result = deidentify_hl7_file("batch.hl7", data, TAGGER, FakeRewriter())
+    assert (result.messages_in, result.messages_out) == (2, 2)
+    out = result.output.decode()
+    assert shifted not in out
+    assert shifted[:4] in [_pid7(m) for m in out.split("MSH|")[1:]]
+
+
+def test_when_a_shifted_birth_date_is_an_original_then_research_keeps_its_year():
+    """The research extract's columns follow the header: the year, not the day."""
+    family, given, doctor, _ = _names(34)
+    (doc, *_) = build_documents(parse_message(_message(3, family, given, doctor)))
+    rewriter = FakeRewriter()
+    alone = dict(header_columns(doc, rewriter, "p-34"))
+    shifted = alone["birth_date_shifted"].replace("-", "")
+    avoid = Originals.of([(shifted, "DATE")])
+    in_batch = dict(header_columns(doc, rewriter, "p-34", avoid))
+    assert "birth_date_shifted" not in in_batch
+    assert in_batch["birth_year"] == alone["birth_year"] == shifted[:4]

@@ -98,3 +98,26 @@ def test_when_exports_with_byte_order_marks_are_concatenated_then_each_is_read()
     assert result.output.count(bom) == 2
     out = result.output.decode("utf-8").upper()
     assert sum(n in out for n in names1 + names2) == 0
+
+
+@pytest.mark.parametrize("seed", [9, 10])
+def test_when_a_message_keeps_an_mllp_start_byte_and_no_end_then_it_is_read(seed):
+    """A saved message with the sender's start byte (0x0B) and no 0x1C anywhere."""
+    text, names = _oru(seed)
+    data = b"\x0b" + text.replace("\r", "\r\n").encode()
+    result = deidentify_hl7_file("vt.hl7", data, TAGGER, FakeRewriter())
+    assert (result.messages_in, result.messages_out, result.skipped) == (1, 1, 1)
+    assert result.output[:4] == b"MSH|"
+    out = result.output.decode().upper()
+    assert sum(n in out for n in names) == 0
+
+
+def test_when_mllp_blocks_lack_their_end_bytes_then_still_quarantined():
+    """Two start bytes and no end: a capture cut in transit, not a saved message."""
+    first, _ = _oru(11)
+    second, _ = _oru(12)
+    data = b"\x0b" + first.encode() + b"\x0b" + second.encode()
+    result = deidentify_hl7_file("cut.hl7", data, TAGGER, FakeRewriter())
+    assert (result.messages_in, result.messages_out) == (2, 0)
+    assert {q.error_message for q in result.quarantined} == {
+        "MLLP block not terminated"}

@@ -1,7 +1,7 @@
 """The one merge policy: overlaps widen, labels follow the most specific detector."""
 
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.merge import merge_spans
+from deid_pipeline.tagger.merge import Occurrences, merge_spans, with_occurrences
 
 
 def test_when_spans_overlap_then_union_keeps_both_extents():
@@ -96,3 +96,22 @@ def test_after_reconcile_the_leak_guard_finds_nothing_outside_the_spans():
     suspects = [Suspect(NOTE[s.start:s.end], s.label) for s in spans]
     assert find_leaks(NOTE, suspects, [(s.start, s.end) for s in spans]) == {}
     assert find_leaks(NOTE, suspects) != {}  # the guard would see them
+
+
+def test_when_occurrences_are_held_as_integers_then_merged_as_the_spans_would_be():
+    # Occurrences keeps a million propagated places as integers; merged in
+    # text order with the detectors' spans, the result must be what merging
+    # the same PhiSpans would give (labels, sources, confidences included).
+    found = Occurrences()
+    found.add("DOCTOR", 0.4, [(30, 35), (0, 5), (12, 12)])  # an empty match is dropped
+    found.add("PATIENT", 0.9, [(0, 5), (40, 48)])
+    assert len(found) == 4
+    assert [(s.start, s.end, s.label) for s in found.spans()] == [
+        (0, 5, "DOCTOR"), (0, 5, "PATIENT"), (30, 35, "DOCTOR"), (40, 48, "PATIENT")]
+    detected = merge_spans([PhiSpan(3, 9, "DOCTOR", "crf", 0.7),
+                            PhiSpan(44, 46, "PATIENT", "rules:names", None)])
+    assert with_occurrences(detected, found) == merge_spans(
+        [*detected, *found.spans()])
+    assert with_occurrences(detected, found)[0] == PhiSpan(
+        0, 9, "DOCTOR", "crf+propagated", 0.9)
+    assert with_occurrences(detected, Occurrences()) is detected

@@ -18,6 +18,7 @@ import bisect
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import date
 
 from deid_pipeline.byte_order import narrow
 from deid_pipeline.hl7.dates import parse_written_date, shift_ts
@@ -33,6 +34,7 @@ from deid_pipeline.model import (
     PatientDictionary,
     QuarantineRecord,
 )
+from deid_pipeline.surrogates import Originals
 from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import is_digits
 
@@ -361,8 +363,8 @@ def _raw_date(dictionary: PatientDictionary, field: str) -> str | None:
     return None
 
 
-def header_columns(doc: ClinicalDocument, rewriter, person_id: str
-                   ) -> tuple[tuple[str, str], ...]:
+def header_columns(doc: ClinicalDocument, rewriter, person_id: str,
+                   avoid: Originals | None = None) -> tuple[tuple[str, str], ...]:
     """Date columns for the research extract, shifted like the narrative's dates.
 
     Computed after the rewrite (they need the person's shift), from the raw
@@ -371,7 +373,9 @@ def header_columns(doc: ClinicalDocument, rewriter, person_id: str
     is ``90+`` and ``birth_date_shifted`` absent for a person over 89 under
     the safe-harbor policy, and ``age_90_or_over`` says the age reckoned at
     the run's ``as_of_year``. Keys: :data:`COLUMN_KEYS` (only those with a
-    value).
+    value). A shifted date that is, to the day, an original of ``avoid``
+    (another patient's birth date in the same batch) is left out, as the
+    header writes only its year (``HeaderRewriter.date``).
     """
     if doc.dictionary is None:
         return ()
@@ -391,13 +395,17 @@ def header_columns(doc: ClinicalDocument, rewriter, person_id: str
     out: list[tuple[str, str]] = []
     if birth.year is not None:
         out.append(("birth_year", birth.year))
-    if birth.date is not None:
+    if birth.date is not None and not _is_original(birth.date, avoid):
         out.append(("birth_date_shifted", birth.date.isoformat()))
     if birth.over_89:
         out.append(("age_90_or_over", "true"))
     for key, value in raw.items():
         shifted = shift_ts(value, replace)
         when = parse_written_date(shifted) if shifted else None
-        if when is not None:
+        if when is not None and not _is_original(when, avoid):
             out.append((key, when.isoformat()))
     return tuple(out)
+
+
+def _is_original(when: date, avoid: Originals | None) -> bool:
+    return avoid is not None and avoid.spelled_by(when.strftime("%Y%m%d"))

@@ -234,9 +234,18 @@ def _frame_mllp(data: bytes, counter: list[int], skipped: list[int]) -> list[Par
 def frame_file(data: bytes) -> FramedFile:
     """Split a file into message frames and the separators between them."""
     counter, skipped = [0], [0]
-    if data.lstrip(b" \t\r\n" + _BOM).startswith(MLLP_START):
-        parts = _frame_mllp(data, counter, skipped)
-        return FramedFile(tuple(parts), "mllp", skipped[0])
+    lead = len(data) - len(data.lstrip(b" \t\r\n" + _BOM))
+    if data.startswith(MLLP_START, lead):
+        if MLLP_END in data or data.count(MLLP_START) > 1:
+            parts = _frame_mllp(data, counter, skipped)
+            return FramedFile(tuple(parts), "mllp", skipped[0])
+        # One start byte and no end byte anywhere: a message saved with the
+        # start byte its sender put in front of it (hl7js's oru.hl7), not a
+        # capture of blocks. The byte is left out and counted, as other stray
+        # bytes before the first message. A lone block cut before its end
+        # reads the same way; the parser's truncation checks still apply.
+        skipped[0] += 1
+        data = data[:lead] + data[lead + 1:]
     parts = _Framer(counter, None, skipped).feed(data)
     kind = "batch" if any(isinstance(p, Envelope) for p in parts) else "messages"
     return FramedFile(tuple(parts), kind, skipped[0])

@@ -139,31 +139,36 @@ class StreetGenerator(SurrogateGenerator):
         """Replace the number digit for digit and street words by surnames."""
         m = _STREET.fullmatch(value)
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, value)
-        num = random_like(m.group("num"), rng) if m.group("num") else ""
-        body = []
-        changed = bool(num)
-        for token in _WORDS.findall(m.group("body")):
-            w = token.casefold()
-            if not token[0].isalnum() or w in _STREET_KEEP or len(token) == 1:
-                body.append(token)
-            elif token[0].isdigit():  # "5th", "Route 9": ordinals and numbers
-                body.append(random_like(token, rng))
-                changed = True
-            elif w in _SUFFIX_FULL or w in _SUFFIX_ABBR:
-                full, abbr = rng.choice(_SUFFIXES)
-                new = full if w in _SUFFIX_FULL else abbr
-                body.append(with_case(new, case_of(token)))
-            else:
-                word = _pick(_names(_pool(ctx)).last, rng, token, label)
-                body.append(with_case(word, case_of(token)))
-                changed = True
-        if not changed:
-            # Only a suffix ("Main St" with no proper word): put a name in front.
-            name = _names(_pool(ctx)).last.draw(rng)
-            body.insert(0, with_case(name, case_of(value)) + " ")
-        unit = (m.group("unit") or "") + random_like(m.group("unit_no") or "", rng)
-        out = num + m.group("sp") + "".join(body) + unit + m.group("end")
-        return redraw(lambda: out, value, label)
+
+        def make() -> str:
+            # Each call draws on: "PO Box 7" whose digit drew 7 again is
+            # drawn anew instead of masked.
+            num = random_like(m.group("num"), rng) if m.group("num") else ""
+            body = []
+            changed = bool(num)
+            for token in _WORDS.findall(m.group("body")):
+                w = token.casefold()
+                if token[0].isdigit():  # "5th", "Route 9", "PO Box 7": numbers
+                    body.append(random_like(token, rng))
+                    changed = True
+                elif not token[0].isalnum() or w in _STREET_KEEP or len(token) == 1:
+                    body.append(token)
+                elif w in _SUFFIX_FULL or w in _SUFFIX_ABBR:
+                    full, abbr = rng.choice(_SUFFIXES)
+                    new = full if w in _SUFFIX_FULL else abbr
+                    body.append(with_case(new, case_of(token)))
+                else:
+                    word = _pick(_names(_pool(ctx)).last, rng, token, label)
+                    body.append(with_case(word, case_of(token)))
+                    changed = True
+            if not changed:
+                # Only a suffix ("Main St" with no proper word): a name in front.
+                name = _names(_pool(ctx)).last.draw(rng)
+                body.insert(0, with_case(name, case_of(value)) + " ")
+            unit = (m.group("unit") or "") + random_like(m.group("unit_no") or "", rng)
+            return num + m.group("sp") + "".join(body) + unit + m.group("end")
+
+        return redraw(make, value, label)
 
 
 # ---- cities, states, ZIP codes, countries ------------------------------------
@@ -225,7 +230,12 @@ class ZipGenerator(SurrogateGenerator):
                                       for _ in range(len(digits) - 3)))
             return "".join(next(new) if c in ASCII_DIGITS else c for c in value)
 
-        return redraw(make, value, label)
+        def same_zip5(a: str, b: str) -> bool:
+            # A ZIP+4 is also read as its ZIP5 (reports write it so): a
+            # surrogate "21201-7730" for "21201-1595" still says the original.
+            return [c for c in a if c in ASCII_DIGITS][:5] == digits[:5]
+
+        return redraw(make, value, label, same=same_zip5)
 
 
 class CountryGenerator(SurrogateGenerator):

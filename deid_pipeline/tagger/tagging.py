@@ -32,6 +32,7 @@ from deid_pipeline.tagger.merge import (
     merge_spans,
     occurrences,
     reconcile,
+    with_occurrences,
 )
 
 _INVISIBLE = (
@@ -214,7 +215,7 @@ def reconcile_reports(tagged: Sequence[TaggedDocument]) -> list[TaggedDocument]:
             extra = occurrences(SearchText(doc.document.text), seeds)
             if extra:
                 out[i] = dataclasses.replace(
-                    doc, spans=merge_spans([*doc.spans, *extra]))
+                    doc, spans=with_occurrences(merge_spans(doc.spans), extra))
     return out
 
 
