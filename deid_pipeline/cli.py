@@ -28,7 +28,7 @@ _SUBCOMMAND_MODULES = (
 
 
 def _run(args: argparse.Namespace, argv: list[str]) -> int:
-    from deid_pipeline.pipelines.deidentify import main as run_main
+    from deid_pipeline.pipelines.job import main as run_main
 
     return run_main(argv)
 

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.synthetic.cli import main as generate
 
 

@@ -1,7 +1,7 @@
 """Benchmark: the whole ``run`` job on 1 worker and on all cores, N and scale x N docs.
 
 Runs the full job, HL7 parse to Parquet write in surrogate mode with a real
-key file, as a subprocess (``python -m deid_pipeline.pipelines.deidentify``) on
+key file, as a subprocess (``python -m deid_pipeline.pipelines.job``) on
 Beam's DirectRunner with ``--direct_running_mode=multi_processing``, with 1
 worker and then every core, over N and ``--scale`` x N synthetic documents
 (``bench_inputs``)::
@@ -222,7 +222,7 @@ def run_job(
             "--direct_running_mode=multi_processing",
             f"--direct_num_workers={workers}",
         ]
-    cmd = [sys.executable, "-m", "deid_pipeline.pipelines.deidentify"]
+    cmd = [sys.executable, "-m", "deid_pipeline.pipelines.job"]
     for pattern in patterns:
         cmd += ["--input", pattern]
     cmd += [

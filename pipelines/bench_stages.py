@@ -55,7 +55,7 @@ def time_stages(
     view, merge). One-off loads (rules, lexicons, the model) come before timing.
     Returns (seconds by stage, documents timed).
     """
-    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.document_rewriter import Rewriter
     from deid_pipeline.evaluation.corpora import read_records
     from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
     from deid_pipeline.hl7.framing import decode_message, frame_file
@@ -154,7 +154,7 @@ def profile_in_memory(
     """Profile one in-process (``in_memory``) run; returns the text report."""
     from pyinstrument import Profiler
 
-    from deid_pipeline.pipelines.deidentify import run
+    from deid_pipeline.pipelines.job import run
 
     argv = []
     for pattern in patterns:

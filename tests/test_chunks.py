@@ -1,6 +1,6 @@
 """The chunked batch path's Beam-free parts: spill files and solving the links."""
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.linking.graph import link_record, resolve
 from deid_pipeline.linking.keys import document_key
 from deid_pipeline.linking.persons import persons_row, quasi_identifiers

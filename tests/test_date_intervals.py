@@ -6,7 +6,7 @@ from collections import defaultdict
 
 import pyarrow.parquet as pq
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.surrogates.dates import REFERENCE_YEAR, parse_date
 
 

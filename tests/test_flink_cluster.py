@@ -21,7 +21,6 @@ import yaml
 from apache_beam.options.pipeline_options import PipelineOptions
 from loopback import free_port, write_generated_inputs
 
-from deid_pipeline.pipelines.deidentify import RunError, check_beam_args, run
 from deid_pipeline.pipelines.flink_cluster import (
     ClusterConfig,
     ClusterError,
@@ -36,6 +35,7 @@ from deid_pipeline.pipelines.flink_cluster import (
     stop,
     taskmanager_pids,
 )
+from deid_pipeline.pipelines.job import RunError, check_beam_args, run
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.synthetic import generate_notes
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from faker import Faker
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.writeback import deidentify_message
 from deid_pipeline.tagger.dictionary import DictionaryDetector
 from deid_pipeline.tagger.tagging import PhiTagger

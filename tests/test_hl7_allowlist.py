@@ -12,7 +12,7 @@ import glob
 
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.fields import code_leaves, kept_as_code, reads_as_code
 from deid_pipeline.hl7.testing import FakeRewriter, value_at
 from deid_pipeline.hl7.writeback import deidentify_hl7_file, deidentify_message

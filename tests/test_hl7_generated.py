@@ -25,7 +25,7 @@ _ID_LABELS = {"MEDICALRECORD", "SSN", "ACCOUNT", "IDNUM", "HEALTHPLAN", "LICENSE
 @pytest.fixture(scope="module")
 def run():
     synthetic = pytest.importorskip("deid_pipeline.synthetic.hl7")
-    deidentify = pytest.importorskip("deid_pipeline.deidentify")
+    deidentify = pytest.importorskip("deid_pipeline.document_rewriter")
     from deid_pipeline.tagger.detectors import TaggerConfig
     from deid_pipeline.tagger.tagging import PhiTagger
 

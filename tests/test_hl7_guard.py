@@ -100,7 +100,7 @@ def test_when_a_doctors_initials_spell_the_message_type_then_still_written():
 def test_when_an_old_age_is_also_a_lab_value_then_the_message_is_written():
     """A removed age (``100``) is no leak in a glucose of 100: numbers that short
     are left to each report's document guard, which knows its surrogates."""
-    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.document_rewriter import Rewriter
     from deid_pipeline.tagger.detectors import TaggerConfig, create
 
     tagger = PhiTagger(create(TaggerConfig(detectors=("rules", "dictionary"))))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from faker import Faker
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.writeback import deidentify_message
 from deid_pipeline.tagger.detectors import TaggerConfig, create

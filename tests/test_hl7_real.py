@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from deid_pipeline.hl7.framing import frame_file
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hl7_real")
 

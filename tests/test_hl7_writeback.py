@@ -295,7 +295,7 @@ def test_when_message_given_as_bytes_then_data_in_same_encoding():
 
 
 def test_when_real_rewriter_then_header_and_narrative_agree():
-    rewrite = pytest.importorskip("deid_pipeline.deidentify")
+    rewrite = pytest.importorskip("deid_pipeline.document_rewriter")
     try:
         rewriter = rewrite.Rewriter(mode="surrogate", key=b"0123456789abcdef" * 2)
     except Exception as exc:  # noqa: BLE001 - rewrite modules still landing
@@ -313,7 +313,7 @@ def test_when_real_rewriter_then_header_and_narrative_agree():
 def test_when_a_header_name_has_no_letters_then_the_message_is_still_written():
     # "*** ***" in PID-5 (a placeholder some systems send) has nothing to leak;
     # it used to end in an unexpected ValueError in the leak guard.
-    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.document_rewriter import Rewriter
     from deid_pipeline.hl7.writeback import deidentify_message
     from deid_pipeline.tagger.detectors import TaggerConfig
     from deid_pipeline.tagger.tagging import PhiTagger

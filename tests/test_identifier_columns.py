@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from faker import Faker
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.outputs.rows import IdentifierColumns, identifier_rows
 from deid_pipeline.tagger.detectors import TaggerConfig

@@ -19,9 +19,9 @@ import pyarrow.dataset as ds
 import pytest
 
 from deid_pipeline.cli import main as cli_main
-from deid_pipeline.pipelines import deidentify as job
-from deid_pipeline.pipelines.deidentify import RunError, main, run
+from deid_pipeline.pipelines import job
 from deid_pipeline.pipelines.incremental import OutputLock, current_files
+from deid_pipeline.pipelines.job import RunError, main, run
 from deid_pipeline.synthetic.cli import main as generate
 
 ARGS = ["--as-of-year", "2026"]

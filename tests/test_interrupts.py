@@ -22,7 +22,7 @@ import psutil
 import pytest
 
 from deid_pipeline import interrupts
-from deid_pipeline.pipelines import deidentify, publish
+from deid_pipeline.pipelines import job, publish
 from deid_pipeline.tagger.tagging import PhiTagger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +57,7 @@ def previous_extract(tmp_path):
     key = tmp_path / "deid.key"
     key.write_text("c2VjcmV0LWtleS1mb3ItaW50ZXJydXB0LXRlc3RzLTAxMjM0NTY3\n")
     out = str(tmp_path / "out")
-    assert deidentify.main(_argv(out, str(key))) == 0
+    assert job.main(_argv(out, str(key))) == 0
     return out, str(key), _snapshot(out)
 
 
@@ -119,7 +119,7 @@ def test_when_signalled_in_a_phase_then_exit_128_plus_n_and_previous_extract_kep
     out, key, before = previous_extract
     capsys.readouterr()
     _patch_phase(monkeypatch, phase, signum)
-    code = deidentify.main(_argv(out, key))
+    code = job.main(_argv(out, key))
     err = capsys.readouterr().err
     assert code == 128 + signum
     assert _snapshot(out) == before
@@ -140,7 +140,7 @@ def test_when_signalled_after_the_commit_then_the_new_extract_is_whole(
 
     monkeypatch.setattr(publish, "write_atomically", write_atomically)
     capsys.readouterr()
-    assert deidentify.main(_argv(out, key)) == 143
+    assert job.main(_argv(out, key)) == 143
     assert "it is complete" in capsys.readouterr().err
     import json
 

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from deid_pipeline import leak_guard
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import BULK_CHARS, LeakDetectedError, SearchText
 from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, PhiSpan
 from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress
@@ -237,6 +237,7 @@ def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
     """A chunk of short notes was tagged for minutes with no line: only the
     rewrite counted documents."""
     from deid_pipeline import progress as progress_module
+    from deid_pipeline.flow import DocumentFlow
     from deid_pipeline.transforms.chunks import (
         ChunkRef,
         TagChunkFn,
@@ -254,7 +255,7 @@ def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
     write_spill(path, docs)
     fn = TagChunkFn(str(tmp_path), TaggerConfig(detectors=("rules",)), None,
                     Rewriter("surrogate", b"k" * 32, as_of_year=2026))
-    fn._tagger = PhiTagger(rules_tagger)
+    fn._flow = DocumentFlow(PhiTagger(rules_tagger))  # what setup() builds
     out = list(fn.process(ChunkRef(path, 0, 0, len(docs))))
     assert out[-1].count == len(docs)
     lines = stream.getvalue().splitlines()

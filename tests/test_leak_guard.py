@@ -4,12 +4,10 @@ import dataclasses
 import random
 import re
 
-import apache_beam as beam
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
-from apache_beam.testing.util import assert_that, equal_to, is_empty
+from shipped_path import run_files
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import (
     _ASCII_TWINS,
     LeakDetectedError,
@@ -31,7 +29,6 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.transforms.deidentify import DeidentifyClinicalDocuments
 
 KEY = b"leak-guard-test-key-0123456789ab"
 
@@ -111,53 +108,57 @@ def test_when_untouched_digits_and_a_surrogate_spell_a_digit_value_then_not_a_le
 class _SkipsPatientNames(Rewriter):
     """A rewrite step with a bug: it leaves PATIENT spans as they are."""
 
-    def rewrite(self, tagged, person_key=None):
+    def rewrite(self, tagged, person_key=None, avoid=None):
         kept = tuple(s for s in tagged.spans if s.label != "PATIENT")
-        return super().rewrite(dataclasses.replace(tagged, spans=kept), person_key)
+        return super().rewrite(dataclasses.replace(tagged, spans=kept), person_key,
+                               avoid)
 
 
-def test_when_a_step_lets_a_header_name_through_then_quarantined_at_leak_guard():
-    # The tagger marks ANDERSEN (the header knows it); the buggy rewrite skips it.
-    config = TaggerConfig(detectors=("rules",))
-    docs = [
-        _header_doc("PT ANDERSEN STABLE, SEEN 7/22/2006."),
-        _header_doc("PT STABLE, SEEN 7/23/2006.", "msg2-1"),
-    ]
-    with TestPipeline() as p:
-        out = (
-            p
-            | beam.Create(docs)
-            | DeidentifyClinicalDocuments(config, _SkipsPatientNames("surrogate", KEY))
-        )
-        assert_that(
-            out.research | beam.Map(lambda d: d.doc_id),
-            equal_to(["msg2-1"]),
-            label="only-the-clean-one",
-        )
-        assert_that(
-            out.quarantine
-            | beam.Map(
-                lambda q: (q.stage, q.error_type, "ANDERSEN" in q.error_message)
-            ),
-            equal_to([("leak_guard", "LeakDetectedError", False)]),
-            label="quarantined",
-        )
+def _hl7_message(control_id, mrn, surname, text):
+    """One ORU message whose PID names the patient and whose OBX holds ``text``."""
+    return "\r".join([
+        "MSH|^~\\&|COPATH|HOSP|DEID|RESEARCH|20060722101500||ORU^R01^ORU_R01|"
+        f"{control_id}|P|2.5",
+        f"PID|1||{mrn}^^^HOSP^MR||{surname}^ERIK||19610302|M",
+        "OBR|1|4471|SP06-2210|88305^SURGICAL PATHOLOGY^CPT",
+        f"OBX|1|TX|22034-3^Pathology report^LN||{text}||||||F",
+    ]) + "\r"
 
 
-def test_when_dictionary_runs_then_same_document_passes_the_guard():
-    config = TaggerConfig(detectors=("rules", "dictionary"))
-    with TestPipeline() as p:
-        out = (
-            p
-            | beam.Create([_header_doc("PT ANDERSEN STABLE, SEEN 7/22/2006.")])
-            | DeidentifyClinicalDocuments(config, Rewriter("surrogate", KEY))
-        )
-        assert_that(
-            out.research | beam.Map(lambda d: "ANDERSEN" in d.text),
-            equal_to([False]),
-            label="written",
-        )
-        assert_that(out.quarantine, is_empty(), label="no-quarantine")
+def _hl7_file(tmp_path, *messages):
+    path = tmp_path / "feed.hl7"
+    path.write_bytes("".join(messages).encode("ascii"))
+    return [str(path)]
+
+
+def test_when_a_step_lets_a_header_name_through_then_quarantined_at_leak_guard(
+        tmp_path):
+    # run's own path; the buggy rewrite skips ANDERSEN, which the header knows.
+    patterns = _hl7_file(
+        tmp_path,
+        _hl7_message("MSG1", "4410221", "ANDERSEN",
+                     "PT ANDERSEN STABLE, SEEN 7/22/2006."),
+        _hl7_message("MSG2", "4410987", "NILSSON", "PT STABLE, SEEN 7/23/2006."),
+    )
+    documents, quarantine = run_files(tmp_path, patterns,
+                                      TaggerConfig(detectors=("rules",)),
+                                      _SkipsPatientNames("surrogate", KEY))
+    assert [("ANDERSEN" in d["text"], "SEEN" in d["text"]) for d in documents] == [
+        (False, True)]
+    assert [(stage, error_type, "ANDERSEN" in message)
+            for _id, stage, error_type, message in quarantine] == [
+        ("leak_guard", "LeakDetectedError", False)]
+
+
+def test_when_dictionary_runs_then_same_document_passes_the_guard(tmp_path):
+    patterns = _hl7_file(tmp_path, _hl7_message(
+        "MSG1", "4410221", "ANDERSEN", "PT ANDERSEN STABLE, SEEN 7/22/2006."))
+    documents, quarantine = run_files(
+        tmp_path, patterns, TaggerConfig(detectors=("rules", "dictionary")),
+        Rewriter("surrogate", KEY))
+    assert [("ANDERSEN" in d["text"], "STABLE" in d["text"]) for d in documents] == [
+        (False, True)]
+    assert quarantine == []
 
 
 def test_when_policy_keeps_a_value_then_guard_does_not_flag_it():

@@ -26,7 +26,7 @@ from hl7.client import MLLPClient
 from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message as hl7apy_parse
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.framing import frame_file
 from deid_pipeline.hl7.writeback import deidentify_hl7_file
 from deid_pipeline.keys import load_key
@@ -247,7 +247,7 @@ def test_when_500_messages_over_4_connections_then_acked_written_and_equal_to_ba
 
 def test_when_batch_run_on_same_messages_then_gateway_bytes_are_identical(
         tmp_path, key_file, messages):
-    from deid_pipeline.pipelines.deidentify import run
+    from deid_pipeline.pipelines.job import run
 
     # One message per patient: ``run`` also keeps a person's surrogates off the
     # originals of the person's other messages, which a gateway never sees.

@@ -19,7 +19,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.synthetic import generate_messages, generate_notes
 from deid_pipeline.synthetic.hl7 import escape
 from deid_pipeline.tagger.detectors import Detector, register

@@ -21,7 +21,7 @@ import boto3
 import pytest
 from loopback import portable_args, portable_services, s3_server
 
-from deid_pipeline.pipelines.deidentify import main, run
+from deid_pipeline.pipelines.job import main, run
 from deid_pipeline.synthetic import generate_messages
 from deid_pipeline.transforms import chunks
 
@@ -261,7 +261,7 @@ def test_when_s3_location_unusable_then_exit_2_before_running(
 
 # Modules that touch data paths: they must do so through Beam's FileSystems.
 _DATA_PATH_MODULES = [
-    ROOT / "pipelines" / "deidentify.py",
+    ROOT / "pipelines" / "job.py",
     *sorted((ROOT / "deid_pipeline" / "transforms").glob("*.py")),
 ]
 # Pure string functions of os.path: they read or write nothing.

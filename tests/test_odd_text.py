@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.escapes import unescape
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.tagger.detectors import TaggerConfig

@@ -22,13 +22,13 @@ import pytest
 from test_surrogate_collisions import tiny_pool  # noqa: F401 - used below
 
 from deid_pipeline import surrogates
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.documents import read_hl7
 from deid_pipeline.hl7.framing import frame_file
 from deid_pipeline.hl7.message import parse_message
 from deid_pipeline.hl7.writeback import deidentify_message
 from deid_pipeline.linking.solver import link_item, solve_links_with_prior
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger

@@ -4,7 +4,7 @@ from collections import defaultdict
 
 import pyarrow.parquet as pq
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.synthetic import generate_messages
 
 

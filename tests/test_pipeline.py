@@ -5,10 +5,10 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to, is_empty
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
-from deid_pipeline.transforms.deidentify import DeidentifyClinicalDocuments
+from deid_pipeline.transforms.composites import DeidentifyClinicalDocuments
 
 KEY = b"k" * 32
 

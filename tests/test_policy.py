@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.rewrite import RewriteContext
 from deid_pipeline.surrogates import surrogate

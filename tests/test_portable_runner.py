@@ -12,7 +12,7 @@ import os
 import pytest
 from loopback import portable_args, portable_services, write_generated_inputs
 
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 
 pytestmark = pytest.mark.portable

@@ -21,7 +21,7 @@ from deid_pipeline.cli import main
 from deid_pipeline.mllp.dedup import DedupIndex
 from deid_pipeline.mllp.store import Commit, Store, mllp_frame
 from deid_pipeline.outputs.protected import write_protected
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "samples")
@@ -151,7 +151,7 @@ def test_when_run_publishes_then_protected_tables_and_staging_are_owner_only(
 
     monkeypatch.setattr(publish, "staged_tables", staged_tables)
     monkeypatch.setattr(
-        "deid_pipeline.pipelines.deidentify.staged_tables", staged_tables
+        "deid_pipeline.pipelines.job.staged_tables", staged_tables
     )
     out = tmp_path / "out"
     run(["--input", os.path.join(SAMPLES, "notes.jsonl"), "--output", str(out),

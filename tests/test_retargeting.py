@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.evaluation.brat import load_brat_corpus, parse_ann
 from deid_pipeline.evaluation.span_scores import span_scores
 from deid_pipeline.label_maps import load_label_map

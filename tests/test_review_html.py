@@ -21,7 +21,7 @@ from deid_pipeline.outputs.review import (
     render_html,
     write_html,
 )
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.synthetic import generate_notes
 from deid_pipeline.tagger.detectors import Detection, Detector, register
 

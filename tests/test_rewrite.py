@@ -202,7 +202,7 @@ def test_when_random_spans_then_right_to_left_equals_left_to_right(case):
 def test_when_the_as_of_year_is_pinned_then_ages_are_reckoned_from_it():
     import datetime
 
-    from deid_pipeline.deidentify import Rewriter
+    from deid_pipeline.document_rewriter import Rewriter
     from deid_pipeline.run_options import build_parser
     from deid_pipeline.surrogates.dates import whole_years
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from deid_pipeline.model import ClinicalDocument
-from deid_pipeline.pipelines.deidentify import main
+from deid_pipeline.pipelines.job import main
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.rules import RuleDetector
 from deid_pipeline.tagger.rules.site import (

@@ -10,7 +10,7 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.pipelines.deidentify import RunError, check_beam_args, main
+from deid_pipeline.pipelines.job import RunError, check_beam_args, main
 from deid_pipeline.run_options import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

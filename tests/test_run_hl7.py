@@ -10,7 +10,7 @@ from hl7apy.parser import parse_message
 
 from deid_pipeline.hl7.documents import read_hl7
 from deid_pipeline.hl7.framing import frame_file
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLES = os.path.join(ROOT, "samples", "hl7")

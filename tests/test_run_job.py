@@ -11,7 +11,7 @@ import pytest
 
 from deid_pipeline.evaluation.metrics import evaluate
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.pipelines.deidentify import RunError, run
+from deid_pipeline.pipelines.job import RunError, run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT_PATH = pathlib.Path(ROOT)

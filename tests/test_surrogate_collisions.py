@@ -15,7 +15,7 @@ import re
 import pytest
 
 from deid_pipeline import surrogates
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.writeback import deidentify_message
 from deid_pipeline.rewrite import RewriteContext
 from deid_pipeline.surrogates import Originals, surrogate

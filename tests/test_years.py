@@ -10,9 +10,9 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
-from deid_pipeline.pipelines.deidentify import run
+from deid_pipeline.pipelines.job import run
 from deid_pipeline.surrogates.dates import date_shift_days, parse_date
 
 SAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "samples")

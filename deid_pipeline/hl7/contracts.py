@@ -1,24 +1,20 @@
 """What HL7 write-back needs from the tagger and the rewriter, and its error.
 
 Protocols, so the message path takes the same tagger and rewriter objects
-as the document path (and the gateway its own) without importing them.
+as the document path (and tests their fakes). The tagger's is the
+per-document flow's (``flow.Tagger``): one name, one shape.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, TaggedDocument
+from deid_pipeline.flow import Tagger
+from deid_pipeline.model import DeidentifiedDocument, TaggedDocument
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.surrogates import Originals
 
-__all__ = ["PersonKeys", "Rewriter", "Tagger", "WritebackError"]
-
-
-class Tagger(Protocol):
-    """Tags one report (``tagger.tagging.PhiTagger``, or a test's fake)."""
-
-    def tag(self, doc: ClinicalDocument) -> TaggedDocument: ...
+__all__ = ["PersonKeys", "SupportsRewrite", "Tagger", "WritebackError"]
 
 
 class PersonKeys(Protocol):
@@ -32,8 +28,8 @@ class PersonKeys(Protocol):
     def __call__(self, tagged: TaggedDocument) -> tuple[bool, str | None]: ...
 
 
-class Rewriter(Protocol):
-    """Surrogates and guard of the document path (``deidentify.Rewriter``)."""
+class SupportsRewrite(Protocol):
+    """Surrogates and guard of the document path (``document_rewriter.Rewriter``)."""
 
     mode: Mode
     policy: Policy

@@ -281,11 +281,16 @@ def parse_hl7_message(text: str) -> tuple[Hl7Message, list[Report]]:
     return message, reports
 
 
+def message_id(origin: str, ordinal: int) -> str:
+    """The quarantine doc id of message ``ordinal`` of a file (its name, no path)."""
+    return f"{os.path.basename(origin) or 'message'}#{ordinal}"
+
+
 def quarantine_record(origin: str, ordinal: int, stage: str, error_type: str,
                       message: str, raw: bytes) -> QuarantineRecord:
     """Make the quarantine record of message ``ordinal`` of a file (PHI-free text)."""
     return QuarantineRecord(
-        doc_id=f"{os.path.basename(origin) or 'message'}#{ordinal}", stage=stage,
+        doc_id=message_id(origin, ordinal), stage=stage,
         error_type=error_type, error_message=message, raw=raw, origin=origin,
         source=SOURCE,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deid_pipeline.hl7.contracts import Rewriter
+from deid_pipeline.hl7.contracts import SupportsRewrite
 from deid_pipeline.hl7.documents import SOURCE
 from deid_pipeline.hl7.escapes import (
     Delimiters,
@@ -27,7 +27,7 @@ __all__ = ["envelope_renderer"]
 
 
 
-def envelope_renderer(rewriter: Rewriter) -> tuple[Callable[[Envelope], bytes],
+def envelope_renderer(rewriter: SupportsRewrite) -> tuple[Callable[[Envelope], bytes],
                                                    list[int]]:
     """Render FHS/BHS/BTS/FTS lines de-identified; BTS-1 counts messages written.
 

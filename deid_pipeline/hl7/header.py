@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
-from deid_pipeline.hl7.contracts import Rewriter
+from deid_pipeline.hl7.contracts import SupportsRewrite
 from deid_pipeline.hl7.dates import shift_ts
 from deid_pipeline.hl7.escapes import Delimiters, unescape
 from deid_pipeline.hl7.fields import (
@@ -41,7 +41,7 @@ __all__ = ["HeaderRewriter", "empty_unlisted_person_parts", "replace_header"]
 class HeaderRewriter:
     """Replaces PHI leaves through the rewriter, one cached answer per value."""
 
-    def __init__(self, rewriter: Rewriter, pid: str,
+    def __init__(self, rewriter: SupportsRewrite, pid: str,
                  avoid: Originals | None = None) -> None:
         """``avoid``: the message's (and its person's) originals, never spelled."""
         self.rewriter = rewriter

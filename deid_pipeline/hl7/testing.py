@@ -1,6 +1,6 @@
 """Test doubles and sample messages for the HL7 path (tests, benchmark, gateway tests).
 
-:class:`FakeRewriter` has the :class:`deid_pipeline.deidentify.Rewriter`
+:class:`FakeRewriter` has the :class:`deid_pipeline.document_rewriter.Rewriter`
 interface with surrogates simple enough to check by eye: names map word by
 word (so ``SMITH`` in PID-5 and ``Smith`` in the text agree, as the real
 generator's do), digits map digit by digit with the format kept, dates

@@ -38,8 +38,15 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from deid_pipeline.byte_order import narrow
-from deid_pipeline.deidentify import originals_of
-from deid_pipeline.hl7.contracts import PersonKeys, Rewriter, Tagger, WritebackError
+from deid_pipeline.document_rewriter import originals_of
+from deid_pipeline.flow import DocumentFlow, StageError, stage
+from deid_pipeline.flow import quarantine_record as stage_quarantine
+from deid_pipeline.hl7.contracts import (
+    PersonKeys,
+    SupportsRewrite,
+    Tagger,
+    WritebackError,
+)
 from deid_pipeline.hl7.copies import (
     replace_found,
     replace_seeded,
@@ -47,7 +54,9 @@ from deid_pipeline.hl7.copies import (
     seeded_values,
 )
 from deid_pipeline.hl7.documents import (
+    SOURCE,
     build_documents,
+    message_id,
     parse_hl7_message,
     quarantine_record,
 )
@@ -73,7 +82,6 @@ from deid_pipeline.hl7.header import (
 from deid_pipeline.hl7.message import Hl7Message, Hl7ParseError, parse_message
 from deid_pipeline.hl7.narrative import piece_texts, write_narrative
 from deid_pipeline.hl7.seed import seed_dictionary
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     DeidentifiedDocument,
     PatientDictionary,
@@ -82,14 +90,13 @@ from deid_pipeline.model import (
 )
 from deid_pipeline.policy import Mode
 from deid_pipeline.surrogates import Originals
-from deid_pipeline.tagger.tagging import reconcile_reports
 
 __all__ = [
     "Z_SEGMENT_MODES",
     "Hl7FileResult",
     "MessageResult",
     "PersonKeys",
-    "Rewriter",
+    "SupportsRewrite",
     "Tagger",
     "WritebackError",
     "deidentify_hl7_file",
@@ -170,29 +177,30 @@ class _Tagged(NamedTuple):
     codec: str
 
 
-def _tag(text: str, codec: str, tagger: Tagger, origin: str, state: list[str],
+def _tag(text: str, codec: str, flow: DocumentFlow, origin: str,
          person_keys: PersonKeys | None = None) -> _Tagged:
-    state[0] = "parse"
-    message, reports = parse_hl7_message(text)
-    segment_names = [s.name for s in message.segments]
-    state[0] = "seed"
-    dictionary = seed_dictionary(message)
-    docs = build_documents(message, origin, codec, reports, dictionary)
-    key = dictionary.person_key or _fallback_key(origin, message)
-    state[0] = "tag"
-    tagged = reconcile_reports([tagger.tag(doc) for doc in docs])
-    # A message without an MRN: its reports are each the person the document
-    # path (and its linking) made them, so both outputs use the same surrogates.
-    keys: list[str | None] = [key] * len(tagged)
-    if person_keys is not None:
-        for i, t in enumerate(tagged):
-            known, linked = person_keys(t)
-            if known:
-                keys[i] = linked
+    with stage("parse"):
+        message, reports = parse_hl7_message(text)
+        segment_names = [s.name for s in message.segments]
+    with stage("seed"):
+        dictionary = seed_dictionary(message)
+        docs = build_documents(message, origin, codec, reports, dictionary)
+        key = dictionary.person_key or _fallback_key(origin, message)
+    with stage("tag"):
+        tagged = flow.reconcile([flow.tag(doc) for doc in docs])
+        # A message without an MRN: its reports are each the person the
+        # document path (and its linking) made them, so both outputs use the
+        # same surrogates.
+        keys: list[str | None] = [key] * len(tagged)
+        if person_keys is not None:
+            for i, t in enumerate(tagged):
+                known, linked = person_keys(t)
+                if known:
+                    keys[i] = linked
     return _Tagged(message, reports, dictionary, tagged, keys, segment_names, codec)
 
 
-def _avoid(messages: list[_Tagged], rewriter: Rewriter,
+def _avoid(messages: list[_Tagged], rewriter: SupportsRewrite,
            person_originals: Mapping[str, Originals] | None) -> Originals:
     """The originals no surrogate of ``messages`` may spell.
 
@@ -213,47 +221,47 @@ def _avoid(messages: list[_Tagged], rewriter: Rewriter,
     return parts[0] if len(parts) == 1 else Originals.union(parts)
 
 
-def _rewrite(tagged: _Tagged, rewriter: Rewriter, avoid: Originals, state: list[str],
+def _rewrite(tagged: _Tagged, flow: DocumentFlow, avoid: Originals,
              z_segments: str = "empty") -> tuple[str, tuple]:
-    message, dictionary = tagged.message, tagged.dictionary
-    state[0] = "surrogate"
-    deids = [rewriter.rewrite(t, person_key=k, avoid=avoid)
+    message, dictionary, rewriter = tagged.message, tagged.dictionary, flow.rewriter
+    deids = [flow.rewrite(t, k, avoid)
              for t, k in zip(tagged.tagged, tagged.keys, strict=True)]
     # The same document-level guard as the Parquet path: a report whose text
     # still holds a removed value fails the whole message (fail closed).
-    state[0] = "leak_guard"
     for t, deid in zip(tagged.tagged, deids, strict=True):
-        rewriter.guard(t, deid)
-    pid = rewriter.person_id_for(tagged.tagged[0], tagged.keys[0])
-    state[0] = "write"
-    for report, deid in zip(tagged.reports, deids, strict=True):
-        write_narrative(message, report, piece_texts(report, deid))
-    header = HeaderRewriter(rewriter, pid, avoid)
-    replace_header(message, header)
-    replace_seeded(message, seeded_values(dictionary), header)
-    empty_unlisted_person_parts(message)
-    if z_segments == "empty":
-        _empty_z_segments(message)
+        flow.guard(t, deid)
+    with stage("leak_guard"):
+        pid = rewriter.person_id_for(tagged.tagged[0], tagged.keys[0])
+    with stage("write"):
+        for report, deid in zip(tagged.reports, deids, strict=True):
+            write_narrative(message, report, piece_texts(report, deid))
+        header = HeaderRewriter(rewriter, pid, avoid)
+        replace_header(message, header)
+        replace_seeded(message, seeded_values(dictionary), header)
+        empty_unlisted_person_parts(message)
+        if z_segments == "empty":
+            _empty_z_segments(message)
     if rewriter.mode != Mode.TAG:  # tag mode keeps PHI inline
-        state[0] = "leak_guard"
-        guarded = GuardedValues(dictionary, tagged.tagged, deids,
-                                rewriter.policy,
-                                [v for (_, kind), v in header.cache.items()
-                                 if kind == "<ts>"])
-        replace_telling_control_id(message, guarded, header)
-        try:
-            output_guard(message, guarded)
-        except WritebackError:
-            # A sender's copy, in a kept field, of a value replaced elsewhere
-            # gets the same surrogate; what is left still goes to quarantine.
-            replace_found(message, replaced_labels(header, dictionary, deids),
-                          header, guarded.found)
-            output_guard(message, guarded)
-    state[0] = "write"
-    er7 = message.to_er7()
-    check = parse_message(er7)
-    if [s.name for s in check.segments] != tagged.segment_names:
-        raise WritebackError("rewritten message does not keep its segments")
+        with stage("leak_guard"):
+            guarded = GuardedValues(dictionary, tagged.tagged, deids,
+                                    rewriter.policy,
+                                    [v for (_, kind), v in header.cache.items()
+                                     if kind == "<ts>"])
+            replace_telling_control_id(message, guarded, header)
+            try:
+                output_guard(message, guarded)
+            except WritebackError:
+                # A sender's copy, in a kept field, of a value replaced
+                # elsewhere gets the same surrogate; what is left still goes
+                # to quarantine.
+                replace_found(message, replaced_labels(header, dictionary, deids),
+                              header, guarded.found)
+                output_guard(message, guarded)
+    with stage("write"):
+        er7 = message.to_er7()
+        check = parse_message(er7)
+        if [s.name for s in check.segments] != tagged.segment_names:
+            raise WritebackError("rewritten message does not keep its segments")
     # Rewriter.rewrite already added the header research columns.
     return er7, tuple(deids)
 
@@ -267,21 +275,26 @@ def _decoded(message: str | bytes) -> tuple[str, str, bytes]:
     return message, declared_charset(raw) or "utf-8", raw
 
 
-def _quarantined(exc: Exception, origin: str, ordinal: int, state: list[str],
+def _quarantined(error: StageError, origin: str, ordinal: int,
                  raw: bytes) -> QuarantineRecord:
-    """The quarantine record of a message that failed at ``state[0]``."""
+    """The quarantine record of a message whose stage failed, in PHI-free words.
+
+    A parse error's and a write-back error's messages are written to be
+    PHI-free (an ACK may carry them); any other error is named, not quoted.
+    """
+    exc = error.cause
     if isinstance(exc, Hl7ParseError):
-        return quarantine_record(origin, ordinal, state[0], "Hl7ParseError", str(exc),
-                                 raw)
-    if isinstance(exc, WritebackError):
-        return quarantine_record(origin, ordinal, exc.stage, "WritebackError",
-                                 str(exc), raw)
-    reraise_interrupt(exc)
-    return quarantine_record(origin, ordinal, state[0], type(exc).__name__,
-                             f"unexpected {type(exc).__name__} at {state[0]}", raw)
+        message = str(exc)
+    elif isinstance(exc, WritebackError):
+        error = StageError(exc.stage, exc)  # it knows its stage best
+        message = str(exc)
+    else:
+        message = f"unexpected {error.error_type} at {error.stage}"
+    return stage_quarantine(error, None, doc_id=message_id(origin, ordinal),
+                            raw=raw, origin=origin, source=SOURCE, message=message)
 
 
-def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
+def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: SupportsRewrite,
                        origin: str = "", ordinal: int = 1,
                        z_segments: str = "empty",
                        person_keys: PersonKeys | None = None,
@@ -301,17 +314,18 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
     ``str`` it is used as is and ``data`` is UTF-8 unless MSH-18 says
     otherwise. Never raises: failures come back in ``quarantined``.
     """
-    state = ["read"]
     raw = message if isinstance(message, bytes) else b""
-    try:
-        text, codec, raw = _decoded(message)
-        tagged = _tag(text, codec, tagger, origin, state, person_keys)
-        er7, documents = _rewrite(tagged, rewriter,
-                                  _avoid([tagged], rewriter, person_originals), state,
-                                  z_segments)
+    flow = DocumentFlow(tagger, rewriter)
+    try:  # fail closed: every step below is a stage, its error a StageError
+        with stage("read"):
+            text, codec, raw = _decoded(message)
+        tagged = _tag(text, codec, flow, origin, person_keys)
+        with stage("tag"):
+            avoid = _avoid([tagged], rewriter, person_originals)
+        er7, documents = _rewrite(tagged, flow, avoid, z_segments)
         return MessageResult(er7, encode_message(er7, codec), documents)
-    except Exception as exc:  # noqa: BLE001 - fail closed; the text may hold PHI
-        record = _quarantined(exc, origin, ordinal, state, raw)
+    except StageError as error:
+        record = _quarantined(error, origin, ordinal, raw)
     return MessageResult(None, None, (), (record,))
 
 
@@ -319,7 +333,7 @@ def deidentify_message(message: str | bytes, tagger: Tagger, rewriter: Rewriter,
 
 
 def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
-                        rewriter: Rewriter, z_segments: str = "empty",
+                        rewriter: SupportsRewrite, z_segments: str = "empty",
                         person_keys: PersonKeys | None = None,
                         person_originals: Mapping[str, Originals] | None = None,
                         ) -> Hl7FileResult:
@@ -335,6 +349,7 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
     quarantined: list[QuarantineRecord] = []
     documents: list[DeidentifiedDocument] = []
     frames = list(framed.frames())
+    flow = DocumentFlow(tagger, rewriter)
     failed: dict[int, QuarantineRecord] = {}
     ready: list[tuple[MessageFrame, _Tagged]] = []
     for frame in frames:
@@ -343,24 +358,24 @@ def deidentify_hl7_file(path: str, data: bytes, tagger: Tagger,
                                                       "FramingError", frame.error,
                                                       frame.data)
             continue
-        state = ["read"]
         try:
-            text, codec, _ = _decoded(frame.data)
-            ready.append((frame, _tag(text, codec, tagger, path, state, person_keys)))
-        except Exception as exc:  # noqa: BLE001 - fail closed, as deidentify_message
-            failed[frame.ordinal] = _quarantined(exc, path, frame.ordinal, state,
+            with stage("read"):
+                text, codec, _ = _decoded(frame.data)
+            ready.append((frame, _tag(text, codec, flow, path, person_keys)))
+        except StageError as error:
+            failed[frame.ordinal] = _quarantined(error, path, frame.ordinal,
                                                  frame.data)
     # Every message of the file is tagged before any is rewritten, so no
     # surrogate spells an original of another message of the same file.
     avoid = _avoid([t for _, t in ready], rewriter, person_originals)
     for frame, tagged in ready:
-        state = ["surrogate"]
         try:
-            er7, docs = _rewrite(tagged, rewriter, avoid, state, z_segments)
-            results[frame.ordinal] = MessageResult(
-                er7, encode_message(er7, tagged.codec), docs)
-        except Exception as exc:  # noqa: BLE001 - fail closed, as deidentify_message
-            failed[frame.ordinal] = _quarantined(exc, path, frame.ordinal, state,
+            er7, docs = _rewrite(tagged, flow, avoid, z_segments)
+            with stage("write"):
+                data = encode_message(er7, tagged.codec)
+            results[frame.ordinal] = MessageResult(er7, data, docs)
+        except StageError as error:
+            failed[frame.ordinal] = _quarantined(error, path, frame.ordinal,
                                                  frame.data)
     for frame in frames:  # in file order, as before
         if frame.ordinal in failed:

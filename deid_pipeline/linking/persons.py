@@ -19,8 +19,8 @@ from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import ASCII_DIGITS
 
-if TYPE_CHECKING:  # deidentify imports linking: no cycle at run time
-    from deid_pipeline.deidentify import Rewriter
+if TYPE_CHECKING:  # document_rewriter imports linking: no cycle at run time
+    from deid_pipeline.document_rewriter import Rewriter
 
 
 @dataclass(frozen=True, slots=True)

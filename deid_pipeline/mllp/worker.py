@@ -30,7 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing.sharedctypes import Synchronized
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.hl7.message import Hl7ParseError
 from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord

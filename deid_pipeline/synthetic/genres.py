@@ -23,7 +23,7 @@ import datetime as dt
 
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.halves import PoolHalf
-from deid_pipeline.synthetic.context import format_date, format_phone
+from deid_pipeline.synthetic.formats import format_date, format_phone
 from deid_pipeline.synthetic.identity import (
     Facility,
     IdentityFactory,
@@ -32,6 +32,7 @@ from deid_pipeline.synthetic.identity import (
     derive_seed,
 )
 from deid_pipeline.synthetic.notes import new_faker
+from deid_pipeline.synthetic.slots import SlotTable
 from deid_pipeline.synthetic.text import Piece, assemble, render
 
 GENRES = ("discharge", "pathology", "radiology", "referral", "question")
@@ -59,6 +60,8 @@ EPONYMS = (
     "Korotkoff sounds", "Kussmaul breathing", "Cheyne-Stokes respiration",
 )
 
+_SLOTS = SlotTable()
+
 
 class _Genre:
     """One document's identities and the slots of this module's templates.
@@ -83,9 +86,9 @@ class _Genre:
         render(template, self.rng, self.slot, out)
 
     def slot(self, name: str, out: list[Piece]) -> None:
-        """Dispatch ``{name:arg}`` to ``s_name(arg, out)``."""
+        """Fill ``{name:arg}`` with the method registered as slot ``name``."""
         base, _, arg = name.partition(":")
-        getattr(self, "s_" + base)(arg, out)
+        _SLOTS.methods[base](self, arg, out)
 
     # -- people ---------------------------------------------------------------
 
@@ -101,17 +104,20 @@ class _Genre:
                  "last_first": f"{p.last}, {p.first}"}[form]
         out.append((value, label))
 
-    def s_dr(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("dr")
+    def clinician_name(self, arg: str, out: list[Piece]) -> None:
         """A clinician as ``Dr. Anna S.``/``Dr. Sousa``/``A. Sousa, MD``."""
         person = self.referrer if arg == "ref" else self.doctor
         out.append((self.rng.choice(("Dr. ", "Dr ", "dr. ")), None))
         self._person(person, "DOCTOR", out)
 
-    def s_pt(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("pt")
+    def patient_name(self, arg: str, out: list[Piece]) -> None:
         """The patient's name in one of the written forms."""
         self._person(self.patient.person, "PATIENT", out)
 
-    def s_rel(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("rel")
+    def relative_name(self, arg: str, out: list[Piece]) -> None:
         """A relative's first name (``daughter Anna``)."""
         relative = self.rng.choice(self.patient.relatives)
         out.append((relative.relation + " ", None))
@@ -119,12 +125,14 @@ class _Genre:
 
     # -- places ---------------------------------------------------------------
 
-    def s_hosp(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("hosp")
+    def facility_name(self, arg: str, out: list[Piece]) -> None:
         """The facility by full name, staff short form or initialism."""
         site = self.site
         out.append((self.rng.choice((site.name, site.short, site.abbrev)), "HOSPITAL"))
 
-    def s_city_st(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("city_st")
+    def city_and_state(self, arg: str, out: list[Piece]) -> None:
         """``City, ST`` (sometimes the city alone)."""
         address = self.patient.address
         out.append((address.city, "CITY"))
@@ -132,11 +140,13 @@ class _Genre:
             out.append((", ", None))
             out.append((address.state, "STATE"))
 
-    def s_city(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("city")
+    def town_name(self, arg: str, out: list[Piece]) -> None:
         """The patient's town alone."""
         out.append((self.patient.address.city, "CITY"))
 
-    def s_street(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("street")
+    def street_address(self, arg: str, out: list[Piece]) -> None:
         """A full street address line: street, ``City, ST`` and ZIP."""
         address = self.patient.address
         out += [(address.street, "STREET"), (", ", None), (address.city, "CITY"),
@@ -145,22 +155,26 @@ class _Genre:
 
     # -- numbers and dates ----------------------------------------------------
 
-    def s_date(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("date")
+    def date_text(self, arg: str, out: list[Piece]) -> None:
         """A date near the encounter (``arg`` days back at most)."""
         back = self.rng.randint(0, int(arg or 3))
         out.append((format_date(self.date - dt.timedelta(days=back), self.date_style),
                     "DATE"))
 
-    def s_dob(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("dob")
+    def birth_date(self, arg: str, out: list[Piece]) -> None:
         """The date of birth."""
         out.append((format_date(self.patient.dob, "mm/dd/yyyy"), "DATE"))
 
-    def s_age(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("age")
+    def age_text(self, arg: str, out: list[Piece]) -> None:
         """The age: PHI over 89 only, as the tagger's rules and Safe Harbor say."""
         age = self.patient.age
         out.append((str(age), "AGE" if age > 89 else None))
 
-    def s_phone(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("phone")
+    def facility_phone(self, arg: str, out: list[Piece]) -> None:
         """The facility's phone or fax in one written form."""
         out.append((format_phone(self.site.phone, self.rng.randint(0, 3)),
                     "FAX" if arg == "fax" else "PHONE"))
@@ -173,13 +187,15 @@ class _Genre:
         return rng.choice((f"{letters}{number}", f"{letters}-{number}",
                            f"{number}{letters[0]}", f"{number}-{letters[0]}"))
 
-    def s_id(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("id")
+    def identifier(self, arg: str, out: list[Piece]) -> None:
         """A plan, member, record or account ID with its cue word as filler."""
         label = {"plan": "HEALTHPLAN", "mrn": "MEDICALRECORD",
                  "acct": "ACCOUNT"}[arg]
         out.append((self._coded(self.rng.randint(6, 9)), label))
 
-    def s_eponym(self, arg: str, out: list[Piece]) -> None:
+    @_SLOTS("eponym")
+    def eponym(self, arg: str, out: list[Piece]) -> None:
         """A clinical eponym (filler: not PHI)."""
         out.append((self.rng.choice(EPONYMS), None))
 

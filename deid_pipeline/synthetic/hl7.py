@@ -28,7 +28,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from deid_pipeline.model import ClinicalDocument
-from deid_pipeline.synthetic.context import DocContext, format_phone
+from deid_pipeline.synthetic.context import DocContext
+from deid_pipeline.synthetic.formats import format_phone
 from deid_pipeline.synthetic.identity import (
     Address,
     IdentityFactory,

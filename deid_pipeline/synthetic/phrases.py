@@ -1,6 +1,7 @@
 """Sentence templates for synthetic notes and reports (see ``text.py`` syntax).
 
-``[a|b]`` picks one alternative, ``{slot:arg}`` calls ``DocContext.s_slot``.
+``[a|b]`` picks one alternative, ``{slot:arg}`` calls the method registered
+as that slot (``synthetic.slots``).
 Templates carry no final punctuation: the document style adds it, so one
 template yields terse nursing fragments and full report sentences alike.
 PHI slots are spread over many contexts (social history, transfers,

@@ -36,7 +36,6 @@ like the identifiers table) and are deleted before the tables are published.
 from __future__ import annotations
 
 import pickle
-import traceback
 import zlib
 from collections import Counter
 from collections.abc import Iterable
@@ -50,8 +49,8 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter, originals_of
-from deid_pipeline.interrupts import reraise_interrupt
+from deid_pipeline.document_rewriter import Rewriter
+from deid_pipeline.flow import SURROGATE, DocumentFlow, StageError, stage
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.solver import (
     ChunkId,
@@ -76,8 +75,7 @@ from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
 from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.tagger.tagging import reconcile_reports
-from deid_pipeline.transforms.quarantine import to_quarantine
+from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
 from deid_pipeline.transforms.tag import acquire_tagger
 from deid_pipeline.transforms.write import (
@@ -162,11 +160,6 @@ def unpack(blob: bytes):
     return pickle.loads(blob)
 
 
-def _dead_letter(element: object, exc: Exception) -> tuple:
-    """The tuple ``with_exception_handling`` would have made for ``element``."""
-    return element, (type(exc), repr(exc), traceback.format_exception(exc))
-
-
 def _index_files(_key, metadata_list) -> Iterable[tuple[int, object]]:
     """Number the matched files in path order: stable names for their chunks.
 
@@ -228,7 +221,7 @@ class MatchIndexedFiles(beam.PTransform):
 class SpillFileFn(beam.DoFn):
     """(file index, metadata) -> ``ChunkRef`` per chunk; read failures quarantined."""
 
-    QUARANTINE = "quarantine"
+    QUARANTINE = QUARANTINE
 
     def __init__(
         self, spill_directory: str, input_format: str, chunk_size: int,
@@ -272,12 +265,12 @@ class TagChunkFn(beam.DoFn):
     The link items of the tagged chunk, one per document, go out packed as
     one bytes element (tagged output ``links``); tag and link failures go to
     ``quarantine`` as stages ``tag`` and ``link``, with the document whole.
-    Each document's originals (``deidentify.originals_of``) are spilled
+    Each document's originals (``DocumentFlow.originals``) are spilled
     beside the tagged chunk, in the same order, for ``PersonOriginals``.
     """
 
     LINKS = "links"
-    QUARANTINE = "quarantine"
+    QUARANTINE = QUARANTINE
 
     def __init__(
         self,
@@ -297,7 +290,7 @@ class TagChunkFn(beam.DoFn):
 
     def setup(self) -> None:
         use_filesystem_flags(self._flags)
-        self._tagger = acquire_tagger(self._shared, self._config)
+        self._flow = DocumentFlow(acquire_tagger(self._shared, self._config))
 
     def process(self, ref: ChunkRef):
         # A chunk may be one huge document, some of whose steps count nothing
@@ -306,6 +299,7 @@ class TagChunkFn(beam.DoFn):
             yield from self._tag(ref)
 
     def _tag(self, ref: ChunkRef):
+        flow = self._flow
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
         originals: list[Originals] = []
@@ -317,25 +311,20 @@ class TagChunkFn(beam.DoFn):
         for doc in read_spill(ref.path):
             progress.add(documents_tagged=1)
             try:
-                tagged_docs.append(self._tagger.tag(doc))
-            except Exception as exc:  # noqa: BLE001 - errors are data
-                reraise_interrupt(exc)
-                yield beam.pvalue.TaggedOutput(
-                    self.QUARANTINE, to_quarantine("tag", _dead_letter(doc, exc))
-                )
+                tagged_docs.append(flow.tag(doc))
+            except StageError as error:
+                yield dead_letter(error, doc)
         # A file's reports of one HL7 message are consecutive, so in one chunk
         # (but for a message cut by a chunk boundary): one value, every report.
-        for tagged in reconcile_reports(tagged_docs):
+        for tagged in flow.reconcile(tagged_docs):
             self._docs.inc()
             self._spans.inc(len(tagged.spans))
             try:
-                item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
-                own = originals_of(tagged)
-            except Exception as exc:  # noqa: BLE001
-                reraise_interrupt(exc)
-                yield beam.pvalue.TaggedOutput(
-                    self.QUARANTINE, to_quarantine("link", _dead_letter(tagged, exc))
-                )
+                with stage("link"):
+                    item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
+                    own = flow.originals(tagged)
+            except StageError as error:
+                yield dead_letter(error, tagged)
                 continue
             tagged_chunk.append(tagged)
             items.append(item)
@@ -535,7 +524,7 @@ class WriteChunkFn(beam.DoFn):
     ``leak_guard``, as in ``Surrogate``. Emits a ``ChunkWritten``.
     """
 
-    QUARANTINE = "quarantine"
+    QUARANTINE = QUARANTINE
 
     def __init__(
         self, directory: str, rewriter: Rewriter,
@@ -546,6 +535,7 @@ class WriteChunkFn(beam.DoFn):
         self._rewriter = rewriter
         self._flags = filesystem_flags
         self._spill = spill_directory
+        self._flow = DocumentFlow(rewriter=rewriter)
         self._docs = Metrics.counter("deid", "documents_written")
 
     def setup(self) -> None:
@@ -573,32 +563,21 @@ class WriteChunkFn(beam.DoFn):
             own = read_spill(spill_path(
                 self._spill, "originals", ref.file_index, ref.chunk_index
             ))
+        flow = self._flow
         for position, tagged in enumerate(read_spill(ref.path)):
             try:
-                if position >= len(person_keys):
-                    raise NoPersonAssignmentError("document got no person assignment")
-                key = person_keys[position]
-                originals = (
-                    avoid.get(rewriter.person_id_for(tagged, key)) if avoid else None
-                )
-                if originals is None and position < len(own):
-                    originals = own[position]
-                result = rewriter.rewrite(tagged, person_key=key, avoid=originals)
-            except Exception as exc:  # noqa: BLE001 - errors are data
-                reraise_interrupt(exc)
-                yield beam.pvalue.TaggedOutput(
-                    self.QUARANTINE,
-                    to_quarantine("surrogate", _dead_letter(tagged, exc)),
-                )
-                continue
-            try:
-                self._rewriter.guard(tagged, result)
-            except Exception as exc:  # noqa: BLE001
-                reraise_interrupt(exc)
-                yield beam.pvalue.TaggedOutput(
-                    self.QUARANTINE,
-                    to_quarantine("leak_guard", _dead_letter((tagged, result), exc)),
-                )
+                with stage(SURROGATE):
+                    if position >= len(person_keys):
+                        raise NoPersonAssignmentError(
+                            "document got no person assignment")
+                    key = person_keys[position]
+                    originals = (avoid.get(rewriter.person_id_for(tagged, key))
+                                 if avoid else None)
+                    if originals is None and position < len(own):
+                        originals = own[position]
+                result = flow.write(tagged, key, originals)
+            except StageError as error:
+                yield dead_letter(error, tagged)
                 continue
             self._docs.inc()
             progress.add(documents=1, spans=result.n_phi)

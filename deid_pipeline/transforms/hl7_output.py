@@ -27,7 +27,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.evaluation.corpora import sniff_format
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.linking.persons import persons_row, quasi_identifiers
 
 

@@ -1,66 +1,65 @@
-"""Surrogate and leak guard: rewrite every merged span, then prove nothing survived."""
+"""Surrogate and leak guard of linked documents, each person's together.
+
+A person's documents are rewritten side by side, as the batch job's chunks
+rewrite them (``chunks.PersonOriginals``): no surrogate of a person spells
+an original of any of that person's documents.
+"""
 
 from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from deid_pipeline.deidentify import Rewriter
-from deid_pipeline.linking.graph import PersonAssignment
-from deid_pipeline.model import DeidentifiedDocument, TaggedDocument
+from deid_pipeline.document_rewriter import Rewriter
+from deid_pipeline.flow import DocumentFlow, StageError
+from deid_pipeline.model import TaggedDocument
 from deid_pipeline.progress import process_progress
-from deid_pipeline.transforms.quarantine import apply_stage
+from deid_pipeline.surrogates import Originals
+from deid_pipeline.transforms.quarantine import dead_letter, with_quarantine
 
 
-class RewriteFn(beam.DoFn):
-    """TaggedDocument (optionally with its linked person) -> (tagged, rewritten)."""
+class WritePersonFn(beam.DoFn):
+    """(person id, [(tagged, person key)]) -> research documents, or dead letters.
 
-    def __init__(self, rewriter: Rewriter) -> None:
-        self._rewriter = rewriter
-
-    def process(
-        self, element: TaggedDocument | tuple[TaggedDocument, PersonAssignment]
-    ):
-        if isinstance(element, tuple):  # linked: the batch pipeline
-            tagged, person = element
-            result = self._rewriter.rewrite(tagged, person_key=person.person_key)
-        else:  # per record: streaming, or HL7 with its header key
-            tagged = element
-            result = self._rewriter.rewrite(tagged)
-        yield tagged, result
-
-
-class LeakGuardFn(beam.DoFn):
-    """(tagged, rewritten) -> rewritten, or LeakDetectedError into quarantine."""
+    Rewrite failures are stage ``surrogate``, guard failures ``leak_guard``.
+    """
 
     def __init__(self, rewriter: Rewriter) -> None:
-        self._rewriter = rewriter
+        self._flow = DocumentFlow(rewriter=rewriter)
         self._docs = Metrics.counter("deid", "documents_written")
 
-    def process(self, element: tuple[TaggedDocument, DeidentifiedDocument]):
-        tagged, result = element
-        self._rewriter.guard(tagged, result)
-        self._docs.inc()
-        process_progress("deidentify").add(documents=1, spans=result.n_phi)
-        yield result
+    def process(self, element):
+        _pid, members = element
+        members: list[tuple[TaggedDocument, str | None]] = list(members)
+        flow = self._flow
+        # One document alone is rewritten against its own originals.
+        avoid = (Originals.union(flow.originals(t) for t, _ in members)
+                 if len(members) > 1 else None)
+        for tagged, person_key in members:
+            try:
+                result = flow.write(tagged, person_key, avoid)
+            except StageError as error:
+                yield dead_letter(error, tagged)
+                continue
+            self._docs.inc()
+            process_progress("deidentify").add(documents=1, spans=result.n_phi)
+            yield result
 
 
 class Surrogate(beam.PTransform):
-    """Rewrite (stage ``surrogate``) then guard (stage ``leak_guard``).
-
-    Returns (research documents, quarantine of both stages).
-    """
+    """(tagged, ``PersonAssignment``) -> (research documents, quarantine)."""
 
     def __init__(self, rewriter: Rewriter) -> None:
         super().__init__()
         self._rewriter = rewriter
 
-    def expand(self, tagged):
-        rewritten, rewrite_failed = apply_stage(
-            tagged, "surrogate", RewriteFn(self._rewriter)
+    def expand(self, linked):
+        rewriter = self._rewriter
+        persons = (
+            linked
+            | "ByPerson" >> beam.MapTuple(lambda tagged, person: (
+                rewriter.person_id_for(tagged, person.person_key),
+                (tagged, person.person_key)))
+            | "GroupByPerson" >> beam.GroupByKey()
         )
-        research, leaked = apply_stage(
-            rewritten, "leak_guard", LeakGuardFn(self._rewriter)
-        )
-        quarantine = (rewrite_failed, leaked) | "SurrogateQuarantine" >> beam.Flatten()
-        return research, quarantine
+        return with_quarantine(persons, "Write", WritePersonFn(rewriter))

@@ -6,11 +6,12 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
+from deid_pipeline.flow import DocumentFlow, StageError
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.process import settle
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
-from deid_pipeline.transforms.quarantine import apply_stage
+from deid_pipeline.transforms.quarantine import dead_letter, with_quarantine
 
 
 class _TaggerHolder:
@@ -33,20 +34,24 @@ def acquire_tagger(handle: shared.Shared, config: TaggerConfig) -> PhiTagger:
 
 
 class TagFn(beam.DoFn):
-    """ClinicalDocument -> TaggedDocument with merged spans and confidence."""
+    """ClinicalDocument -> TaggedDocument (the flow's tag stage), or a dead letter."""
 
     def __init__(self, config: TaggerConfig, shared_handle: shared.Shared) -> None:
         self._config = config
         self._shared = shared_handle
-        self._tagger: PhiTagger | None = None
+        self._flow: DocumentFlow | None = None
         self._docs = Metrics.counter("deid", "documents_tagged")
         self._spans = Metrics.counter("deid", "spans_tagged")
 
     def setup(self) -> None:
-        self._tagger = acquire_tagger(self._shared, self._config)
+        self._flow = DocumentFlow(acquire_tagger(self._shared, self._config))
 
     def process(self, doc: ClinicalDocument):
-        tagged = self._tagger.tag(doc)
+        try:
+            tagged = self._flow.tag(doc)
+        except StageError as error:
+            yield dead_letter(error, doc)
+            return
         self._docs.inc()
         self._spans.inc(len(tagged.spans))
         yield tagged
@@ -61,4 +66,4 @@ class Tag(beam.PTransform):
         self._shared = shared.Shared()
 
     def expand(self, documents):
-        return apply_stage(documents, "tag", TagFn(self._config, self._shared))
+        return with_quarantine(documents, "Tag", TagFn(self._config, self._shared))

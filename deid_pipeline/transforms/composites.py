@@ -13,11 +13,15 @@ from typing import NamedTuple
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
+from deid_pipeline.flow import DocumentFlow
+from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.pipelines.incremental import LinkHistory
 from deid_pipeline.pipelines.storage import FileSystemFlags
+from deid_pipeline.progress import process_progress
 from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
@@ -31,9 +35,10 @@ from deid_pipeline.transforms.chunks import (
 from deid_pipeline.transforms.hl7_output import Hl7Output, WriteHl7Files
 from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
+from deid_pipeline.transforms.quarantine import quarantined, with_quarantine
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
 from deid_pipeline.transforms.surrogate import Surrogate
-from deid_pipeline.transforms.tag import Tag
+from deid_pipeline.transforms.tag import Tag, acquire_tagger
 
 
 class DeidOutputs(NamedTuple):
@@ -42,6 +47,31 @@ class DeidOutputs(NamedTuple):
     research: beam.PCollection
     persons: beam.PCollection
     quarantine: beam.PCollection
+
+
+class ProcessFn(beam.DoFn):
+    """ClinicalDocument -> research document or quarantine row (``flow.process``)."""
+
+    def __init__(self, config: TaggerConfig, shared_handle: shared.Shared,
+                 rewriter: Rewriter) -> None:
+        self._config = config
+        self._shared = shared_handle
+        self._rewriter = rewriter
+        self._flow: DocumentFlow | None = None
+        self._docs = Metrics.counter("deid", "documents_written")
+
+    def setup(self) -> None:
+        self._flow = DocumentFlow(acquire_tagger(self._shared, self._config),
+                                  self._rewriter)
+
+    def process(self, doc: ClinicalDocument):
+        outcome = self._flow.process(doc)
+        if isinstance(outcome, QuarantineRecord):
+            yield quarantined(outcome)
+            return
+        self._docs.inc()
+        process_progress("deidentify").add(documents=1, spans=outcome.n_phi)
+        yield outcome
 
 
 class DeidentifyRecords(beam.PTransform):
@@ -64,16 +94,21 @@ class DeidentifyRecords(beam.PTransform):
         super().__init__()
         self._tagger = tagger
         self._rewriter = rewriter
+        self._shared = shared.Shared()
 
     def expand(self, documents):
-        tagged, tag_failed = documents | "Tag" >> Tag(self._tagger)
-        research, rewrite_failed = tagged | "Surrogate" >> Surrogate(self._rewriter)
-        quarantine = (tag_failed, rewrite_failed) | "RecordQuarantine" >> beam.Flatten()
-        return research, quarantine
+        return with_quarantine(
+            documents, "Deidentify",
+            ProcessFn(self._tagger, self._shared, self._rewriter))
 
 
 class DeidentifyClinicalDocuments(beam.PTransform):
-    """Tag, link into persons, rewrite; stage failures flattened into one quarantine."""
+    """Tag, link into persons, rewrite each person's documents together.
+
+    Each document is rewritten against the originals of all of its person's
+    documents, as the batch job's chunks do; stage failures are flattened
+    into one quarantine.
+    """
 
     def __init__(self, tagger: TaggerConfig, rewriter: Rewriter) -> None:
         super().__init__()

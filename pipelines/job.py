@@ -29,7 +29,7 @@ from apache_beam.options.pipeline_options import (
 )
 
 from deid_pipeline import __version__, interrupts
-from deid_pipeline.deidentify import Rewriter
+from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
@@ -65,7 +65,7 @@ from deid_pipeline.run_options import build_parser
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
 from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.transforms.chunks import delete_spill
-from deid_pipeline.transforms.deidentify import DeidentifyFiles
+from deid_pipeline.transforms.composites import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
 from deid_pipeline.transforms.write import (
