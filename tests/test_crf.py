@@ -17,7 +17,6 @@ from deid_pipeline.model import (
 from deid_pipeline.tagger.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
-    TrainOptions,
     _drop_bias_only_fractions,
     _drop_common_words,
     _drop_weekdays,
@@ -31,9 +30,12 @@ from deid_pipeline.tagger.crf import (
     load_model,
     model_id,
     outside_threshold,
-    parse_sampling,
     plausible,
     spans_to_bio,
+)
+from deid_pipeline.tagger.crf_training import (
+    TrainOptions,
+    parse_sampling,
     train_model,
     training_sequences,
 )

@@ -19,7 +19,7 @@ from deid_pipeline.evaluation.cross_validation import (
 from deid_pipeline.evaluation.metrics import evaluate
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger import training
-from deid_pipeline.tagger.crf import TrainOptions, train_model
+from deid_pipeline.tagger.crf_training import TrainOptions, train_model
 from deid_pipeline.tagger.detectors import DEFAULT_BIAS, TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -182,7 +182,7 @@ def test_when_evaluate_options_bad_then_exit_2(tmp_path, capsys):
 
 
 def test_train_options_name_the_cluster_features_and_the_hidden_words():
-    from deid_pipeline.tagger.crf import TrainOptions
+    from deid_pipeline.tagger.crf_training import TrainOptions
     from deid_pipeline.tagger.training import train_options_from_args
 
     base = ["train", "--corpus", "synthetic:8", "--output", "m.crfsuite"]

@@ -168,7 +168,7 @@ class _FoldJob:
 
 
 def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
-    from deid_pipeline.tagger.crf import train_model
+    from deid_pipeline.tagger.crf_training import train_model
 
     train = [d for d, f in zip(_CV_DOCS, job.folds) if f != job.fold] + _CV_EXTRA
     test_idx = [i for i, f in enumerate(job.folds) if f == job.fold]
@@ -307,7 +307,7 @@ def _dev_model(train: Sequence[ClinicalDocument], options, workdir: str,
     splits can be scored again, at another bias or on other copies, with
     ``--model`` and without retraining), else into ``workdir``.
     """
-    from deid_pipeline.tagger.crf import train_model
+    from deid_pipeline.tagger.crf_training import train_model
 
     path = keep or os.path.join(workdir, "model.crfsuite")
     train_model(train, path, options, progress=None)

@@ -51,7 +51,7 @@ def load_corpora(specs: Sequence[str], seed: int = 0) -> list[ClinicalDocument]:
 
 def add_training_options(parser: argparse.ArgumentParser) -> None:
     """CRF options shared by ``train`` and ``evaluate --folds`` (same defaults)."""
-    from deid_pipeline.tagger.crf import TrainOptions
+    from deid_pipeline.tagger.crf_training import TrainOptions
 
     defaults = TrainOptions()
     group = parser.add_argument_group("CRF training")
@@ -119,7 +119,7 @@ def label_map_from_args(args: argparse.Namespace):
 
 def train_options_from_args(args: argparse.Namespace):
     """TrainOptions from parsed ``add_training_options`` arguments (validated)."""
-    from deid_pipeline.tagger.crf import TrainOptions, parse_sampling
+    from deid_pipeline.tagger.crf_training import TrainOptions, parse_sampling
 
     parse_sampling(args.sampling)
     if (args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1 or args.augment < 0
@@ -134,7 +134,7 @@ def train_options_from_args(args: argparse.Namespace):
 
 def run_train(args: argparse.Namespace) -> int:
     """The ``train`` subcommand; returns the exit code."""
-    from deid_pipeline.tagger.crf import train_model
+    from deid_pipeline.tagger.crf_training import train_model
     from deid_pipeline.tagger.rules.site import load_site_rules, site_report
 
     try:
