@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from deid_pipeline.synthetic.phrases import PATH_DX
+from deid_pipeline.synthetic.report_phrases import PATH_DX
 from deid_pipeline.synthetic.slots import SlotTable
 from deid_pipeline.synthetic.text import Piece
 

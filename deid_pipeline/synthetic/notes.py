@@ -26,6 +26,7 @@ from faker import Faker
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.halves import PoolHalf
 from deid_pipeline.synthetic import phrases as ph
+from deid_pipeline.synthetic import report_phrases as rp
 from deid_pipeline.synthetic.context import DocContext
 from deid_pipeline.synthetic.identity import IdentityFactory, Patient, derive_seed
 from deid_pipeline.synthetic.text import AnnotatedText, Piece, assemble, count_tokens
@@ -420,15 +421,15 @@ def _discharge(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
 def _radiology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
     rng = ctx.rng
     b = _DocBuilder(ctx)
-    ctx.exam = rng.choice(tuple(ph.RAD_EXAMS))
+    ctx.exam = rng.choice(tuple(rp.RAD_EXAMS))
     ctx.exams.append(ctx.exam)
-    _header(b, ph.RAD_HEADER, 0.6, likely=(1, 2))
+    _header(b, rp.RAD_HEADER, 0.6, likely=(1, 2))
     b.fixed("\n")
-    for heading, pool in ph.RAD_SECTIONS:
+    for heading, pool in rp.RAD_SECTIONS:
         b.section(heading, "prose", pool, initial=1, grow=False)
 
     def add_exam(first: bool) -> None:
-        technique, findings, impression = ph.RAD_EXAMS[ctx.exam]
+        technique, findings, impression = rp.RAD_EXAMS[ctx.exam]
         if not first:
             b.fixed("\n[EXAM|Exam|ADDITIONAL EXAM]: " + ctx.exam + "\n")
         b.add_item(
@@ -456,24 +457,24 @@ def _radiology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
     def grow() -> bool:
         if len(b.sections) > 40:
             return False
-        ctx.exam = rng.choice(tuple(ph.RAD_EXAMS))
+        ctx.exam = rng.choice(tuple(rp.RAD_EXAMS))
         ctx.exams.append(ctx.exam)
         b.new_block()
         add_exam(False)
         return True
 
-    return _sign_and_fit(b, ph.RAD_SIGNATURE, min_tokens, max_tokens, grow)
+    return _sign_and_fit(b, rp.RAD_SIGNATURE, min_tokens, max_tokens, grow)
 
 
 def _pathology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]:
     rng = ctx.rng
     b = _DocBuilder(ctx)
-    _header(b, ph.PATH_HEADER, 0.65, likely=(0, 2, 3))
+    _header(b, rp.PATH_HEADER, 0.65, likely=(0, 2, 3))
     b.fixed("\n")
-    ctx.site = rng.choice(ph.PATH_SITES)
+    ctx.site = rng.choice(rp.PATH_SITES)
     parts: list[str] = []
     microscopic: _Section | None = None
-    for heading, pool in ph.PATH_SECTIONS:
+    for heading, pool in rp.PATH_SECTIONS:
         if heading.startswith("[COMMENT"):
             b.section(
                 heading, "prose", pool, initial=int(rng.random() < 0.6), max_uses=1
@@ -504,9 +505,9 @@ def _pathology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
     def grow() -> bool:
         if len(b.sections) > 40:
             return False
-        ctx.site = rng.choice(ph.PATH_SITES)
+        ctx.site = rng.choice(rp.PATH_SITES)
         parts.append("BCDEFGHJKLMNPQRSTUVWXYZ"[len(parts) % 23])
-        gross = ph.PATH_SECTIONS[1][1]
+        gross = rp.PATH_SECTIONS[1][1]
         b.new_block()
         b.section(
             f"[PART|Specimen|Part] {parts[-1]}: {{site}}\n",
@@ -518,7 +519,7 @@ def _pathology(ctx: DocContext, min_tokens: int, max_tokens: int) -> list[Piece]
         )
         return True
 
-    return _sign_and_fit(b, ph.PATH_SIGNATURE, min_tokens, max_tokens, grow)
+    return _sign_and_fit(b, rp.PATH_SIGNATURE, min_tokens, max_tokens, grow)
 
 
 _BUILDERS = {
