@@ -134,9 +134,9 @@ def test_when_module_imported_then_no_lexicon_is_loaded(module):
 
 
 def test_when_a_cache_generation_fills_then_entries_in_use_survive_it():
-    from deid_pipeline.tagger.features import _Generations
+    from deid_pipeline.tagger.generations import Generations
 
-    cache = _Generations(limit=3)
+    cache = Generations(limit=3)
     for key in "abc":
         cache.put(key, key.upper())
     cache.put("d", "D")  # turnover: a, b, c are the previous generation
@@ -149,14 +149,15 @@ def test_when_a_cache_generation_fills_then_entries_in_use_survive_it():
 
 def test_when_caches_are_small_then_features_are_the_same():
     import deid_pipeline.tagger.features as features
+    from deid_pipeline.tagger.generations import Generations
 
     doc = ClinicalDocument("d", "Pt seen by Dr. Moss 7/22/2006; Moss to call "
                            "617-555-0142. Moss, Moss, Moss.", "text")
     expected = document_features(doc)
     saved = features._BASE_CACHE, features._CHUNK_CACHE
     try:
-        features._BASE_CACHE = features._Generations(2)
-        features._CHUNK_CACHE = features._Generations(2)
+        features._BASE_CACHE = Generations(2)
+        features._CHUNK_CACHE = Generations(2)
         assert document_features(doc) == expected
         assert document_features(doc) == expected
     finally:

@@ -14,14 +14,15 @@ import re
 
 import pytest
 
-from deid_pipeline import leak_guard
+from deid_pipeline import value_search
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.leak_guard import BULK_CHARS, LeakDetectedError, SearchText
+from deid_pipeline.leak_guard import LeakDetectedError
 from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, PhiSpan
 from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
 from deid_pipeline.tagger.merge import reconcile
 from deid_pipeline.tagger.tagging import PhiTagger, part_bounds, shifted
+from deid_pipeline.value_search import BULK_CHARS, SearchText
 
 PART = 1_500  # small parts: many windows in a test-sized text
 
@@ -140,7 +141,7 @@ def test_when_many_values_then_one_pass_finds_what_one_search_each_finds(
 
 
 def _slow_matches(search: SearchText, value: str) -> list[tuple[int, int]]:
-    pattern = leak_guard.value_pattern(value)
+    pattern = value_search.value_pattern(value)
     return [] if pattern is None else [m.span() for m in pattern.finditer(search.text)]
 
 

@@ -9,15 +9,11 @@ from shipped_path import run_files
 
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import (
-    _ASCII_TWINS,
     LeakDetectedError,
-    SearchText,
     Suspect,
-    _alnum_count_and_digits,
     find_leaks,
     header_values,
     suspects_of,
-    value_pattern,
     written_regions,
 )
 from deid_pipeline.model import (
@@ -29,6 +25,12 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.value_search import (
+    _ASCII_TWINS,
+    SearchText,
+    _alnum_count_and_digits,
+    value_pattern,
+)
 
 KEY = b"leak-guard-test-key-0123456789ab"
 

@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from deid_pipeline import leak_guard
+from deid_pipeline import leak_guard, value_search
 from deid_pipeline.hl7.contracts import WritebackError
 from deid_pipeline.hl7.escapes import Delimiters, escape, unescape
 from deid_pipeline.hl7.fields import STRUCTURE_FIELDS, numbers_of
@@ -194,7 +194,7 @@ class GuardedValues:
         values = [e.value for e in self._guarded.entries if category(e.label) == "DATE"]
         values += [v[0] for v in self.removed if category(v[1]) == "DATE"]
         for value in values:
-            pattern = leak_guard.value_pattern(value)
+            pattern = value_search.value_pattern(value)
             if pattern is not None and any(_same_date(value, m.group())
                                            for m in pattern.finditer(text)):
                 return True

@@ -46,6 +46,7 @@ from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
 from deid_pipeline.tagger import clusters as clusters_module
 from deid_pipeline.tagger import lexicons as lexicons_module
+from deid_pipeline.tagger.generations import Generations
 from deid_pipeline.tokenizer import Token, is_digits, tokenize
 
 FEATURE_VERSION = "2"
@@ -61,58 +62,6 @@ _CLUSTER_CONTEXT_PREFIXES = (6, 10)
 _LINE_KEY_MAX = 24
 
 
-class _Generations:
-    """A per-process cache bounded without forgetting what is in use.
-
-    Two generations: a lookup that misses ``current`` tries ``previous`` and
-    moves a hit into ``current``; when ``current`` holds ``limit`` entries it
-    becomes ``previous`` and the old ``previous`` is dropped. An entry used
-    since the last turnover survives it, so the working vocabulary (common
-    words, section labels) stays cached, while texts seen once (names,
-    numbers) fall out. A plain dict cleared when full lost everything at
-    once: it had to be twice as big for the same hit rate, and a worker's
-    memory grew with it. Holds at most ``2 * limit`` entries.
-    """
-
-    __slots__ = ("limit", "current", "previous")
-
-    def __init__(self, limit: int) -> None:
-        """Start empty; ``limit`` entries per generation."""
-        self.limit = limit
-        self.current: dict = {}
-        self.previous: dict = {}
-
-    def get(self, key):
-        """The cached value of ``key``, or None.
-
-        Hot loops read ``current.get(key)`` themselves (no method call per
-        token) and call :meth:`recall` on a miss.
-        """
-        value = self.current.get(key)
-        return self.recall(key) if value is None else value
-
-    def recall(self, key):
-        """The previous generation's value of ``key`` (moved up), or None.
-
-        For a key that just missed ``current``.
-        """
-        value = self.previous.get(key)
-        if value is not None:
-            self.put(key, value)
-        return value
-
-    def put(self, key, value) -> None:
-        """Cache ``value`` under ``key`` (a key not in ``current``)."""
-        if len(self.current) >= self.limit:
-            self.previous = self.current
-            self.current = {}
-        self.current[key] = value
-
-    def __len__(self) -> int:
-        """Entries held (a key in both generations counts twice)."""
-        return len(self.current) + len(self.previous)
-
-
 # Per-process caches of per-token features, sized so a worker's memory stays
 # flat however many documents pass, with the working vocabulary of clinical
 # notes cached (the 1,619 PhysioNet notes have 15,150 distinct tokens and
@@ -125,8 +74,8 @@ _CHUNK_CACHE_LIMIT = 24_000
 # offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text, its case word or
 # None when the lower-cased text is not all letters, its _text_code).
 _Base = tuple
-_BASE_CACHE = _Generations(_BASE_CACHE_LIMIT)
-_CHUNK_CACHE = _Generations(_CHUNK_CACHE_LIMIT)
+_BASE_CACHE = Generations(_BASE_CACHE_LIMIT)
+_CHUNK_CACHE = Generations(_CHUNK_CACHE_LIMIT)
 
 _OFFSETS = (-4, -3, -2, -1, 1, 2, 3, 4)
 _CASES = ("ALLCAPS", "LOWER", "INITCAPS", "MIXEDCAPS")
@@ -645,8 +594,8 @@ class FeatureEncoder:
     def __init__(self, attribute_ids: dict[str, int]) -> None:
         """Encode for the model whose attribute-string -> id map is given."""
         self.attribute_ids = attribute_ids
-        self._cache = _Generations(_BASE_CACHE_LIMIT)
-        self._chunks = _Generations(_CHUNK_CACHE_LIMIT)
+        self._cache = Generations(_BASE_CACHE_LIMIT)
+        self._chunks = Generations(_CHUNK_CACHE_LIMIT)
         self._pad = self._block_ids(((),) + _PADS)
         # (word, next word) -> ids of their b+= and b-= bigrams. A word may
         # hold the joiner: each split of a name is a pair that spells it.

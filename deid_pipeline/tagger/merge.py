@@ -15,9 +15,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from deid_pipeline.leak_guard import SearchText, header_values, offsets, policy_keeps
+from deid_pipeline.leak_guard import header_values, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
 from deid_pipeline.policy import Policy
+from deid_pipeline.value_search import SearchText, offsets
 
 PROPAGATED = "propagated"
 
@@ -199,7 +200,7 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
     Detectors decide occurrence by occurrence, so a name found after its cue
     ("son David Moss") is often missed where it stands alone ("Moss called").
     Each value is searched for with the leak guard's own matching
-    (:class:`~deid_pipeline.leak_guard.SearchText`: case- and
+    (:class:`~deid_pipeline.value_search.SearchText`: case- and
     whitespace-insensitive, digits with any separators), so the guard and
     the tagger agree on what an occurrence is. Values the default policy
     keeps (ages under 90, bare years) and values under three letters or

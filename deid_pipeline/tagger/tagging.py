@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from typing import NamedTuple
 
-from deid_pipeline.leak_guard import SearchText
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress, process_progress
 from deid_pipeline.tagger.allowlist import drop_eponyms
@@ -34,6 +33,7 @@ from deid_pipeline.tagger.merge import (
     reconcile,
     with_occurrences,
 )
+from deid_pipeline.value_search import SearchText
 
 _INVISIBLE = (
     "\u00ad\u180e\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d"
