@@ -43,6 +43,8 @@ def test_when_built_as_columns_then_same_rows_and_order_as_the_row_sort():
     for r in results:
         columns.add(r)
     table = columns.table(SCHEMAS["identifiers"], sort_columns("identifiers"))
+    assert len(columns) == len(rows)  # counted, though the columns were handed over
+    assert not any(columns.columns)
     assert table.schema == SCHEMAS["identifiers"]
     assert table.to_pylist() == rows
     assert written_counts("identifiers", table) == written_counts("identifiers", rows)
