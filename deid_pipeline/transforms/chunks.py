@@ -118,14 +118,18 @@ def spill_path(directory: str, kind: str, file_index: int, chunk_index: int) -> 
 
 
 def write_spill(path: str, items: list) -> None:
-    """Write a chunk's items (documents or tagged documents) as one spill file."""
-    data = pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL)
+    """Write a chunk's items (documents or tagged documents) as one spill file.
+
+    Pickled straight into the file, as :func:`read_spill` reads it: one
+    huge tagged document is a pickle of hundreds of MB, which as one bytes
+    object beside the objects it holds was a spike of the run's memory.
+    """
     with FileSystems.create(
         path,
         mime_type="application/octet-stream",
         compression_type=CompressionTypes.UNCOMPRESSED,
     ) as channel:
-        channel.write(data)
+        pickle.dump(items, channel, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def read_spill(path: str) -> list:
@@ -135,7 +139,7 @@ def read_spill(path: str) -> list:
         mime_type="application/octet-stream",
         compression_type=CompressionTypes.UNCOMPRESSED,
     ) as channel:
-        return pickle.loads(channel.read())
+        return pickle.load(channel)
 
 
 def delete_spill(directory: str) -> None:
