@@ -157,6 +157,24 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+_SUB_BLOCK = 1 << 20
+
+
+def _sub_by_blocks(pattern: re.Pattern, replacement: str, text: str) -> str:
+    """``pattern.sub(replacement, text)`` a megabyte at a time.
+
+    ``re.sub`` gathers every piece of its result in a list before joining
+    them: for a 35 MB text, 14 million strings, half a gigabyte for a moment
+    (the peak of a whole run of one huge document). Only for patterns whose
+    matches can be cut at any character: one character to one, or runs
+    removed whole.
+    """
+    if len(text) <= _SUB_BLOCK:
+        return pattern.sub(replacement, text)
+    return "".join(pattern.sub(replacement, text[i:i + _SUB_BLOCK])
+                   for i in range(0, len(text), _SUB_BLOCK))
+
+
 def offsets(length: int) -> array:
     """An empty array for places in a text of ``length`` characters.
 
@@ -272,7 +290,7 @@ class SearchText:
         (the ``\0`` stands for any non-word character); each is checked.
         """
         folded = self._folded or ""
-        bounded = "\0" + _NOT_WORD.sub("\0", folded) + "\0"
+        bounded = "\0" + _sub_by_blocks(_NOT_WORD, "\0", folded) + "\0"
         found: dict[str, Sequence[int]] = {}
         for key, starts in _starts(bounded, keys).items():
             # ``bounded[i]`` is ``folded[i - 1]``; a leading \0 is no letter.
@@ -364,7 +382,7 @@ class SearchText:
     def _squeezed_text(self) -> str:
         squeezed = self._squeezed
         if squeezed is None:
-            squeezed = self._squeezed = _GAPS.sub("", self.text)
+            squeezed = self._squeezed = _sub_by_blocks(_GAPS, "", self.text)
         return squeezed
 
     def _word_matches(self, needle: _Needle, starts: Iterable[int] | None = None

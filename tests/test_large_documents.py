@@ -263,3 +263,16 @@ def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
     assert [line.split("documents_tagged ")[1].split()[0] for line in lines] == [
         "1", "2", "3", "4"]
     assert all("Pt" not in line and "note-" not in line for line in lines)
+
+
+def test_when_a_long_text_is_substituted_by_blocks_then_as_whole():
+    # Separator runs and non-word characters that straddle the megabyte
+    # boundaries come out as one re.sub of the whole text would give them.
+    from deid_pipeline.value_search import _GAPS, _NOT_WORD, _SUB_BLOCK, _sub_by_blocks
+
+    unit = "Pt 617-555-0142 (cell) / seen 3.4.2019 -- ok;  é\t"
+    text = unit * (2 * _SUB_BLOCK // len(unit) + 7)
+    for cut in range(_SUB_BLOCK - 8, _SUB_BLOCK + 8):
+        piece = text[:cut] + " -./() " + text[cut:]
+        assert _sub_by_blocks(_GAPS, "", piece) == _GAPS.sub("", piece)
+    assert _sub_by_blocks(_NOT_WORD, "\0", text) == _NOT_WORD.sub("\0", text)
