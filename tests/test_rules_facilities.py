@@ -193,3 +193,53 @@ NEGATIVE_ROWS = [
 def test_when_clinical_text_has_the_shape_then_not_tagged(detector, recognizer, text):
     """Doses, units, abbreviations, services and findings keep their words."""
     _check(detector, recognizer, text, [])
+
+
+def _letters(fake: Faker, n: int) -> str:
+    """A hospital's letters from a Faker town and company (``Lake Jennifer`` -> ``LJ``)."""
+    words = (fake.city() + " " + fake.company()).replace("-", " ").split()
+    return "".join(w[0] for w in words if w[0].isalpha())[:n].upper()
+
+
+# Seeds whose letters are no common word, unit or state code (seed 0 draws SS).
+@pytest.mark.parametrize("seed", range(1, 6))
+@pytest.mark.parametrize("before", [
+    "Pt was transferred to {x} for cath.", "47 yo man admitted to {x} w/ chest pain.",
+    "TRANS TO {x} 5/6. DOPAMINE WEANED.", "He was med-flighted to {x} and went to cath.",
+    "PT RECENTLY ADM TO THE {x} FOR SBO.", "referred to {x} for second opinion",
+    "transfered from {x} after arrest"])
+def test_when_letters_follow_a_transfer_verb_then_hospital(detector, seed, before):
+    """``transferred to RJ``: the verb says facility, whatever the letters."""
+    fake = _fake(100 + seed)
+    letters = _letters(fake, 2 + seed % 3)
+    _check(detector, "transfers", before.format(x=letters), [(letters, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("text", [
+    "pt was transferred to da for treatment.", "admitted to bx w/ sudden onset cp"])
+def test_when_a_note_is_all_lower_case_then_its_letters_count_too(detector, text):
+    value = text.split(" to ")[1].split()[0]
+    _check(detector, "transfers", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("PT SENT TO ED AT RJ. WAS SOMNOLENT", "RJ"),
+    ("BROUGHT TO KW ER + FOR MI.", "KW"),
+    ("RI AMI, to TJ cath lab, 3VD", "TJ")])
+def test_when_letters_stand_beside_a_hospital_part_then_hospital(detector, text, value):
+    _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
+@pytest.mark.parametrize("text", [
+    "Pt transferred to MICU, then to OR, then to CCU; sent to CT and IR.",
+    "PT TRANSFERRED TO ICU FROM ED. SENT TO CT. BROUGHT TO OR.",
+    "Pt admitted to CSRU s/p CABG. Tx to floor. Discharged to home with VNA.",
+    "transferred to rehab, sent to snf, brought to ew.",
+    "Discharged to SNF. Sent to EP lab. Referred to PT and OT.",
+    "INTUBATED AND TRANSFERRED TO THE MCIU. plan: ? transfer to vicu",
+    "Spec sent to BB on hold. Referred to him and to us.",
+    "Was transferred to da for treatment",  # lower case letters in a mixed-case line
+    "Transferred to MA with family",  # a state code is the residence rule's
+])
+def test_when_a_transfer_verb_leads_to_a_unit_then_not_tagged(detector, text):
+    _check(detector, "transfers", text, [])

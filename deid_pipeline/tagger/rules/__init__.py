@@ -70,6 +70,7 @@ from deid_pipeline.tagger.rules.places import (
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
+    TransferRecognizer,
     UniversityRecognizer,
 )
 
@@ -94,6 +95,7 @@ __all__ = [
     "ResidenceRecognizer",
     "RuleDetector",
     "SsnRecognizer",
+    "TransferRecognizer",
     "UniversityRecognizer",
     "UrlRecognizer",
     "build_recognizers",

@@ -31,6 +31,7 @@ from deid_pipeline.tagger.rules.places import (
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
+    TransferRecognizer,
     UniversityRecognizer,
 )
 from deid_pipeline.tagger.rules.site import (
@@ -41,7 +42,7 @@ from deid_pipeline.tagger.rules.site import (
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "8"
+CODE_VERSION = "9"
 
 
 @lru_cache(maxsize=1)
@@ -73,6 +74,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
         FacilityRecognizer(config.get("places", {})),
+        TransferRecognizer(config.get("places", {})),
         UniversityRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
         AddressTailRecognizer(config.get("places", {})),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from deid_pipeline.model import PhiSpan
@@ -61,6 +62,25 @@ _NAME_WORD = r"[A-Z][A-Za-z'\u2019-]+"
 # (Hospital, Medical Center, Health Center, Memorial Hospital), after a cue.
 _INITIALISM = re.compile(
     rf"{_FACILITY_CUE}(?P<phi>[A-Z]{{1,4}}(?:MC|HC|MH|H))(?![\w'\u2019-])(?<=[A-Z]{{3}})")
+# ``transferred to RJ``, ``med-flighted to bx``: any short initialism after a
+# verb that moves a patient between institutions. The verb, not the letters,
+# says facility; the units and services such verbs also lead to (``to MICU``,
+# ``sent to CT``) are rules.json ``places.care_units``.
+_MOVED = (r"(?i:admit(?:ted)?|adm|transferr?ed|transfer(?:ring)?|trans|tx(?:'?e?d)?|"
+          r"(?:med[- ]?|life[- ]?|air[- ]?)?flighted|airlifted|flown|sent|brought|"
+          r"referred|arrival|arrived|presented|discharged|d/c'?e?d)")
+_MOVED_INITIALISM = re.compile(
+    rf"(?<![\w/]){_MOVED}[ \t]+(?i:to|from|at)[ \t]+(?:(?i:the)[ \t]+)?"
+    r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
+# the part of a hospital a patient is in.
+_HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
+_INITIALISM_BEFORE_PART = re.compile(
+    rf"(?<![\w/])(?i:to|at|from|@)[ \t]+(?P<phi>[A-Za-z]{{2,5}})[ \t]+{_HOSPITAL_PART}"
+    r"(?![\w'\u2019/-])")
+_INITIALISM_AFTER_PART = re.compile(
+    rf"(?<![\w/]){_HOSPITAL_PART}[ \t]+(?i:at|@|of)[ \t]+(?P<phi>[A-Za-z]{{2,5}})"
+    r"(?![\w'\u2019/-])")
 # ``from Baltimore VA``: a Veterans Affairs hospital by its town (the town is
 # the PHI: "VA" names no one).
 _VETERANS = re.compile(
@@ -107,7 +127,12 @@ class FacilityRecognizer(PatternRecognizer):
             Pattern("partners", _PARTNERS.pattern, confidence=0.8),
             Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
             Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
+            Pattern("initialism_before_part", _INITIALISM_BEFORE_PART.pattern,
+                    confidence=0.7),
+            Pattern("initialism_after_part", _INITIALISM_AFTER_PART.pattern,
+                    confidence=0.7),
         ], flags=0)
+        self._care_units = _care_units(config)
 
     def validate(self, hit: Hit, text: str) -> bool:
         """The initialism or names pass the lexicon checks of the class docstring."""
@@ -121,6 +146,8 @@ class FacilityRecognizer(PatternRecognizer):
         if kind == "initialism":
             lower = value.lower()
             return lower not in self._not_initialisms and lex.english_band(lower) <= 2
+        if kind in ("initialism_before_part", "initialism_after_part"):
+            return _initialism_in_context(lex, self._care_units, value, text, hit.start)
         if kind == "partners":
             names = (hit.group("a") or "", hit.group("b") or "")
             if hit.group("and") and not all(n[:1].isupper() for n in names):
@@ -135,6 +162,70 @@ class FacilityRecognizer(PatternRecognizer):
         last = value.split()[-1]
         return _reads_as_name(lex, last) or bool(
             _TOWN_FLAGS & set(lex.flags(last.lower())))
+
+
+class TransferRecognizer(PatternRecognizer):
+    """A short initialism after a verb that moves a patient: ``transferred to RJ``.
+
+    Staff name the hospital a patient came from or went to by its letters,
+    and the letters alone say nothing (``RJ`` is no facility ending, and web
+    text spells most letter pairs); the verb does. Apart from the facility
+    recognizer, whose patterns would start inside this one's match (``SENT
+    TO ED AT RJ``: ``ED at RJ`` is theirs).
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._care_units = _care_units(config)
+        super().__init__("transfers", "HOSPITAL", [
+            Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
+        ], flags=0)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """The letters pass :func:`_initialism_in_context`."""
+        from deid_pipeline.tagger import lexicons
+
+        return _initialism_in_context(lexicons.load(), self._care_units,
+                                      text[hit.start:hit.end], text, hit.start)
+
+
+def _care_units(config: Mapping[str, Any]) -> frozenset[str]:
+    """rules.json ``places.care_units`` and ``not_facility_initialisms``, lower case."""
+    return frozenset(w.lower() for key in ("care_units", "not_facility_initialisms")
+                     for w in config.get(key, ()))
+
+
+@lru_cache(maxsize=4)
+def _anagrams(care_units: frozenset[str]) -> frozenset[str]:
+    """The letters of every care unit of four or more, sorted (``MCIU`` is MICU)."""
+    return frozenset("".join(sorted(u)) for u in care_units if len(u) >= 4)
+
+
+def _initialism_in_context(lex: Any, care_units: frozenset[str], value: str,
+                           text: str, at: int) -> bool:
+    """Letters that are no unit, service, common English word, drug or finding.
+
+    Written in capitals, or in lower case on a line with no capital (notes
+    written all in lower case): ``Was transferred to da`` in mixed case is
+    not an initialism's spelling.
+    """
+    lower = value.lower()
+    # Web text spells most letter pairs somewhere (``rj``, ``da``): short
+    # ones are refused only as the common words ``to him``, ``to bed`` are.
+    if lower in care_units or lex.english_band(lower) > (4 if len(lower) <= 3 else 3):
+        return False
+    # Intensive care units by any name or slip (``VICU``, ``MCIU`` for MICU).
+    if lower.endswith("cu") or "".join(sorted(lower)) in _anagrams(care_units):
+        return False
+    if {"drug", "dx", "state", "stab"} & set(lex.flags(lower)):
+        return False
+    return value.isupper() or value.islower() and not _line_has_upper(text, at)
+
+
+def _line_has_upper(text: str, at: int) -> bool:
+    """Whether the line holding offset ``at`` has a capital letter."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return any(c.isupper() for c in text[start:end if end >= 0 else len(text)])
 
 
 # Patterns that read capitals as a name's: evidence only where the line also
