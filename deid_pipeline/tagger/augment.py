@@ -91,16 +91,8 @@ def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
     The evaluation half is what the swapped sealed split and the genre set
     are written from (:mod:`deid_pipeline.surrogates.halves`), so no string a
     copy teaches is one the model is scored on.
-
-    The key is the note's own: under one key for all notes, a hospital
-    initialism written 28 times across a corpus's patients became the same
-    other initialism 28 times in each copy, and the model learnt those few
-    strings instead of the context (every one of them was missed once
-    swapped for an unseen initialism, even in the training notes). Per note,
-    a value recurring across patients is a different string in each note.
     """
-    key = hashlib.sha256(
-        f"deid-pipeline augment|{seed}|{copy}|{doc.doc_id}".encode()).digest()
+    key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
     style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
     return replaced_copy(doc, key, style, PoolHalf.TRAINING,
                          f"{doc.doc_id}{_COPY_MARK}{copy}")
