@@ -89,6 +89,8 @@ DATE_ROWS = [
     ("EARLIER IN DAY 3/14 PT WAS SEEN", [("3/14", "DATE")]),
     ("ON 11/2 PT HAD A FALL", [("11/2", "DATE")]),
     ("extubated 1/2, reintubated 1/3 for stridor", [("1/2", "DATE")]),
+    ("Pt presented to OSH on 2/4 with a 24h history", [("2/4", "DATE")]),
+    ("PROSTATE CA. ON 1/3 HAD CP UPON WAKING", [("1/3", "DATE")]),
     # Glued to the date word before it.
     ("admitted3/14 with CP", [("3/14", "DATE")]),
     ("DOS:3/14 ref'd by PCP", [("3/14", "DATE")]),
@@ -106,6 +108,7 @@ DATE_ROWS = [
     # Look-alikes: settings, fractions, ranges, the verb may, dec the decrease.
     ("SIMV12/5, x2/3 of the way, pt at1/2 NS", []),
     ("on 1/2 NS, since 1/2 hour, 3/4 of the way up", []),
+    ("started on 1/2 strength feeds; on 1/4 tab; Pt on 2/3 maintenance", []),
     ("BCx 3/14-12 and rales 1/3-1/2 up", []),
     ("pt may go home; in may be; no dec in sats; seen by jan", []),
     ("IN MAY BE; in mar", []),
