@@ -555,14 +555,18 @@ UNIVERSITY_ROWS = [
     ("start IV insulin per U Maryland scale", [("U Maryland", "HOSPITAL")]),
     ("FROM UNIVERSITY OF MD MEDICAL CENTER", [("UNIVERSITY OF MD", "HOSPITAL")]),
     ("records from Univ. of North Carolina", [("Univ. of North Carolina", "HOSPITAL")]),
-    # a state code needs "of"; places that are no state, and "u" as "you"
-    ("told u or me; u md aware", []),
-    ("u of pt, U of urine, University of Chicago", []),
+    # or a US city (a lower-case "u" before a city needs "of": units)
+    ("on insulin drip following U Honolulu scale", [("U Honolulu", "HOSPITAL")]),
+    ("films from University of Chicago; seen at u of miami",
+     [("University of Chicago", "HOSPITAL"), ("u of miami", "HOSPITAL")]),
+    # a state code needs "of"; places that are no state or city, and "u" as "you"
+    ("told u or me; u md aware; gave 10 u boston", []),
+    ("u of pt, U of urine, U of lab", []),
 ]
 
 
 @pytest.mark.parametrize("text,expected", UNIVERSITY_ROWS)
-def test_universities_named_after_a_state(detector, text, expected):
+def test_universities_named_after_a_state_or_city(detector, text, expected):
     _check(detector, "universities", text, expected)
 
 

@@ -215,10 +215,16 @@ def test_when_letters_follow_a_transfer_verb_then_hospital(detector, seed, befor
     _check(detector, "transfers", before.format(x=letters), [(letters, "HOSPITAL")])
 
 
-@pytest.mark.parametrize("text", [
-    "pt was transferred to da for treatment.", "admitted to bx w/ sudden onset cp"])
-def test_when_a_note_is_all_lower_case_then_its_letters_count_too(detector, text):
-    value = text.split(" to ")[1].split()[0]
+@pytest.mark.parametrize(("text", "value"), [
+    ("pt was transferred to da for treatment.", "da"),
+    ("REFERRED TO rj. ARRIVED IN TRANSFER", "rj"),
+    ("admitted to bx w/ sudden onset cp", "bx"),
+    ("neuro: alert, knows he is in kw, that it is march", "kw"),
+    ('S: "I know I\'m in TJ and it is 2016."', "TJ"),
+    ('s/o: "i\'m at the mhb." pt now oriented', "mhb")])
+def test_when_letters_are_written_in_lower_case_or_said_then_they_count_too(
+        detector, text, value):
+    """Staff write letters in lower case too; orientation says where one is."""
     _check(detector, "transfers", text, [(value, "HOSPITAL")])
 
 
@@ -238,7 +244,7 @@ def test_when_letters_stand_beside_a_hospital_part_then_hospital(detector, text,
     "Discharged to SNF. Sent to EP lab. Referred to PT and OT.",
     "INTUBATED AND TRANSFERRED TO THE MCIU. plan: ? transfer to vicu",
     "Spec sent to BB on hold. Referred to him and to us.",
-    "Was transferred to da for treatment",  # lower case letters in a mixed-case line
+    "Was transferred to Ms Lee's care; referred to dr lee; knows he is in pain",
     "Transferred to MA with family",  # a state code is the residence rule's
 ])
 def test_when_a_transfer_verb_leads_to_a_unit_then_not_tagged(detector, text):

@@ -72,6 +72,13 @@ _MOVED = (r"(?i:admit(?:ted)?|adm|transferr?ed|transfer(?:ring)?|trans|tx(?:'?e?
 _MOVED_INITIALISM = re.compile(
     rf"(?<![\w/]){_MOVED}[ \t]+(?i:to|from|at)[ \t]+(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``knows he is in RJ``, ``"I'm at the RJ"``: where a patient says, or knows,
+# they are (orientation to place).
+_ORIENTED_INITIALISM = re.compile(
+    r"(?<![\w/])(?i:(?:(?:knows?|thinks?|believes?|says?|states?|aware)[ \t]+(?:that[ \t]+)?"
+    r"(?:he|she|they|i|pt|patient)(?:[ \t]+(?:is|am|are|was)|'s|'m)"
+    r"|i'm|i[ \t]+am)[ \t]+(?:in|at)[ \t]+(?:the[ \t]+)?)"
+    r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -147,7 +154,7 @@ class FacilityRecognizer(PatternRecognizer):
             lower = value.lower()
             return lower not in self._not_initialisms and lex.english_band(lower) <= 2
         if kind in ("initialism_before_part", "initialism_after_part"):
-            return _initialism_in_context(lex, self._care_units, value, text, hit.start)
+            return _initialism_in_context(lex, self._care_units, value)
         if kind == "partners":
             names = (hit.group("a") or "", hit.group("b") or "")
             if hit.group("and") and not all(n[:1].isupper() for n in names):
@@ -178,6 +185,7 @@ class TransferRecognizer(PatternRecognizer):
         self._care_units = _care_units(config)
         super().__init__("transfers", "HOSPITAL", [
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
+            Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
@@ -185,7 +193,7 @@ class TransferRecognizer(PatternRecognizer):
         from deid_pipeline.tagger import lexicons
 
         return _initialism_in_context(lexicons.load(), self._care_units,
-                                      text[hit.start:hit.end], text, hit.start)
+                                      text[hit.start:hit.end])
 
 
 def _care_units(config: Mapping[str, Any]) -> frozenset[str]:
@@ -200,13 +208,11 @@ def _anagrams(care_units: frozenset[str]) -> frozenset[str]:
     return frozenset("".join(sorted(u)) for u in care_units if len(u) >= 4)
 
 
-def _initialism_in_context(lex: Any, care_units: frozenset[str], value: str,
-                           text: str, at: int) -> bool:
+def _initialism_in_context(lex: Any, care_units: frozenset[str], value: str) -> bool:
     """Letters that are no unit, service, common English word, drug or finding.
 
-    Written in capitals, or in lower case on a line with no capital (notes
-    written all in lower case): ``Was transferred to da`` in mixed case is
-    not an initialism's spelling.
+    Written in capitals or in lower case (``admitted to bidmc``), not in
+    title case: ``Transferred to Ms`` is a title.
     """
     lower = value.lower()
     # Web text spells most letter pairs somewhere (``rj``, ``da``): short
@@ -218,14 +224,7 @@ def _initialism_in_context(lex: Any, care_units: frozenset[str], value: str,
         return False
     if {"drug", "dx", "state", "stab"} & set(lex.flags(lower)):
         return False
-    return value.isupper() or value.islower() and not _line_has_upper(text, at)
-
-
-def _line_has_upper(text: str, at: int) -> bool:
-    """Whether the line holding offset ``at`` has a capital letter."""
-    start = text.rfind("\n", 0, at) + 1
-    end = text.find("\n", at)
-    return any(c.isupper() for c in text[start:end if end >= 0 else len(text)])
+    return value.isupper() or value.islower()
 
 
 # Patterns that read capitals as a name's: evidence only where the line also
@@ -254,12 +253,13 @@ _UNIVERSITY = re.compile(
 
 
 class UniversityRecognizer(PatternRecognizer):
-    """A university named after a state: ``U of MD``, ``UOf Maryland``, ``U of Ohio``.
+    """A university named after a state or city: ``U of MD``, ``U Honolulu``.
 
     The academic medical centres patients come from; staff write them without
     a facility noun (``per U Maryland scale``). The place must be a US state
-    by the lexicon, and a state code needs the ``of``: ``u of pt``, ``U of
-    urine`` and ``tell u or me`` never match.
+    or city by the lexicon, a state code needs the ``of`` (``u of pt``, ``U of
+    urine`` and ``tell u or me`` never match), and so does a city after a
+    lower-case ``u`` (``10 u boston`` would be units).
     """
 
     def __init__(self) -> None:
@@ -281,6 +281,9 @@ class UniversityRecognizer(PatternRecognizer):
             elif {"state", "stab"} & set(lex.flags(first)) and (
                     match.group("of") or "state" in lex.flags(first)):
                 end = match.end("place")
+            elif "uscity" in lex.flags(first) and len(first) >= 4 and (
+                    match.group(0)[:1] != "u" or match.group("of")):
+                end = match.end("place")  # U Honolulu, U of Miami, univ chicago
             else:
                 continue
             spans.append(PhiSpan(match.start(), end, self.label, self.source,
