@@ -461,6 +461,11 @@ NAME_ROWS = [
      [("K", "PATIENT")]),
     ("spoke with Ms J. about her care", [("J", "PATIENT")]),
     ("spoke with ms j. about her care", []),  # a capital, or it is no initial
+    # A title, an initial and a surname the lists also call a finding (bridges).
+    ("read discussed with Dr. H. Bridges today", [("H. Bridges", "DOCTOR")]),
+    ("DR. H. BRIDGES AWARE OF K 3.1", [("H. BRIDGES", "DOCTOR")]),
+    ("spoke with Dr. K. Will call back", [("K", "DOCTOR")]),
+    ("Mr. K. Stable overnight", [("K", "PATIENT")]),
     ("MS A&O X3, MAE; MS: A+O", []),  # mental status, not Ms. A
     # Listed names before "aware" and after "per", with no title.
     ("RUN OF VENT BIGEMINY LENA HOLLISTER AWARE. MGSO4 GIVEN",

@@ -40,6 +40,9 @@ def _name_key(word: str) -> str:
 
 
 # A capitalised word (or an O'/D' name in any case) right after a name.
+# After a title and an initial (``Dr. H. Bridges``, ``MR K SMITH``).
+_SURNAME_AFTER_INITIAL = re.compile(
+    r"(?:\.[ \t]*|[ \t]+)(?P<name>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?|[A-Z]{3,})(?![\w'.-])")
 _SURNAME_AFTER = re.compile(
     r"[ \t]+(?P<name>[OoDd]'[A-Za-z]{2,}(?:-[A-Za-z]+)?(?![\w'])"
     r"|[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?(?![\w']))")
@@ -148,6 +151,9 @@ class NameRecognizer(PatternRecognizer):
         lex = lexicons.load()
         name = hit.pattern.name
         if name in ("title_initial", "doctor_initial"):
+            after = _SURNAME_AFTER_INITIAL.match(text, hit.end)
+            if after is not None and self._surname_after_initial(after.group("name"), lex):
+                hit.end = after.end()  # Dr. H. Bridges: the surname too
             return True
         if name == "first_initial":
             hit.end = hit.span("initial_end")[1]
@@ -180,6 +186,21 @@ class NameRecognizer(PatternRecognizer):
         limit = 5 if titled else 4
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
+
+    def _surname_after_initial(self, word: str, lex: Any) -> bool:
+        """The word after ``Dr. H.``: a surname, however else the lists know it.
+
+        The shape is strict (a title, one capital, the word), so the word
+        may be a diagnosis or a drug by the noisy lists (``Bridges``,
+        ``Jones``); it must be listed as a name and not be a common English
+        word (``Will``, ``Stable``) or shorthand the lists call a name.
+        """
+        key = _name_key(word)
+        if key in self._not_names:
+            return False
+        band = lex.english_band(key)
+        names = set(lex.flags(key)) & {"ln1", "ln2", "fn1", "fn2"}
+        return band <= 2 or band <= 4 and bool(names) or band == 5 and "ln1" in names
 
     def _first_name(self, word: str, lex: Any) -> bool:
         """A common first name before an initial (``Anna S.``), not ``Vitamin K.``.
