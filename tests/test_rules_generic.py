@@ -128,6 +128,12 @@ RESIDENCE_ROWS = [
     ("OLD RECORDS FROM ANNAPOLIS, MD", [("ANNAPOLIS", "CITY"), ("MD", "STATE")]),
     ("family visiting from Ellicott City, Maryland",
      [("Ellicott City", "CITY"), ("Maryland", "STATE")]),
+    # A state code or a town by itself after a cue of where one lives.
+    ("Lives in MA with husband", [("MA", "STATE")]),
+    ("26 Y/O RESIDENT OF NORTH POTOMAC ADMITTED WITH NSTEMI",
+     [("NORTH POTOMAC", "CITY")]),
+    ("Pt lives in Dorchester with sister", [("Dorchester", "CITY")]),
+    ("Lives in Assisted Living; lives in town; lives in ICU; Lives In Apartment", []),
     # Units, rooms and staff after "from", a state code with no town.
     ("transferred from ED, MD aware; from home, PA to see", []),
     ("FROM OR, PA AWARE; returned to floor; from MD office", []),
@@ -137,7 +143,7 @@ RESIDENCE_ROWS = [
 
 @pytest.mark.parametrize(("text", "expected"), RESIDENCE_ROWS)
 def test_when_residence_cue_then_town_and_state_tagged(detector, text, expected):
-    """A state, or a town, a comma and a state, after lives in / from / moved to."""
+    """A state, a town (and a comma and a state) after lives in / from / moved to."""
     _check(detector, "residence", text, expected)
 
 

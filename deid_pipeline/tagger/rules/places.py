@@ -298,6 +298,10 @@ _RESIDENCE_PLACE = re.compile(
     r"(?P<state>[A-Z]{2}|[A-Za-z]+(?:[ \t]+[A-Za-z]+)?)(?![\w'])"
     r"|(?P<alone>[A-Za-z]+)(?:[ \t]+(?P<second>[A-Za-z]+))?(?![\w'])")
 _TOWN_FLAGS = frozenset({"city", "uscity", "town"})
+# A town or state code by itself after a residence cue (see _place_alone).
+_PLACE_ALONE = re.compile(
+    r"(?P<place>[A-Z][A-Za-z'-]+(?:[ ][A-Z][A-Za-z'-]+){0,2})(?![\w'])")
+_WEAK_RESIDENCE_CUES = frozenset({"from", "returned"})
 _VOWELS = re.compile(r"[aeiouy]", re.IGNORECASE)
 
 
@@ -354,7 +358,37 @@ class ResidenceRecognizer(PatternRecognizer):
             if state_end is not None:
                 spans.append(PhiSpan(place.start("alone"), state_end, "STATE",
                                      self.source, confidence))
+            elif cue.group(0).split()[0].lower() not in _WEAK_RESIDENCE_CUES:
+                spans.extend(self._place_alone(lex, text, cue.end(), confidence))
         return spans
+
+    def _place_alone(self, lex: Any, text: str, at: int, confidence: float
+                     ) -> list[PhiSpan]:
+        """After ``lives in``, ``resident of``: a state code, or a town by itself.
+
+        ``Lives in MA with husband``; ``RESIDENT OF NORTH POTOMAC``. The town
+        is written with capitals and reads as a town (:func:`_reads_as_town`);
+        a code is a state's in capitals. Not after ``from`` (``from ED``,
+        ``from PA``) or ``returned to``: too many units and titles follow them.
+        """
+        place = _PLACE_ALONE.match(text, at)
+        if place is None:
+            return []
+        value = place.group("place")
+        words = value.split()
+        if len(words) == 1 and len(value) == 2:
+            return [PhiSpan(place.start("place"), place.end("place"), "STATE",
+                            self.source, confidence)] if (
+                value.isupper() and "stab" in lex.flags(value.lower())) else []
+        while words and not (_reads_as_town(lex, " ".join(words))
+                             and not {w.lower() for w in words} & self._not_towns):
+            words.pop()  # "Dorchester With" -> "Dorchester"
+        if not words:
+            return []
+        end = place.start("place") + len(" ".join(words))
+        if text[place.start("place"):end] != " ".join(words):
+            return []  # words split by tabs or runs of spaces: leave to the CRF
+        return [PhiSpan(place.start("place"), end, "CITY", self.source, confidence)]
 
 
 def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
