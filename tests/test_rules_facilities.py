@@ -215,6 +215,23 @@ def test_when_letters_follow_a_transfer_verb_then_hospital(detector, seed, befor
     _check(detector, "transfers", before.format(x=letters), [(letters, "HOSPITAL")])
 
 
+@pytest.mark.parametrize("seed", range(1, 6))
+@pytest.mark.parametrize("shape", ["PCP: Dr. {i}. {last} of {x}.",
+                                   "seen by dr {i}. {last} at {x}?",
+                                   "Referred by Dr {first} {last} from {x} for review"])
+def test_when_letters_follow_a_doctors_name_then_hospital(detector, seed, shape):
+    fake = _fake(200 + seed)
+    letters = _letters(_fake(100 + seed), 2 + seed % 3)
+    text = shape.format(i=fake.first_name()[0], first=fake.first_name(),
+                        last=fake.last_name(), x=letters)
+    _check(detector, "transfers", text, [(letters, "HOSPITAL")])
+
+
+def test_when_a_doctor_is_of_a_service_then_not_tagged(detector):
+    _check(detector, "transfers",
+           "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; Dr Jones at bedside", [])
+
+
 @pytest.mark.parametrize(("text", "value"), [
     ("pt was transferred to da for treatment.", "da"),
     ("REFERRED TO rj. ARRIVED IN TRANSFER", "rj"),

@@ -79,6 +79,12 @@ _ORIENTED_INITIALISM = re.compile(
     r"(?:he|she|they|i|pt|patient)(?:[ \t]+(?:is|am|are|was)|'s|'m)"
     r"|i'm|i[ \t]+am)[ \t]+(?:in|at)[ \t]+(?:the[ \t]+)?)"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``Dr. C. Lambert of BRHFB``, ``seen by dr j. davila at nlc``: a doctor's
+# hospital by its letters.
+_DOCTOR_INITIALISM = re.compile(
+    r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
+    r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+(?:(?i:the)[ \t]+)?"
+    r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -174,6 +180,9 @@ class FacilityRecognizer(PatternRecognizer):
 class TransferRecognizer(PatternRecognizer):
     """A short initialism after a verb that moves a patient: ``transferred to RJ``.
 
+    Or where a patient says they are (``knows he is in RJ``), or after a
+    doctor's name (``Dr. C. Lambert of BRHFB``).
+
     Staff name the hospital a patient came from or went to by its letters,
     and the letters alone say nothing (``RJ`` is no facility ending, and web
     text spells most letter pairs); the verb does. Apart from the facility
@@ -186,6 +195,7 @@ class TransferRecognizer(PatternRecognizer):
         super().__init__("transfers", "HOSPITAL", [
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
             Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
+            Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, confidence=0.7),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
