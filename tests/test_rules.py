@@ -456,6 +456,10 @@ NAME_ROWS = [
     ("wife Will visit tomorrow", []),  # "will" is too common to be taken
     ("gi: mrs. Park ate small amount of oatmeal", [("Park", "PATIENT")]),
     ("MRS PARK ATE SMALL AMOUNT", []),  # capitals say nothing in an all-caps note
+    # A referral letter's patient after "thank you for seeing".
+    ("THANK YOU FOR SEEING VILLA, LISA (DOB 08/27/1932)", [("VILLA, LISA", "PATIENT")]),
+    ("Thank you for seeing Crystal C. (DOB 08/19/1924)", [("Crystal C.", "PATIENT")]),
+    ("Thank you for seeing this patient; thank you for seeing him", []),
     # A title and an initial alone.
     ("micu nursing progress\nmr K remained on same doses of pressors",
      [("K", "PATIENT")]),

@@ -132,6 +132,11 @@ class NameRecognizer(PatternRecognizer):
                     r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
+            # A referral letter's patient: "Thank you for seeing VILLA, LISA".
+            Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+(?:seeing|evaluating)"
+                    r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
+                    rf"(?P<phi>(?-i:[A-Z]){_NAME}(?:,?[ \t]+(?-i:[A-Z])(?:{_NAME}|\.|"
+                    r"(?![\w'])))?)", confidence=0.8),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property
@@ -161,6 +166,10 @@ class NameRecognizer(PatternRecognizer):
         word = text[hit.start:hit.end]
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
+        if name == "seeing":
+            first = _name_key(re.split(r"[ \t,]+", word)[0])
+            names = {f for f in lex.flags(first) if f[:2] in ("fn", "ln")}
+            return lex.english_band(first) <= 2 or lex.english_band(first) <= 5 and bool(names)
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
         word = _name_key(word)
@@ -318,7 +327,7 @@ class NameRecognizer(PatternRecognizer):
 
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
-        return {"title": "PATIENT", "title_initial": "PATIENT",
+        return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
                 "relation": "RELATIVE"}.get(hit.pattern.name, "DOCTOR")
 
 
