@@ -459,6 +459,7 @@ NAME_ROWS = [
     # A referral letter's patient after "thank you for seeing".
     ("THANK YOU FOR SEEING VILLA, LISA (DOB 08/27/1932)", [("VILLA, LISA", "PATIENT")]),
     ("Thank you for seeing Crystal C. (DOB 08/19/1924)", [("Crystal C.", "PATIENT")]),
+    ("THANK YOU FOR SEEING COX, JOSHUA (DOB 01/14/1968)", [("COX, JOSHUA", "PATIENT")]),
     ("Thank you for seeing this patient; thank you for seeing him", []),
     # A title and an initial alone.
     ("micu nursing progress\nmr K remained on same doses of pressors",
@@ -467,6 +468,7 @@ NAME_ROWS = [
     ("spoke with ms j. about her care", []),  # a capital, or it is no initial
     # A title, an initial and a surname the lists also call a finding (bridges).
     ("read discussed with Dr. H. Bridges today", [("H. Bridges", "DOCTOR")]),
+    ("Read discussed with Dr. H. Bridges. Dictated", [("H. Bridges", "DOCTOR")]),
     ("DR. H. BRIDGES AWARE OF K 3.1", [("H. BRIDGES", "DOCTOR")]),
     ("spoke with Dr. K. Will call back", [("K", "DOCTOR")]),
     ("Mr. K. Stable overnight", [("K", "PATIENT")]),

@@ -42,7 +42,7 @@ def _name_key(word: str) -> str:
 # A capitalised word (or an O'/D' name in any case) right after a name.
 # After a title and an initial (``Dr. H. Bridges``, ``MR K SMITH``).
 _SURNAME_AFTER_INITIAL = re.compile(
-    r"(?:\.[ \t]*|[ \t]+)(?P<name>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?|[A-Z]{3,})(?![\w'.-])")
+    r"(?:\.[ \t]*|[ \t]+)(?P<name>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?|[A-Z]{3,})(?![\w'-])")
 _SURNAME_AFTER = re.compile(
     r"[ \t]+(?P<name>[OoDd]'[A-Za-z]{2,}(?:-[A-Za-z]+)?(?![\w'])"
     r"|[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?(?![\w']))")
@@ -135,8 +135,8 @@ class NameRecognizer(PatternRecognizer):
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
             Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+(?:seeing|evaluating)"
                     r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
-                    rf"(?P<phi>(?-i:[A-Z]){_NAME}(?:,?[ \t]+(?-i:[A-Z])(?:{_NAME}|\.|"
-                    r"(?![\w'])))?)", confidence=0.8),
+                    rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
+                    rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", confidence=0.8),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property
