@@ -566,8 +566,9 @@ UNIVERSITY_ROWS = [
     ("start IV insulin per U Maryland scale", [("U Maryland", "HOSPITAL")]),
     ("FROM UNIVERSITY OF MD MEDICAL CENTER", [("UNIVERSITY OF MD", "HOSPITAL")]),
     ("records from Univ. of North Carolina", [("Univ. of North Carolina", "HOSPITAL")]),
-    # or a US city (a lower-case "u" before a city needs "of": units)
+    # or a US city (a lower-case "u" after a number is units)
     ("on insulin drip following U Honolulu scale", [("U Honolulu", "HOSPITAL")]),
+    ("cont insulin drip following u honolulu scale", [("u honolulu", "HOSPITAL")]),
     ("films from University of Chicago; seen at u of miami",
      [("University of Chicago", "HOSPITAL"), ("u of miami", "HOSPITAL")]),
     # a state code needs "of"; places that are no state or city, and "u" as "you"

@@ -85,6 +85,11 @@ _DOCTOR_INITIALISM = re.compile(
     r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
     r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``blasts on diff at RJ.``, ``CHF TEAM AT DA, BUT``: capitals alone after
+# ``at`` before a stop or a comma.
+_AT_INITIALISM = re.compile(
+    r"(?<![\w/])(?i:at)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>[A-Z]{2,5})"
+    r"(?=[ \t]*(?:[.,;:)]|$))", re.MULTILINE)
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -196,6 +201,7 @@ class TransferRecognizer(PatternRecognizer):
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
             Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
             Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, confidence=0.7),
+            Pattern("at_initialism", _AT_INITIALISM.pattern, confidence=0.6),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
@@ -269,7 +275,7 @@ class UniversityRecognizer(PatternRecognizer):
     a facility noun (``per U Maryland scale``). The place must be a US state
     or city by the lexicon, a state code needs the ``of`` (``u of pt``, ``U of
     urine`` and ``tell u or me`` never match), and so does a city after a
-    lower-case ``u`` (``10 u boston`` would be units).
+    lower-case ``u`` after a number (``10 u boston`` would be units).
     """
 
     def __init__(self) -> None:
@@ -292,7 +298,9 @@ class UniversityRecognizer(PatternRecognizer):
                     match.group("of") or "state" in lex.flags(first)):
                 end = match.end("place")
             elif "uscity" in lex.flags(first) and len(first) >= 4 and (
-                    match.group(0)[:1] != "u" or match.group("of")):
+                    match.group(0)[:1] != "u" or match.group("of")
+                    or not re.search(r"\d[ \t]*$", text[max(0, match.start() - 8):
+                                                         match.start()])):
                 end = match.end("place")  # U Honolulu, U of Miami, univ chicago
             else:
                 continue
