@@ -227,18 +227,6 @@ def test_when_letters_follow_a_doctors_name_then_hospital(detector, seed, shape)
     _check(detector, "transfers", text, [(letters, "HOSPITAL")])
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("blasts on diff at RJ. Concern for malignancy", "RJ"),
-    ("MANAGED AS AN OUTPATIENT BY THE CHF TEAM AT DA, BUT DEVELOPED", "DA")])
-def test_when_capitals_end_a_clause_after_at_then_hospital(detector, text, value):
-    _check(detector, "transfers", text, [(value, "HOSPITAL")])
-
-
-def test_when_a_bedside_abbreviation_ends_a_clause_after_at_then_not_tagged(detector):
-    _check(detector, "transfers",
-           "pulling at FT, lines; ambu bag at HOB, spare airway; IVF @ KVO, d/c at HS.", [])
-
-
 def test_when_a_doctor_is_of_a_service_then_not_tagged(detector):
     _check(detector, "transfers",
            "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; Dr Jones at bedside", [])

@@ -85,11 +85,6 @@ _DOCTOR_INITIALISM = re.compile(
     r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
     r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
-# ``blasts on diff at RJ.``, ``CHF TEAM AT DA, BUT``: capitals alone after
-# ``at`` before a stop or a comma.
-_AT_INITIALISM = re.compile(
-    r"(?<![\w/])(?i:at)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>[A-Z]{2,5})"
-    r"(?=[ \t]*(?:[.,;:)]|$))", re.MULTILINE)
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -201,7 +196,6 @@ class TransferRecognizer(PatternRecognizer):
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
             Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
             Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, confidence=0.7),
-            Pattern("at_initialism", _AT_INITIALISM.pattern, confidence=0.6),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
