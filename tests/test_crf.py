@@ -318,6 +318,17 @@ def test_when_the_date_rules_reject_a_short_date_the_crf_date_is_dropped(
     assert _short_date_lookalike(text, tail) is expected
 
 
+def test_when_the_crf_is_sure_of_a_date_then_a_fractions_shape_does_not_drop_it():
+    text = "PLAN: ? d/c TF's 2/4. Anticipate transfer to floor"
+    start = text.index("2/4")
+    assert _short_date_lookalike(text, PhiSpan(start, start + 3, "DATE", "crf", 0.5))
+    assert not _short_date_lookalike(text, PhiSpan(start, start + 3, "DATE", "crf", 0.95))
+    # other signs of a quantity hold however sure: "1/2 NS"
+    text = "Pt on 1/2 NS at 100cc/hr"
+    start = text.index("1/2")
+    assert _short_date_lookalike(text, PhiSpan(start, start + 3, "DATE", "crf", 0.95))
+
+
 def test_only_words_the_best_path_calls_phi_are_propagated():
     tokens = tuple(tokenize("son Kowalczyk called. Kowalczyk aware. wean neo. neo off"))
     words = [t.text for t in tokens]

@@ -172,3 +172,22 @@ def test_when_digits_fullwidth_then_still_read(detector):
     text = "Call \uff16\uff11\uff17-\uff15\uff15\uff15-\uff10\uff11\uff19\uff19"
     assert [(s.label, s.start) for s in detector.detect(
         ClinicalDocument("n", text, "text"))] == [("PHONE", 5)]
+
+
+@pytest.mark.parametrize(("text", "value", "alone", "sure"), [
+    # a fraction's shape alone: a look-alike unless the caller is sure
+    ("Anticipate transfer to floor 2/4", "2/4", True, False),
+    ("? d/c TF's 1/3. Then PT", "1/3", True, False),
+    # a fluid, a unit or a score after it: a look-alike however sure
+    ("Pt on 1/2 NS at 100cc/hr", "1/2", True, True),
+    ("pulses 2/4 bilat", "2/4", True, True),
+])
+def test_when_caller_is_sure_then_only_a_fractions_shape_is_forgiven(
+        text, value, alone, sure):
+    from deid_pipeline.tagger.rules import is_date_lookalike
+
+    start = text.index(value)
+    end = start + len(value)
+    assert is_date_lookalike(text, start, end) is alone
+    assert is_date_lookalike(text, start, end, fraction_ok=True) is sure
+

@@ -199,8 +199,12 @@ class DateRecognizer(PatternRecognizer):
             return False  # 3/14-12 is no range of days
         return _valid_day(month, int(last or day), year)
 
-    def invalidate(self, hit: Hit, text: str) -> bool:
-        """Drop the clinical look-alikes of short dates (see the class doc)."""
+    def invalidate(self, hit: Hit, text: str, fraction_ok: bool = False) -> bool:
+        """Drop the clinical look-alikes of short dates (see the class doc).
+
+        ``fraction_ok`` keeps a fraction-shaped m/d that nothing else around
+        it calls a quantity (see :meth:`is_lookalike`).
+        """
         start, end = hit.whole
         name = hit.pattern.name
         if name == "month_alone":
@@ -235,7 +239,8 @@ class DateRecognizer(PatternRecognizer):
             month, day = int(hit.group("m")), int(hit.group("d"))
             fraction = (_is_fraction(month, day)
                         and not self._header_colon.match(text, end))
-            if fraction and not (strong and self._clause_end.match(text, end)) and (
+            if fraction and not fraction_ok and not (
+                    strong and self._clause_end.match(text, end)) and (
                     not self._fraction_before.search(text, lo, start)):
                 return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
             if day == 10 and month <= 10 and self._pain_near(text, start, end):
@@ -246,7 +251,8 @@ class DateRecognizer(PatternRecognizer):
             return False
         return self.negative_context(text, hit)
 
-    def is_lookalike(self, text: str, start: int, end: int) -> bool:
+    def is_lookalike(self, text: str, start: int, end: int,
+                     fraction_ok: bool = False) -> bool:
         """Whether a short date found by another detector is a look-alike.
 
         Look-alikes are what this recognizer rejects at ``start:end``: ``PSV
@@ -254,6 +260,8 @@ class DateRecognizer(PatternRecognizer):
         start of its run of digits and separators, so a span covering only
         ``5`` of ``10/5`` is judged as ``10/5``. Forms this recognizer does
         not read as a short date are not look-alikes: the caller keeps them.
+        ``fraction_ok``: the shape of a fraction alone (``transfer to floor
+        2/4``) does not make one, for a caller sure of its date.
         """
         # A short date is at most 10 characters: look no further back, so a
         # hostile run of digits and slashes costs no more than a date.
@@ -274,7 +282,7 @@ class DateRecognizer(PatternRecognizer):
             return False
         # Context only: an impossible day (2/31/14) is a typo more often
         # than a look-alike, and the CRF read it as a date.
-        return self.invalidate(hit, text)
+        return self.invalidate(hit, text, fraction_ok)
 
     def _glued_to_date_word(self, text: str, start: int) -> bool:
         """Whether the letters right before ``start`` are a date word (``admitted``)."""

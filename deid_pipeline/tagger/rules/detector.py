@@ -89,7 +89,7 @@ def _default_rules() -> tuple[tuple[PatternRecognizer, ...], str]:
     return build_recognizers(config), str(config.get("version", "0"))
 
 
-def is_date_lookalike(text: str, start: int, end: int) -> bool:
+def is_date_lookalike(text: str, start: int, end: int, fraction_ok: bool = False) -> bool:
     """Whether the packaged date rules call a short date a clinical look-alike.
 
     See :meth:`DateRecognizer.is_lookalike`; it holds the CRF's dates to the
@@ -97,7 +97,7 @@ def is_date_lookalike(text: str, start: int, end: int) -> bool:
     """
     recognizers, _ = _default_rules()
     dates = next(r for r in recognizers if isinstance(r, DateRecognizer))
-    return dates.is_lookalike(text, start, end)
+    return dates.is_lookalike(text, start, end, fraction_ok)
 
 
 class RuleDetector(Detector):
