@@ -484,6 +484,9 @@ NAME_ROWS = [
     ("PULSES PER DOPPLER. MICU AWARE, EEG AWARE", []),
     # A common first name and a listed surname, with no cue at all.
     ("HCP IS DOLORES FENWICK OF SOCIAL WORK", [("DOLORES FENWICK", "DOCTOR")]),
+    # a first name that is no English word vouches for a surname that is one
+    ("Also, I spoke with NICOLE YOUNG, who will meet", [("NICOLE YOUNG", "DOCTOR")]),
+    ("PUPILS EQUAL, IRIS BROWN; Grace White aware", []),
     ("family meeting set; Ingrid Okafor to call back", [("Ingrid Okafor", "DOCTOR")]),
     # Listed names both, yet shorthand, a rare first name or a place.
     ("MED PRN PAIN; FEM ALINE OUT; SWALLOW EVAL DONE", []),

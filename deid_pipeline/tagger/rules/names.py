@@ -412,14 +412,23 @@ def _reads_as_listed_name(word: str, lex: Any) -> bool:
 def _reads_as_full_name(first: str, last: str, lex: Any) -> bool:
     """A common first name then a listed surname, both listed names (above).
 
+    Or a first name that is no English word then one of the commonest
+    surnames, however common a word that is.
+
     The first name must be among the more common ones (the lists also hold
     ``Swallow`` and ``Rabbi``: ``SWALLOW EVAL``, ``RABBI KLEIN``) and the
     surname not a place (``Ellicott City``); in ALL-CAPS notes four letters
     keep out the shorthand pairs the lists hold (``MED PRN``, ``FEM ALINE``).
     """
-    if not (_reads_as_listed_name(first, lex) and _reads_as_listed_name(last, lex)):
+    if not _reads_as_listed_name(first, lex):
         return False
     last_flags = lex.flags(last.lower())
+    if not _reads_as_listed_name(last, lex):
+        # A surname that is also a common word (``NICOLE YOUNG``, ``Raven
+        # White``) after a first name that is no English word at all.
+        return ("fn1" in lex.flags(first.lower()) and lex.english_band(first.lower()) <= 3
+                and "ln1" in last_flags and lex.english_band(last.lower()) <= 5
+                and not {"state", "stab", "country", "uscity"} & set(last_flags))
     return (bool({"fn1", "fn2"} & set(lex.flags(first.lower())))
             and any(f.startswith("ln") for f in last_flags)
             and not _PLACE_FLAGS & set(last_flags))
