@@ -227,6 +227,24 @@ def test_when_letters_follow_a_doctors_name_then_hospital(detector, seed, shape)
     _check(detector, "transfers", text, [(letters, "HOSPITAL")])
 
 
+@pytest.mark.parametrize("seed", range(1, 5))
+@pytest.mark.parametrize("shape", ["Transfer to {w} {n} for further care.",
+                                   "plan: {W} {n} this am, pain control",
+                                   "Per {w} {n} RN, UO only 20cc"])
+def test_when_a_building_and_a_floor_follow_a_transfer_then_ward(detector, seed, shape):
+    """``transfer to Quartermain 2``: a building named after a town or a donor."""
+    fake = _fake(300 + seed)
+    word = fake.last_name()
+    text = shape.format(w=word, W=word.upper(), n=1 + seed)
+    value = word.upper() if "{W}" in shape else word
+    _check(detector, "transfers", text, [(value, "HOSPITAL")])
+
+
+def test_when_a_unit_dose_or_setting_has_a_number_then_no_ward(detector):
+    _check(detector, "transfers", "plan: Lasix 40 iv; transfer to Tele 4; per PS 5; "
+                                  "per protocol 2; plan: CT 2 days; transferred to bed 2", [])
+
+
 def test_when_a_doctor_is_of_a_service_then_not_tagged(detector):
     _check(detector, "transfers",
            "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; Dr Jones at bedside", [])

@@ -85,6 +85,11 @@ _DOCTOR_INITIALISM = re.compile(
     r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
     r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``transfer to Quartermain 2``, ``plan: HOBOKEN 2 this am``, ``Per Mission 3
+# RN``: a ward, a building's name and a floor.
+_WARD = re.compile(
+    rf"(?<![\w/])(?:{_MOVED}[ \t]+(?i:to|from)|(?i:plan)[ \t]*:|(?i:per))[ \t]+"
+    r"(?:(?i:the)[ \t]+)?(?P<phi>[A-Za-z][A-Za-z'-]{2,})(?=[ \t]+\d{1,2}(?![\w/%:.,-]))")
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -193,23 +198,44 @@ class TransferRecognizer(PatternRecognizer):
     def __init__(self, config: Mapping[str, Any]) -> None:
         self._care_units = _care_units(config)
         super().__init__("transfers", "HOSPITAL", [
+            # The ward first: a short building name is an initialism's shape too.
+            Pattern("ward", _WARD.pattern, confidence=0.7),
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
             Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
             Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, confidence=0.7),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
-        """The letters pass :func:`_initialism_in_context`."""
+        """The letters pass :func:`_initialism_in_context`; a ward reads as a name."""
         from deid_pipeline.tagger import lexicons
 
-        return _initialism_in_context(lexicons.load(), self._care_units,
-                                      text[hit.start:hit.end])
+        lex = lexicons.load()
+        value = text[hit.start:hit.end]
+        if hit.pattern.name == "ward":
+            return _ward_name(lex, self._care_units, value)
+        return _initialism_in_context(lex, self._care_units, value)
 
 
 def _care_units(config: Mapping[str, Any]) -> frozenset[str]:
     """rules.json ``places.care_units`` and ``not_facility_initialisms``, lower case."""
     return frozenset(w.lower() for key in ("care_units", "not_facility_initialisms")
                      for w in config.get(key, ()))
+
+
+def _ward_name(lex: Any, care_units: frozenset[str], value: str) -> bool:
+    """A building's name before a floor: no unit, drug or common English word.
+
+    A word English rarely uses, or a town or surname not common as a word
+    (``Quartermain``, ``Hoboken``); ``to Tele 4``, ``per PS 5``, ``plan: Lasix
+    40`` are a unit, a vent setting and a dose.
+    """
+    key = value.lower()
+    flags = set(lex.flags(key))
+    named = bool(flags & {"town", "uscity", "city", "ln1", "ln2"})
+    if key in care_units or {"drug", "dx"} & flags and not named:
+        return False  # the lists call many surnames a drug or a finding too
+    band = lex.english_band(key)
+    return band <= 3 or band <= 4 and named
 
 
 @lru_cache(maxsize=4)
