@@ -322,7 +322,8 @@ def test_when_the_crf_is_sure_of_a_date_then_a_fractions_shape_does_not_drop_it(
     text = "PLAN: ? d/c TF's 2/4. Anticipate transfer to floor"
     start = text.index("2/4")
     assert _short_date_lookalike(text, PhiSpan(start, start + 3, "DATE", "crf", 0.5))
-    assert not _short_date_lookalike(text, PhiSpan(start, start + 3, "DATE", "crf", 0.95))
+    sure = PhiSpan(start, start + 3, "DATE", "crf", 0.95)
+    assert not _short_date_lookalike(text, sure)
     # other signs of a quantity hold however sure: "1/2 NS"
     text = "Pt on 1/2 NS at 100cc/hr"
     start = text.index("1/2")

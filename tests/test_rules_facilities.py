@@ -196,7 +196,7 @@ def test_when_clinical_text_has_the_shape_then_not_tagged(detector, recognizer, 
 
 
 def _letters(fake: Faker, n: int) -> str:
-    """A hospital's letters from a Faker town and company (``Lake Jennifer`` -> ``LJ``)."""
+    """A hospital's letters from a Faker town and company (``Lake Jen`` -> ``LJ``)."""
     words = (fake.city() + " " + fake.company()).replace("-", " ").split()
     return "".join(w[0] for w in words if w[0].isalpha())[:n].upper()
 
@@ -205,7 +205,8 @@ def _letters(fake: Faker, n: int) -> str:
 @pytest.mark.parametrize("seed", range(1, 6))
 @pytest.mark.parametrize("before", [
     "Pt was transferred to {x} for cath.", "47 yo man admitted to {x} w/ chest pain.",
-    "TRANS TO {x} 5/6. DOPAMINE WEANED.", "He was med-flighted to {x} and went to cath.",
+    "TRANS TO {x} 5/6. DOPAMINE WEANED.",
+    "He was med-flighted to {x} and went to cath.",
     "PT RECENTLY ADM TO THE {x} FOR SBO.", "referred to {x} for second opinion",
     "transfered from {x} after arrest"])
 def test_when_letters_follow_a_transfer_verb_then_hospital(detector, seed, before):
@@ -241,13 +242,15 @@ def test_when_a_building_and_a_floor_follow_a_transfer_then_ward(detector, seed,
 
 
 def test_when_a_unit_dose_or_setting_has_a_number_then_no_ward(detector):
-    _check(detector, "transfers", "plan: Lasix 40 iv; transfer to Tele 4; per PS 5; "
-                                  "per protocol 2; plan: CT 2 days; transferred to bed 2", [])
+    _check(detector, "transfers",
+           "plan: Lasix 40 iv; transfer to Tele 4; per PS 5; "
+           "per protocol 2; plan: CT 2 days; transferred to bed 2", [])
 
 
 def test_when_a_doctor_is_of_a_service_then_not_tagged(detector):
     _check(detector, "transfers",
-           "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; Dr Jones at bedside", [])
+           "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; "
+           "Dr Jones at bedside", [])
 
 
 @pytest.mark.parametrize(("text", "value"), [

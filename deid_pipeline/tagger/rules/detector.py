@@ -89,7 +89,8 @@ def _default_rules() -> tuple[tuple[PatternRecognizer, ...], str]:
     return build_recognizers(config), str(config.get("version", "0"))
 
 
-def is_date_lookalike(text: str, start: int, end: int, fraction_ok: bool = False) -> bool:
+def is_date_lookalike(text: str, start: int, end: int,
+                      fraction_ok: bool = False) -> bool:
     """Whether the packaged date rules call a short date a clinical look-alike.
 
     See :meth:`DateRecognizer.is_lookalike`; it holds the CRF's dates to the

@@ -133,7 +133,8 @@ class NameRecognizer(PatternRecognizer):
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
-            Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+(?:seeing|evaluating)"
+            Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+"
+                    r"(?:seeing|evaluating)"
                     r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
                     rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", confidence=0.8),
@@ -157,7 +158,8 @@ class NameRecognizer(PatternRecognizer):
         name = hit.pattern.name
         if name in ("title_initial", "doctor_initial"):
             after = _SURNAME_AFTER_INITIAL.match(text, hit.end)
-            if after is not None and self._surname_after_initial(after.group("name"), lex):
+            if after is not None and self._surname_after_initial(
+                    after.group("name"), lex):
                 hit.end = after.end()  # Dr. H. Bridges: the surname too
             return True
         if name == "first_initial":
@@ -169,7 +171,8 @@ class NameRecognizer(PatternRecognizer):
         if name == "seeing":
             first = _name_key(re.split(r"[ \t,]+", word)[0])
             names = {f for f in lex.flags(first) if f[:2] in ("fn", "ln")}
-            return lex.english_band(first) <= 2 or lex.english_band(first) <= 5 and bool(names)
+            band = lex.english_band(first)
+            return band <= 2 or band <= 5 and bool(names)
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
         word = _name_key(word)
@@ -426,7 +429,8 @@ def _reads_as_full_name(first: str, last: str, lex: Any) -> bool:
     if not _reads_as_listed_name(last, lex):
         # A surname that is also a common word (``NICOLE YOUNG``, ``Raven
         # White``) after a first name that is no English word at all.
-        return ("fn1" in lex.flags(first.lower()) and lex.english_band(first.lower()) <= 3
+        return ("fn1" in lex.flags(first.lower())
+                and lex.english_band(first.lower()) <= 3
                 and "ln1" in last_flags and lex.english_band(last.lower()) <= 5
                 and not {"state", "stab", "country", "uscity"} & set(last_flags))
     return (bool({"fn1", "fn2"} & set(lex.flags(first.lower())))

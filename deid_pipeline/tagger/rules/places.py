@@ -75,7 +75,8 @@ _MOVED_INITIALISM = re.compile(
 # ``knows he is in RJ``, ``"I'm at the RJ"``: where a patient says, or knows,
 # they are (orientation to place).
 _ORIENTED_INITIALISM = re.compile(
-    r"(?<![\w/])(?i:(?:(?:knows?|thinks?|believes?|says?|states?|aware)[ \t]+(?:that[ \t]+)?"
+    r"(?<![\w/])(?i:(?:(?:knows?|thinks?|believes?|says?|states?|aware)[ \t]+"
+    r"(?:that[ \t]+)?"
     r"(?:he|she|they|i|pt|patient)(?:[ \t]+(?:is|am|are|was)|'s|'m)"
     r"|i'm|i[ \t]+am)[ \t]+(?:in|at)[ \t]+(?:the[ \t]+)?)"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
@@ -83,13 +84,15 @@ _ORIENTED_INITIALISM = re.compile(
 # hospital by its letters.
 _DOCTOR_INITIALISM = re.compile(
     r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
-    r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+(?:(?i:the)[ \t]+)?"
+    r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+"
+    r"(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
 # ``transfer to Quartermain 2``, ``plan: HOBOKEN 2 this am``, ``Per Mission 3
 # RN``: a ward, a building's name and a floor.
 _WARD = re.compile(
     rf"(?<![\w/])(?:{_MOVED}[ \t]+(?i:to|from)|(?i:plan)[ \t]*:|(?i:per))[ \t]+"
-    r"(?:(?i:the)[ \t]+)?(?P<phi>[A-Za-z][A-Za-z'-]{2,})(?=[ \t]+\d{1,2}(?![\w/%:.,-]))")
+    r"(?:(?i:the)[ \t]+)?(?P<phi>[A-Za-z][A-Za-z'-]{2,})"
+    r"(?=[ \t]+\d{1,2}(?![\w/%:.,-]))")
 # ``at RJ cath lab``, ``BROUGHT TO RJ ER``, ``ED at RJ``: an initialism beside
 # the part of a hospital a patient is in.
 _HOSPITAL_PART = r"(?:ED|ER|EW|OR|ICU|CCU|MICU|SICU|CSRU|(?i:cath[ \t]+lab|clinic))"
@@ -201,7 +204,8 @@ class TransferRecognizer(PatternRecognizer):
             # The ward first: a short building name is an initialism's shape too.
             Pattern("ward", _WARD.pattern, confidence=0.7),
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, confidence=0.7),
-            Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, confidence=0.7),
+            Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern,
+                    confidence=0.7),
             Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, confidence=0.7),
         ], flags=0)
 
