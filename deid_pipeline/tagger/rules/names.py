@@ -137,7 +137,7 @@ class NameRecognizer(PatternRecognizer):
                     r"(?:seeing|evaluating)"
                     r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
-                    rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", confidence=0.8),
+                    rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property
