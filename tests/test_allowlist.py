@@ -55,6 +55,10 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("transferred from Rochester for staging", "Rochester", "CITY", True),
     ("Patrick at bedside, will test later", "Patrick", "RELATIVE", True),
     ("Atlanta, grade 2 ulcer noted", "Atlanta", "CITY", True),
+    # An eponym's reach ends at a clause word: the sign is Murphy's.
+    ("pt from Boston with Murphy's sign", "Boston", "CITY", True),
+    ("moved from Denver for shunt revision", "Denver", "CITY", True),
+    ("Boston naming test 14/15", "Boston", "CITY", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

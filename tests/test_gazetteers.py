@@ -60,6 +60,11 @@ def _found(text: str) -> list[tuple[str, str]]:
     ("from Boston, MA", [("Boston", "CITY"), ("MA", "STATE")]),
     ("ADDRESS: GILROY, CA", [("GILROY", "CITY"), ("CA", "STATE")]),
     ("visiting from Texas", [("Texas", "STATE")]),
+    # A line typed all in lower case says nothing by case: an initialism after
+    # a facility cue is one there, unless it is a unit or clinical letters.
+    ("any openings at mgh next week?", [("mgh", "HOSPITAL")]),
+    ("Any openings at mgh next week?", []),
+    ("changed from dht to ngt", []),
     # Negative rows.
     ("PMH: CAD, HTN, CHF, COPD", []),
     ("transferred from OSH for ERCP", []),

@@ -36,6 +36,10 @@ FIRST_INITIAL_ROWS = [
     ("Factor V. Leiden; Type II. DM; Grade I. varices", []),
     ("son-in-law called", []),
     ("ANNA S. REPORTS", []),  # all caps: a capital and a period say nothing
+    # Typed all in lower case: a first name one band rarer as a word.
+    ("was bobby p. discharged from vmc?", [("bobby p.", "DOCTOR")]),
+    ("oob in am per c. 2 assist; mark x. 2 sites", []),
+    ("Met bobby p. at noon", []),  # capitals on the line: they would say it
 ]
 
 
@@ -130,6 +134,8 @@ RESIDENCE_ROWS = [
      [("Ellicott City", "CITY"), ("Maryland", "STATE")]),
     # A state code or a town by itself after a cue of where one lives.
     ("Lives in MA with husband", [("MA", "STATE")]),
+    ("PT LIVES IN NH WITH SON", [("NH", "STATE")]),  # capitals run on after it
+    ("LIVES IN IV FLUIDS", []),
     ("26 Y/O RESIDENT OF NORTH POTOMAC ADMITTED WITH NSTEMI",
      [("NORTH POTOMAC", "CITY")]),
     ("Pt lives in Dorchester with sister", [("Dorchester", "CITY")]),

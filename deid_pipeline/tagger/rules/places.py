@@ -420,10 +420,11 @@ class ResidenceRecognizer(PatternRecognizer):
             return []
         value = place.group("place")
         words = value.split()
-        if len(words) == 1 and len(value) == 2:
-            return [PhiSpan(place.start("place"), place.end("place"), "STATE",
+        if len(words[0]) == 2:  # a code, then anything ("LIVES IN NH WITH SON")
+            code = words[0]
+            return [PhiSpan(place.start("place"), place.start("place") + 2, "STATE",
                             self.source, confidence)] if (
-                value.isupper() and "stab" in lex.flags(value.lower())) else []
+                code.isupper() and "stab" in lex.flags(code.lower())) else []
         while words and not (_reads_as_town(lex, " ".join(words))
                              and not {w.lower() for w in words} & self._not_towns):
             words.pop()  # "Dorchester With" -> "Dorchester"
