@@ -411,6 +411,13 @@ def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     ("dr. kari m. said", "kari", ["kari", "m"]),
     ("smith a. fib", "smith", ["smith"]),                  # a word, not an initial
     ("Anna s. said", "Anna", ["Anna"]),                   # a capital name: capitals
+    # No full stop: a capital alone, then a lower-case word or a clause's end.
+    ("pt Kevin M with CHF", "Kevin", ["Kevin", "M"]),
+    ("did Maria K get it?", "Maria", ["Maria", "K"]),
+    ("asked Maria K, her son", "Maria", ["Maria", "K"]),
+    ("Kevin I think is aware", "Kevin", ["Kevin"]),        # the pronoun
+    ("Kevin A FIB noted", "Kevin", ["Kevin"]),             # capitals run on
+    ("KEVIN M WITH CHF", "KEVIN", ["KEVIN"]),              # an all-capital name
 ])
 def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected):
     tokens = tuple(tokenize(text))

@@ -40,6 +40,10 @@ FIRST_INITIAL_ROWS = [
     ("was bobby p. discharged from vmc?", [("bobby p.", "DOCTOR")]),
     ("oob in am per c. 2 assist; mark x. 2 sites", []),
     ("Met bobby p. at noon", []),  # capitals on the line: they would say it
+    # No full stop: a lower-case word or a clause's end after the capital.
+    ("labs for Mohammed A from 3/2", [("Mohammed A", "DOCTOR")]),
+    ("Vitamin K deficiency; Hepatitis B vaccine; Troponin I neg", []),
+    ("Will A fib recur? Mark X on the site", []),
 ]
 
 

@@ -401,6 +401,30 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
                     and _is_initial(tokens, i, lower=tokens[t].text.islower())):
                 kinds[i] = kind
                 confidences[i] = confidences[t]
+        # "Kevin M with CHF": a capital alone after a title-case name, then a
+        # lower-case word or a clause's end (not "I", nor capitals running on).
+        i = t + 1
+        if (i < len(tokens) and kinds[i] is None and tokens[t].text.istitle()
+                and tokens[i].start - tokens[t].end == 1
+                and _is_bare_initial(tokens, i)):
+            kinds[i] = kind
+            confidences[i] = confidences[t]
+
+
+_CLAUSE_ENDS = frozenset(",;:?!)")
+
+
+def _is_bare_initial(tokens: Sequence[Token], t: int) -> bool:
+    """Token t is one capital (not ``I``) before a lower-case word or a clause end."""
+    letter = tokens[t].text
+    if not (len(letter) == 1 and "A" <= letter <= "Z" and letter != "I"):
+        return False
+    if t + 1 == len(tokens):
+        return True
+    after = tokens[t + 1]
+    if after.start == tokens[t].end:
+        return after.text in _CLAUSE_ENDS or after.text in ("'", "\u2019")
+    return after.text[:1].islower()
 
 
 # Days of the week are in no HIPAA category, yet stand where names and dates

@@ -137,6 +137,12 @@ class NameRecognizer(PatternRecognizer):
             Pattern("first_initial",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
                     r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
+            # No full stop (``labs for Mohammed A from 3/2``): a lower-case
+            # word or a clause's end after the capital, never ``I``.
+            Pattern("first_initial_bare",
+                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
+                    r"(?=[ \t][A-HJ-Z](?P<initial_end>)(?:[ \t]+[a-z]|[,;:?!)]|$)))",
+                    **word_start),
             # The same typed all in lower case (``was bobby p. discharged``):
             # only on a line without capitals, where case says nothing.
             Pattern("first_initial_lower",
@@ -174,13 +180,14 @@ class NameRecognizer(PatternRecognizer):
                     after.group("name"), lex):
                 hit.end = after.end()  # Dr. H. Bridges: the surname too
             return True
-        if name == "first_initial":
+        if name in ("first_initial", "first_initial_bare"):
             hit.end = hit.span("initial_end")[1]
-            return self._first_name(hit.group("first") or "", lex)
+            return self._first_name(hit.group("first") or "", lex,
+                                    stricter=name == "first_initial_bare")
         if name == "first_initial_lower":
             hit.end = hit.span("initial_end")[1]
             return (not _line_has_capital(text, hit.start)
-                    and self._first_name(hit.group("first") or "", lex, lower=True))
+                    and self._first_name(hit.group("first") or "", lex, stricter=True))
         word = text[hit.start:hit.end]
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
@@ -230,18 +237,19 @@ class NameRecognizer(PatternRecognizer):
         names = set(lex.flags(key)) & {"ln1", "ln2", "fn1", "fn2"}
         return band <= 2 or band <= 4 and bool(names) or band == 5 and "ln1" in names
 
-    def _first_name(self, word: str, lex: Any, lower: bool = False) -> bool:
+    def _first_name(self, word: str, lex: Any, stricter: bool = False) -> bool:
         """A common first name before an initial (``Anna S.``), not ``Vitamin K.``.
 
         The shape (a capitalised word, a capital and a period) is strict, so
         a common first name may be a common word too (``John``, band 5), but
         never a diagnosis: the shape is also ``Hepatitis B.``, ``Stage I.``,
         ``Lead V.`` (the drug flag is too noisy to use: it holds ``John``).
-        In lower case (``lower``) no capital vouches for it: one band stricter.
+        In lower case, or without the full stop (``stricter``), the shape
+        vouches less: one band stricter.
         """
         key = word.lower()
         flags = set(lex.flags(key))
-        band = lex.english_band(key) + lower
+        band = lex.english_band(key) + stricter
         return (key not in self._not_names and "dx" not in flags
                 and ("fn1" in flags and band <= 5 or "fn2" in flags and band <= 4))
 
