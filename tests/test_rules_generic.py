@@ -40,6 +40,9 @@ FIRST_INITIAL_ROWS = [
     ("was bobby p. discharged from vmc?", [("bobby p.", "DOCTOR")]),
     ("oob in am per c. 2 assist; mark x. 2 sites", []),
     ("Met bobby p. at noon", []),  # capitals on the line: they would say it
+    # Two-letter first names; shorthand of the same shape is not one.
+    ("Ed M. needs refill of lisinopril", [("Ed M.", "DOCTOR")]),
+    ("Po K. 40 meq given; Pt A. and O.", []),
     # No full stop: a lower-case word or a clause's end after the capital.
     ("labs for Mohammed A from 3/2", [("Mohammed A", "DOCTOR")]),
     ("Vitamin K deficiency; Hepatitis B vaccine; Troponin I neg", []),

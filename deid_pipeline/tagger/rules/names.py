@@ -76,6 +76,10 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
         band <= 2 and bool(names))
 
 
+# Two-letter first names that are as often shorthand before a letter.
+_NOT_SHORT_FIRST = frozenset({"jr", "sr", "po", "pr", "dr", "st"})
+
+
 def _line_has_capital(text: str, at: int) -> bool:
     """Whether the line holding offset ``at`` has a capital letter."""
     start = text.rfind("\n", 0, at) + 1
@@ -135,7 +139,7 @@ class NameRecognizer(PatternRecognizer):
             # Only the first name is consumed (validate widens the hit to the
             # initial), so "Valerie B. Mitchell" still gives "B. Mitchell".
             Pattern("first_initial",
-                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
+                    rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]+)"
                     r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
             # No full stop (``labs for Mohammed A from 3/2``): a lower-case
             # word or a clause's end after the capital, never ``I``.
@@ -250,6 +254,8 @@ class NameRecognizer(PatternRecognizer):
         key = word.lower()
         flags = set(lex.flags(key))
         band = lex.english_band(key) + stricter
+        if len(key) == 2:  # Ed M., Al B.: a first name first (not Mr, Pt, Jr, Po)
+            return key not in _NOT_SHORT_FIRST and "fn1" in flags and band <= 5
         return (key not in self._not_names and "dx" not in flags
                 and ("fn1" in flags and band <= 5 or "fn2" in flags and band <= 4))
 
