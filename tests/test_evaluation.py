@@ -187,14 +187,17 @@ def test_train_options_name_the_cluster_features_and_the_hidden_words():
 
     base = ["train", "--corpus", "synthetic:8", "--output", "m.crfsuite"]
     options = train_options_from_args(_parser().parse_args(
-        [*base, "--clusters", "own", "--hide-copy-words", "--hide-rare", "2"]))
-    assert (options.clusters, options.hide_copy_words, options.hide_rare) == (
-        "own", True, 2)
+        [*base, "--clusters", "own", "--hide-copy-words", "--hide-rare", "2",
+         "--pools", "whole"]))
+    assert (options.clusters, options.hide_copy_words, options.hide_rare,
+            options.pools) == ("own", True, 2, "whole")
     assert train_options_from_args(_parser().parse_args(base)) == TrainOptions()
     with pytest.raises(ValueError):
         train_options_from_args(_parser().parse_args([*base, "--hide-rare", "-1"]))
     with pytest.raises(SystemExit):
         _parser().parse_args([*base, "--clusters", "some"])
+    with pytest.raises(SystemExit):
+        _parser().parse_args([*base, "--pools", "evaluation"])
 
 
 def test_when_train_command_then_model_written_and_reproducible(tmp_path, capsys):

@@ -151,3 +151,28 @@ def test_when_synthetic_notes_generated_without_a_half_then_unchanged_bytes():
     plain = generate_notes(5, seed=3)
     assert plain == generate_notes(5, seed=3, pool=None)
     assert plain != generate_notes(5, seed=3, pool=TRAINING)
+
+
+def test_when_whole_pools_chosen_then_training_data_draws_from_both_halves():
+    """``train --pools whole`` (a model for use): copies and synthetic notes
+    draw names from every list, the evaluation half included; the default does not."""
+    from deid_pipeline.model import ClinicalDocument, PhiSpan
+    from deid_pipeline.tagger.augment import augmented_copy
+    from deid_pipeline.tagger.crf_training import POOLS
+    from deid_pipeline.tagger.training import load_training_corpus
+
+    def name_halves(docs):
+        return {half_of(w) for d in docs for s in d.gold if s.label in _NAME_LABELS
+                for w in re.findall(r"[A-Za-z]{3,}", d.text[s.start:s.end])
+                if w.casefold() not in ("drs", "and")}
+
+    assert name_halves(load_training_corpus("synthetic:20", pools="whole")) == {
+        TRAINING, EVALUATION}
+    assert name_halves(load_training_corpus("synthetic:20")) == {TRAINING}
+    text = "Pt seen by Dr. Hollis; son Marcus Webb visited."
+    note = ClinicalDocument("n1", text, "physionet", gold=(
+        PhiSpan(15, 21, "DOCTOR", "gold"), PhiSpan(27, 38, "RELATIVE", "gold")))
+    whole = [augmented_copy(note, c, pool=POOLS["whole"]) for c in range(1, 40)]
+    default = [augmented_copy(note, c) for c in range(1, 40)]
+    assert name_halves(whole) == {TRAINING, EVALUATION}
+    assert name_halves(default) == {TRAINING}

@@ -84,18 +84,18 @@ def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
                                gold=tuple(gold))
 
 
-def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0
-                   ) -> ClinicalDocument:
-    """A training copy of ``doc``: surrogates from the TRAINING half only.
+def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0,
+                   pool: PoolHalf | None = PoolHalf.TRAINING) -> ClinicalDocument:
+    """A training copy of ``doc``: surrogates from the TRAINING half by default.
 
     The evaluation half is what the swapped sealed split and the genre set
     are written from (:mod:`deid_pipeline.surrogates.halves`), so no string a
-    copy teaches is one the model is scored on.
+    copy teaches is one the model is scored on. ``pool`` None draws from the
+    whole lists, as a model for use rather than for scoring may.
     """
     key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
     style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
-    return replaced_copy(doc, key, style, PoolHalf.TRAINING,
-                         f"{doc.doc_id}{_COPY_MARK}{copy}")
+    return replaced_copy(doc, key, style, pool, f"{doc.doc_id}{_COPY_MARK}{copy}")
 
 
 def is_copy(doc: ClinicalDocument) -> bool:
@@ -105,7 +105,8 @@ def is_copy(doc: ClinicalDocument) -> bool:
 
 
 def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,
-                          seed: int = 0) -> Iterator[ClinicalDocument]:
+                          seed: int = 0, pool: PoolHalf | None = PoolHalf.TRAINING
+                          ) -> Iterator[ClinicalDocument]:
     """``docs`` followed by ``copies`` surrogate copies of each annotated one.
 
     Synthetic notes are not copied: their PHI is already drawn at random.
@@ -114,4 +115,4 @@ def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,
     for copy in range(1, copies + 1):
         for doc in docs:
             if doc.gold and doc.source != "synthetic":
-                yield augmented_copy(doc, copy, seed)
+                yield augmented_copy(doc, copy, seed, pool)

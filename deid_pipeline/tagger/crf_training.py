@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 import pycrfsuite
 
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.surrogates.halves import PoolHalf
 from deid_pipeline.tagger import languages
 from deid_pipeline.tagger.crf import spans_to_bio
 from deid_pipeline.tagger.features import (
@@ -58,7 +59,10 @@ class TrainOptions:
     with ``hide_rare`` N > 0 also their words met at most N times in the
     training documents that are not copies, so unspelt words are not all PHI. All three
     only remove features, so tagging needs no option: the decoder ignores
-    attributes a model does not know.
+    attributes a model does not know. ``pools``: the half of the name and
+    place lists the copies draw from, ``training`` (a model to be scored on
+    the swapped split or the genre set) or ``whole`` (every list: a model
+    for use; :data:`POOLS`).
     """
 
     c1: float = 0.05
@@ -73,6 +77,7 @@ class TrainOptions:
     clusters: str = "all"
     hide_copy_words: bool = False
     hide_rare: int = 0
+    pools: str = "training"
 
 
 def parse_sampling(spec: str) -> tuple[str, float]:
@@ -106,6 +111,8 @@ def _kept_runs(keep: Sequence[bool]) -> Iterator[tuple[int, int]]:
 
 
 CLUSTER_SETS = {"all": None, "own": own_clusters_only, "none": without_clusters}
+# ``--pools``: which half of every name and place list training data draws from.
+POOLS = {"training": PoolHalf.TRAINING, "whole": None}
 
 
 def training_sequences(docs: Iterable[ClinicalDocument], sampling: str = "none",
@@ -240,7 +247,8 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     if options.augment:
         from deid_pipeline.tagger.augment import is_copy, with_augmented_copies
 
-        docs = list(with_augmented_copies(docs, options.augment, options.seed))
+        docs = list(with_augmented_copies(docs, options.augment, options.seed,
+                                          POOLS[options.pools]))
         hide_words = is_copy if options.hide_copy_words else None
     rare = frozenset()
     if hide_words is not None:

@@ -17,11 +17,13 @@ from collections.abc import Sequence
 from deid_pipeline.model import ClinicalDocument
 
 
-def load_training_corpus(spec: str, seed: int = 0) -> list[ClinicalDocument]:
+def load_training_corpus(spec: str, seed: int = 0, pools: str = "training"
+                         ) -> list[ClinicalDocument]:
     """Gold-annotated documents: ``physionet:DIR``, ``jsonl:FILE``, ``synthetic:N``.
 
     ``synthetic:N`` is seeded with ``seed`` so a command line names fixed data,
-    and draws its names and places from the TRAINING half of every list.
+    and draws its names and places from the TRAINING half of every list
+    (``pools`` "whole": from all of each list).
     """
     kind, _, value = spec.partition(":")
     if kind == "synthetic":
@@ -30,22 +32,23 @@ def load_training_corpus(spec: str, seed: int = 0) -> list[ClinicalDocument]:
         except ValueError:
             raise ValueError(
                 f"corpus spec {spec!r}: expected synthetic:COUNT") from None
-        from deid_pipeline.surrogates.halves import PoolHalf
         from deid_pipeline.synthetic import generate_notes
+        from deid_pipeline.tagger.crf_training import POOLS
 
-        # The training half only: the genre set and the swapped sealed split
-        # are written from the other (surrogates.halves).
-        return list(generate_notes(count, seed=seed, pool=PoolHalf.TRAINING))
+        # The training half by default: the genre set and the swapped sealed
+        # split are written from the other (surrogates.halves).
+        return list(generate_notes(count, seed=seed, pool=POOLS[pools]))
     from deid_pipeline.evaluation.corpora import load_corpus
 
     return load_corpus(spec)
 
 
-def load_corpora(specs: Sequence[str], seed: int = 0) -> list[ClinicalDocument]:
+def load_corpora(specs: Sequence[str], seed: int = 0, pools: str = "training"
+                 ) -> list[ClinicalDocument]:
     """All documents of ``specs``, in order."""
     docs: list[ClinicalDocument] = []
     for spec in specs:
-        docs.extend(load_training_corpus(spec, seed))
+        docs.extend(load_training_corpus(spec, seed, pools))
     return docs
 
 
@@ -129,7 +132,8 @@ def train_options_from_args(args: argparse.Namespace):
     return TrainOptions(c1=args.c1, c2=args.c2, max_iterations=args.max_iterations,
                         sampling=args.sampling, seed=args.seed, augment=args.augment,
                         clusters=args.clusters, hide_copy_words=args.hide_copy_words,
-                        hide_rare=args.hide_rare)
+                        hide_rare=args.hide_rare,
+                        pools=getattr(args, "pools", "training"))
 
 
 def run_train(args: argparse.Namespace) -> int:
@@ -142,7 +146,7 @@ def run_train(args: argparse.Namespace) -> int:
         site = load_site_rules(args.rules) if args.rules else None
         label_map = label_map_from_args(args)
         started = time.monotonic()
-        docs = load_corpora(args.corpus, args.seed)
+        docs = load_corpora(args.corpus, args.seed, options.pools)
     except (ValueError, OSError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
@@ -179,5 +183,12 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--output", required=True, metavar="MODEL",
                         help="model file to write")
     add_training_options(parser)
+    parser.add_argument(
+        "--pools", choices=("training", "whole"), default="training",
+        help="which half of every name and place list the --augment copies and "
+        "synthetic:N notes draw from: 'training' (default; the swapped sealed "
+        "split and the genre set are written from the other half, so a model "
+        "to be scored on them must not see it) or 'whole' (a model for use: "
+        "the shipped model's recipe)")
     parser.set_defaults(func=run_train)
     return parser
