@@ -26,6 +26,7 @@ from deid_pipeline.tagger.crf import (
     _widen_to_initials,
     _widen_to_places,
     _without_facility_noun,
+    _without_field_words,
     bio_to_spans,
     load_model,
     model_id,
@@ -500,3 +501,23 @@ def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
     train_model([*tiny_docs, with_header], path, TrainOptions(max_iterations=20),
                 progress=None)
     assert load_model(path).uses_dictionary is True
+
+
+@pytest.mark.parametrize("text,span,expected", [
+    ("need notes for Jessica M. MRN SV2261765", "Jessica M. MRN", "Jessica M."),
+    ("Patient: Carroll   Med rec no.: 454621W", "Carroll   Med", "Carroll"),
+    ("NAME: ANDRE B.   MRN: 173103287K", "ANDRE B.   MRN", "ANDRE B."),
+    ("member id 5297578i pending", "id 5297578i", "5297578i"),
+    ("PCP: Dr. Courtney O. of Valley Medical Center", "of Valley", "Valley"),
+    ("pt from jupiter w/ chf", "jupiter w", "jupiter"),
+    ("path report for Ramirez record 963563634-J", "record", None),
+    ("MEMBER ID 2577011-D", "ID", None),
+    # Words that only begin like a field label, and a "w" with no slash.
+    ("seen by Dr. Medina today", "Medina", "Medina"),
+    ("son Ted w called", "Ted w", "Ted w"),
+])
+def test_field_label_words_are_cut_from_the_ends_of_a_span(text, span, expected):
+    start = text.index(span)
+    cut = _without_field_words(text, PhiSpan(start, start + len(span), "DOCTOR",
+                                             "crf", 0.9))
+    assert (None if cut is None else text[cut.start:cut.end]) == expected

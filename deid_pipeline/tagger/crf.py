@@ -573,6 +573,33 @@ def _without_facility_noun(text: str, span: PhiSpan) -> PhiSpan | None:
     return dataclasses.replace(span, end=span.start + m.start())
 
 
+# The words of a record's field labels, which the model carries a name or an
+# ID into (``Jessica M. MRN``, ``Carroll   Med rec no.``, ``id 5297578i``,
+# ``of Valley Medical``); never PHI themselves.
+_FIELD_TAIL = re.compile(r"(?:[ \t]+(?:mrn|record|rec|med|id|acct|dob))+$",
+                         re.IGNORECASE)
+# ``pt from jupiter w/ chf``: the "w" of "w/" after a place.
+_WITH_MARK = re.compile(r"[ \t]+w$", re.IGNORECASE)
+_FIELD_HEAD = re.compile(r"(?:(?:of|id|mrn|record)[ \t]+)+", re.IGNORECASE)
+_FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
+
+
+def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
+    """The span minus field-label words at its ends (None if it is one)."""
+    value = text[span.start:span.end]
+    if _FIELD_WORD.fullmatch(value):
+        return None
+    tail = _FIELD_TAIL.search(value)
+    if tail is None and text[span.end:span.end + 1] == "/":
+        tail = _WITH_MARK.search(value)
+    end = span.start + (tail.start() if tail is not None else len(value))
+    head = _FIELD_HEAD.match(text, span.start, end)
+    start = head.end() if head is not None else span.start
+    if (start, end) == (span.start, span.end):
+        return span
+    return dataclasses.replace(span, start=start, end=end) if end > start else None
+
+
 # A CRF date this sure is kept though it has a fraction's shape (``? d/c
 # TF's 2/4``, ``transfer to floor 2/4``) when no other look-alike sign holds.
 # Swapped sealed copies: 4 more date tokens of 536 found in the worst copy at
@@ -683,6 +710,7 @@ class CrfDetector(Detector):
                                                    if _is_alnum_span(doc.text, s))),
                              posterior.confidence)
         spans = (_without_facility_noun(doc.text, s) for s in spans)
+        spans = (_without_field_words(doc.text, s) for s in spans if s is not None)
         spans = tuple(s for s in spans if s is not None
                       and _is_alnum_span(doc.text, s)
                       and plausible(doc.text[s.start:s.end], s.label)
