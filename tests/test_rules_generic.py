@@ -40,6 +40,8 @@ FIRST_INITIAL_ROWS = [
     ("was bobby p. discharged from vmc?", [("bobby p.", "DOCTOR")]),
     ("oob in am per c. 2 assist; mark x. 2 sites", []),
     ("Met bobby p. at noon", []),  # capitals on the line: they would say it
+    # A field label after the initial is no surname.
+    ("need notes for Jessica M. MRN SV2261765", [("Jessica M.", "DOCTOR")]),
     # Two-letter first names; shorthand of the same shape is not one.
     ("Ed M. needs refill of lisinopril", [("Ed M.", "DOCTOR")]),
     ("Po K. 40 meq given; Pt A. and O.", []),

@@ -203,6 +203,8 @@ class NameRecognizer(PatternRecognizer):
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
         word = _name_key(word)
+        if word in self._not_names:  # "Jessica M. MRN": a field label after it
+            return False
         flags = lex.flags(word)
         band = lex.english_band(word)
         if hit.pattern.name == "relation":
