@@ -186,6 +186,8 @@ DATE_ROWS = [
      [("8/31", "DATE")]),
     ("arrived to CCU at 2300 10/15.", [("10/15", "DATE")]),
     ("returned to OR on 7-8 for coiling", [("7-8", "DATE")]),
+    ("BC FROM 3-5 GREW STAPH", [("3-5", "DATE")]),  # a culture's result after it
+    ("weaned from 4-2 L nc", []),
     ("extubated on 3/5, stable since", [("3/5", "DATE")]),
     ("since 1/2.", [("1/2", "DATE")]),
     ("NO GROWTH SO FAR FROM 8/29 CULTURES", [("8/29", "DATE")]),
