@@ -458,6 +458,8 @@ NAME_ROWS = [
     ("wife Will visit tomorrow", []),  # "will" is too common to be taken
     ("gi: mrs. Park ate small amount of oatmeal", [("Park", "PATIENT")]),
     ("MRS PARK ATE SMALL AMOUNT", []),  # capitals say nothing in an all-caps note
+    ("MRS. PARK ATE SMALL AMOUNT", [("PARK", "PATIENT")]),  # the title's stop does
+    ("mr. brown returned from or", [("brown", "PATIENT")]),
     # A referral letter's patient after "thank you for seeing".
     ("THANK YOU FOR SEEING VILLA, LISA (DOB 08/27/1932)", [("VILLA, LISA", "PATIENT")]),
     ("Thank you for seeing Crystal C. (DOB 08/19/1924)", [("Crystal C.", "PATIENT")]),

@@ -223,7 +223,10 @@ class NameRecognizer(PatternRecognizer):
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
         # "Mrs. Park": a capitalised word after a title may be as common as
         # English band 5 (capitals say nothing in "MRS PARK" or "mrs park").
-        titled = hit.pattern.name == "title" and word_is_titled(text, hit)
+        # "Mrs. Park", "mr. brown": capitals or a title's full stop say name.
+        titled = hit.pattern.name == "title" and (
+            word_is_titled(text, hit)
+            or text[max(0, hit.start - 8):hit.start].rstrip(" \t")[-1:] == ".")
         limit = 5 if titled else 4
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
