@@ -17,6 +17,7 @@ from deid_pipeline.model import (
 from deid_pipeline.tagger.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
+    _clock_time,
     _drop_bias_only_fractions,
     _drop_common_words,
     _drop_weekdays,
@@ -521,3 +522,17 @@ def test_field_label_words_are_cut_from_the_ends_of_a_span(text, span, expected)
     cut = _without_field_words(text, PhiSpan(start, start + len(span), "DOCTOR",
                                              "crf", 0.9))
     assert (None if cut is None else text[cut.start:cut.end]) == expected
+
+
+@pytest.mark.parametrize("text,value,clock", [
+    ("admitted from OSH at 1900. Was transferred", "1900", True),
+    ("Lie flat until 2000.", "2000", True),
+    ("Nursing note for MICU A 1900-0700", "1900", True),
+    ("shift 0700 - 1900 uneventful", "1900", True),
+    ("chest ache since 2006", "2006", False),     # a year after "since"
+    ("CABG in 1998, MI 2001", "1998", False),
+    ("at 2460 mL total", "2460", False),           # no clock reads 24:60
+])
+def test_a_four_digit_clock_time_is_no_date(text, value, clock):
+    start = text.index(value)
+    assert _clock_time(text, PhiSpan(start, start + 4, "DATE", "crf", 0.6)) is clock
