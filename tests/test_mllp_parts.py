@@ -292,4 +292,30 @@ def test_the_gateway_tags_at_the_default_bias_and_its_help_says_which():
     config, _key_info = _config(parser.parse_args(["--output", "out",
                                                    "--ephemeral-key"]))
     assert config.engine.tagger.bias == DEFAULT_BIAS
-    assert f"(default: {DEFAULT_BIAS})" in " ".join(parser.format_help().split())
+    assert f"else {DEFAULT_BIAS})" in " ".join(parser.format_help().split())
+
+
+def test_the_gateway_takes_a_site_models_bias_and_checks_its_rules_first(tmp_path):
+    """As ``run`` does: a model's recorded bias, ``--rules`` validated at startup."""
+    import argparse
+    import shutil
+
+    from deid_pipeline.mllp.cli import _config, add_arguments
+    from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH
+    from deid_pipeline.tagger.model_metadata import append_metadata
+
+    site_model = tmp_path / "site.crfsuite"
+    shutil.copyfile(DEFAULT_MODEL_PATH, site_model)
+    append_metadata(str(site_model), {"bias": -1.5})
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"deny": {"HOSPITAL": ["Quartermain"]}}')
+    parser = add_arguments(argparse.ArgumentParser())
+    base = ["--output", "out", "--ephemeral-key", "--model", str(site_model)]
+    config, _key_info = _config(parser.parse_args([*base, "--rules", str(rules)]))
+    assert config.engine.tagger.bias == -1.5
+    assert config.engine.tagger.rules_path == str(rules)
+    config, _key_info = _config(parser.parse_args([*base, "--bias", "-3"]))
+    assert config.engine.tagger.bias == -3.0
+    rules.write_text('{"deny": {"HOSPITAL": ["Quartermain"]}, "colour": 1}')
+    with pytest.raises(ValueError, match="colour"):
+        _config(parser.parse_args([*base, "--rules", str(rules)]))

@@ -10,6 +10,7 @@ directory held by another gateway).
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import time
@@ -18,7 +19,7 @@ from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus
-from deid_pipeline.run_options import add_as_of_year
+from deid_pipeline.run_options import add_as_of_year, add_rules_option
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
@@ -94,11 +95,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="PATH",
                         help="CRF model file (default: the model shipped in the "
                         "package)")
-    parser.add_argument("--bias", type=float, default=DEFAULT_BIAS,
+    parser.add_argument("--bias", type=float, default=None,
                         help="shift of the CRF's O-label score; negative finds "
-                        "more PHI (default: %(default)s)")
+                        "more PHI (default: the bias a site model records, else "
+                        f"{DEFAULT_BIAS})")
     parser.add_argument("--detectors", default=",".join(DEFAULT_DETECTORS),
                         help="comma-separated detectors (default: %(default)s)")
+    add_rules_option(parser)
     parser.add_argument("--hl7-z-segments", choices=Z_SEGMENT_MODES, default="empty",
                         help="Z-segments written as their bare segment id (empty, "
                         "the default) or as received (keep)")
@@ -153,11 +156,20 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
 def _config(args: argparse.Namespace):
     from deid_pipeline.mllp.server import GatewayConfig
     from deid_pipeline.mllp.worker import EngineConfig
+    from deid_pipeline.tagger.crf import default_bias
+    from deid_pipeline.tagger.rules.site import load_site_rules
 
     detectors = check_names(d.strip() for d in args.detectors.split(",") if d.strip())
     key, how = load_key(args.key_file, args.ephemeral_key)
+    # As ``run`` does: the site rules checked before a message is accepted, the
+    # model's own bias when none is given.
+    if args.rules:
+        load_site_rules(args.rules)
+    bias = args.bias if args.bias is not None else default_bias(args.model)
     engine = EngineConfig(
-        tagger=TaggerConfig(detectors=detectors, model_path=args.model, bias=args.bias),
+        tagger=TaggerConfig(detectors=detectors, model_path=args.model, bias=bias,
+                            rules_path=os.path.abspath(args.rules) if args.rules
+                            else None),
         mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year,
         z_segments=args.hl7_z_segments)
     config = GatewayConfig(
