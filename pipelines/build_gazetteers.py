@@ -224,6 +224,29 @@ def _uc_forms(tokens: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
             yield ("uc" + "".join(t[0] for t in campus),)
 
 
+# How people shorten a state's name at the head of a hospital's: "Mass
+# General", "Mass Eye and Ear", "Penn Presbyterian".
+_STATE_SHORT = {"massachusetts": "mass", "pennsylvania": "penn",
+                "connecticut": "conn", "michigan": "mich", "minnesota": "minn",
+                "wisconsin": "wisc"}
+
+
+# The kind of place a name ends with, which the state's short form drops
+# ("Mass General" for Massachusetts General Hospital; "General" is kept).
+_KIND_WORDS = frozenset({"hospital", "hospitals", "hosp", "medical", "med", "center",
+                         "centers", "ctr", "clinic", "clinics", "infirmary"})
+
+
+def _state_short_forms(tokens: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """``Massachusetts General Hospital`` -> ``Mass General`` (common words: cued)."""
+    short = _STATE_SHORT.get(tokens[0]) if tokens else None
+    end = len(tokens)
+    while end > 1 and tokens[end - 1] in _KIND_WORDS:
+        end -= 1
+    if short is not None and end > 1:
+        yield (short, *tokens[1:end])
+
+
 def _university_forms(tokens: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
     """``University of Maryland ...`` -> ``U of Maryland``, ``U Maryland``."""
     if tokens[:2] != ("university", "of") or len(tokens) < 3:
@@ -255,6 +278,8 @@ def hospital_entries(names: Iterable[str], words: _Words
                     and not words.very_common(core)):
                 kind = "hospital" if _distinctive(core, words) else "hospital_cued"
                 entries[core].add(kind)
+            for form in _state_short_forms(candidate):
+                entries[form].add("hospital_cued")
             for form in (*_uc_forms(candidate), *_university_forms(candidate)):
                 entries[form].add("hospital")
             for token in core:

@@ -52,6 +52,9 @@ def _found(text: str) -> list[tuple[str, str]]:
     ("transferred from holy cross hospital", [("holy cross", "HOSPITAL")]),
     ("FREDERICK MEMORIAL ED", [("FREDERICK MEMORIAL", "HOSPITAL")]),
     ("came from St A. yesterday", [("St A", "HOSPITAL")]),
+    # A state's short form at the head of the name.
+    ("transferred from Mass General last night", [("Mass General", "HOSPITAL")]),
+    ("mass general appearance, no distress", []),
     # Hyphenated to an affiliation word.
     ("transferred from kessler-adventist", [("kessler-adventist", "HOSPITAL")]),
     # Cities after a place cue, City, ST.
