@@ -287,3 +287,15 @@ def test_when_letters_stand_beside_a_hospital_part_then_hospital(detector, text,
 ])
 def test_when_a_transfer_verb_leads_to_a_unit_then_not_tagged(detector, text):
     _check(detector, "transfers", text, [])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("PT CONSIDERING DNR. SEEN BY LEQO NURSE FOR ARRANGEMENTS", [("LEQO", "HOSPITAL")]),
+    ("seen by kwmc liaison for rehab screening", [("kwmc", "HOSPITAL")]),
+    # The nurses a unit or a service sends are not an institution's.
+    ("SEEN BY VNA NURSE; seen by IV nurse; evaluated by PICC RN; seen by CHF nurse",
+     []),
+])
+def test_when_letters_name_who_sent_a_nurse_then_hospital(detector, text, expected):
+    """``SEEN BY GBMC NURSE``: an agency's or hospital's letters before its nurse."""
+    _check(detector, "transfers", text, expected)

@@ -90,6 +90,12 @@ _DOCTOR_INITIALISM = re.compile(
     r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+"
     r"(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
+# ``SEEN BY GBMC NURSE FOR ARRANGEMENTS``: an agency's or hospital's letters
+# before the person it sends (a nurse, a liaison, a rehab screener).
+_AGENCY_INITIALISM = re.compile(
+    r"(?<![\w/])(?i:seen|evaluated|visited|screened|assessed)[ \t]+(?i:by)[ \t]+"
+    r"(?:(?i:the|an?)[ \t]+)?(?P<phi>[A-Za-z]{2,5})[ \t]+"
+    r"(?i:nurse|rn|liaison|screener|rep|representative|coordinator)(?![\w'])")
 # ``transfer to Quartermain 2``, ``plan: HOBOKEN 2 this am``, ``Per Mission 3
 # RN``: a ward, a building's name and a floor.
 _WARD = re.compile(
@@ -191,8 +197,9 @@ class FacilityRecognizer(PatternRecognizer):
 class TransferRecognizer(PatternRecognizer):
     """A short initialism after a verb that moves a patient: ``transferred to RJ``.
 
-    Or where a patient says they are (``knows he is in RJ``), or after a
-    doctor's name (``Dr. C. Lambert of BRHFB``).
+    Or where a patient says they are (``knows he is in RJ``), after a
+    doctor's name (``Dr. C. Lambert of BRHFB``), or before the nurse it
+    sends (``SEEN BY GBMC NURSE``).
 
     Staff name the hospital a patient came from or went to by its letters,
     and the letters alone say nothing (``RJ`` is no facility ending, and web
@@ -209,6 +216,7 @@ class TransferRecognizer(PatternRecognizer):
             Pattern("moved_initialism", _MOVED_INITIALISM.pattern, **_AT_WORD),
             Pattern("oriented_initialism", _ORIENTED_INITIALISM.pattern, **_AT_WORD),
             Pattern("doctor_initialism", _DOCTOR_INITIALISM.pattern, **_AT_WORD),
+            Pattern("agency_initialism", _AGENCY_INITIALISM.pattern, **_AT_WORD),
         ], flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
