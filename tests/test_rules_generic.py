@@ -206,3 +206,21 @@ def test_when_caller_is_sure_then_only_a_fractions_shape_is_forgiven(
     assert is_date_lookalike(text, start, end) is alone
     assert is_date_lookalike(text, start, end, fraction_ok=True) is sure
 
+
+
+EMPLOYER_ROWS = [
+    ("concerned about his business Genentech", [("Genentech", "ORGANIZATION")]),
+    ("pt works at harford memorial.", [("harford memorial", "ORGANIZATION")]),
+    ("WORKS AT GENENTECH IN SF", [("GENENTECH", "ORGANIZATION")]),
+    ("Works for Microsoft as engineer", [("Microsoft", "ORGANIZATION")]),
+    # Where and when one works is no employer; nor a trade.
+    ("works at home, works at night; works for a bank in town", []),
+    ("WORKS AS NURSES AIDE; works for the city", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EMPLOYER_ROWS)
+def test_when_where_a_person_works_is_named_then_employer_tagged(
+        detector, text, expected):
+    """An employer after ``works at``/``for`` or ``his business``."""
+    _check(detector, "employers", text, expected)

@@ -67,6 +67,7 @@ from deid_pipeline.tagger.rules.names import (
 )
 from deid_pipeline.tagger.rules.places import (
     AddressTailRecognizer,
+    EmployerRecognizer,
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
@@ -81,6 +82,7 @@ __all__ = [
     "CredentialNameRecognizer",
     "DateRecognizer",
     "EmailRecognizer",
+    "EmployerRecognizer",
     "FacilityRecognizer",
     "Hit",
     "IdNearWordRecognizer",

@@ -28,6 +28,7 @@ from deid_pipeline.tagger.rules.ids import (
 from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
 from deid_pipeline.tagger.rules.places import (
     AddressTailRecognizer,
+    EmployerRecognizer,
     FacilityRecognizer,
     InstitutionRecognizer,
     ResidenceRecognizer,
@@ -76,6 +77,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         FacilityRecognizer(config.get("places", {})),
         TransferRecognizer(config.get("places", {})),
         UniversityRecognizer(),
+        EmployerRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
         AddressTailRecognizer(config.get("places", {})),
     ]

@@ -297,6 +297,48 @@ def _reads_as_name(lex: Any, word: str) -> bool:
     return band <= 2 or band <= 4 and any(f.startswith("ln") for f in lex.flags(lower))
 
 
+# Words after which an employer's name does not go on ("Microsoft as engineer").
+_CLAUSE_WORD = (r"(?i:as|since|until|when|while|where|who|which|but|so|because|now|"
+                r"then|part|full|time|and|or|x)")
+# ``works at harford memorial``, ``works for Vista Health``, ``his business
+# Genentech``: where a person works, named after the verb or the noun that
+# says so, up to a function word or a clause's end.
+_EMPLOYER = re.compile(
+    r"(?<![\w/])(?i:(?:works?|working|worked|employed|employee)[ \t]+(?:at|for|by)"
+    r"|(?:his|her|their|own|family)[ \t]+(?:business|company|employer|firm|store|"
+    r"shop|restaurant)[ \t]*,?)[ \t]+(?:(?i:the|an?)[ \t]+)?"
+    rf"(?P<phi>[A-Za-z][A-Za-z&'-]+(?:[ \t]+(?!(?:{_FUNCTION_WORD}|{_CLAUSE_WORD})\b)"
+    r"[A-Za-z][A-Za-z&'-]*){0,2})")
+_EMPLOYER_FIRST_BAND = 3  # "works at home", "at night", "for a bank": words
+
+
+class EmployerRecognizer(PatternRecognizer):
+    """Where a person works: ``works at harford memorial``, ``his business Genentech``.
+
+    An employer narrows a patient down as a town does (PhysioNet marks it a
+    location). The first word must be rare in English (``Genentech``,
+    ``Harford``; not ``home``, ``night``, ``school``), or, capitalised on a
+    line that also has lower case, a little commoner (``Microsoft``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("employers", "ORGANIZATION", [
+            Pattern("employer", _EMPLOYER.pattern, **_AT_WORD)], flags=0)
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """The first word reads as a name, not as a word (see the class docstring)."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        first = text[hit.start:hit.end].split()[0]
+        key = first.lower()
+        if {"drug", "dx"} & set(lex.flags(key)):
+            return False
+        band = lex.english_band(key)
+        titled = first[:1].isupper() and _line_has_lower(text, hit.start)
+        return band <= _EMPLOYER_FIRST_BAND or band == 4 and titled
+
+
 _UNIVERSITY = re.compile(
     r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)(?:[ \t]*(?P<of>of)[ \t]+|[ \t]+)"
     r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
