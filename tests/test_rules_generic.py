@@ -30,6 +30,10 @@ FIRST_INITIAL_ROWS = [
     ("DAUGHTER-JANE AT BEDSIDE", [("JANE", "RELATIVE")]),
     ("son- Bill called", [("Bill", "RELATIVE")]),
     ("HCP - daughter Liz Robbins", [("Liz", "RELATIVE")]),
+    # The relation after the name, in brackets.
+    ("FAMILY MEETING WITH JOAN (HCP) AND TIM (SON)",
+     [("JOAN", "RELATIVE"), ("TIM", "RELATIVE")]),
+    ("given lasix (son brought it); CXR (PA)", []),
     # Diagnoses, vitamins, leads and grades have the same shape.
     ("Vitamin K. 10 mg given, Hepatitis B. 2/2 neg", []),
     ("Lead V. 2 mm ST changes; Stage I. 2 cm", []),

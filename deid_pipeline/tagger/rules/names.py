@@ -152,6 +152,11 @@ class NameRecognizer(PatternRecognizer):
             Pattern("first_initial_lower",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[a-z]{{3,}})"
                     r"(?=[ \t]+[a-z]\.(?P<initial_end>)(?![\w'.])))", **word_start),
+            # The relation after the name, in brackets: "and TIM (SON)",
+            # "Joan (HCP)", "Called Joe (husband)".
+            Pattern("relation_after", rf"{_NOT_SHORTHAND}(?P<phi>{_SHORT_NAME})"
+                    rf"[ \t]*\([ \t]*(?:pt'?s[ \t]+)?(?:{relations})[ \t]*\)",
+                    **word_start),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
@@ -207,7 +212,7 @@ class NameRecognizer(PatternRecognizer):
             return False
         flags = lex.flags(word)
         band = lex.english_band(word)
-        if hit.pattern.name == "relation":
+        if hit.pattern.name in ("relation", "relation_after"):
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
                 band == 5 and "fn1" in flags)
         if hit.pattern.name == "staff":
@@ -367,7 +372,8 @@ class NameRecognizer(PatternRecognizer):
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
         return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
-                "relation": "RELATIVE"}.get(hit.pattern.name, "DOCTOR")
+                "relation": "RELATIVE", "relation_after": "RELATIVE"}.get(
+                    hit.pattern.name, "DOCTOR")
 
 
 class CredentialNameRecognizer(PatternRecognizer):
