@@ -460,6 +460,8 @@ NAME_ROWS = [
     ("MRS PARK ATE SMALL AMOUNT", []),  # capitals say nothing in an all-caps note
     ("MRS. PARK ATE SMALL AMOUNT", [("PARK", "PATIENT")]),  # the title's stop does
     ("mr. brown returned from or", [("brown", "PATIENT")]),
+    ("Pt's wife, Mrs. Okonjo, at bedside", [("Okonjo", "PATIENT")]),  # rare word
+    ("A:WO IMPROVEMENT IN MS. TOLERATING EXTUBATION; monitor ms. replete lytes", []),
     # A referral letter's patient after "thank you for seeing".
     ("THANK YOU FOR SEEING VILLA, LISA (DOB 08/27/1932)", [("VILLA, LISA", "PATIENT")]),
     ("Thank you for seeing Crystal C. (DOB 08/19/1924)", [("Crystal C.", "PATIENT")]),

@@ -80,6 +80,10 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
 _NOT_SHORT_FIRST = frozenset({"jr", "sr", "po", "pr", "dr", "st"})
 
 
+# "mr." or "mrs." with its full stop, right before the name.
+_STOPPED_TITLE = re.compile(r"(?<![a-z])mrs?\.[ \t]*$", re.IGNORECASE)
+
+
 def _line_has_capital(text: str, at: int) -> bool:
     """Whether the line holding offset ``at`` has a capital letter."""
     start = text.rfind("\n", 0, at) + 1
@@ -129,8 +133,11 @@ class NameRecognizer(PatternRecognizer):
                     rf"(?P<phi>{_NAME})", **word_start),
             Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
+            # Not a title after the relation: "wife, Mrs. Okonjo" is the
+            # title's (the match would hide it).
             Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
-                    rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)(?P<phi>{_SHORT_NAME})",
+                    rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)"
+                    rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})",
                     **word_start),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"{initial}", **word_start),
@@ -227,14 +234,18 @@ class NameRecognizer(PatternRecognizer):
             return False
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
         # "Mrs. Park": a capitalised word after a title may be as common as
-        # English band 5 (capitals say nothing in "MRS PARK" or "mrs park").
-        # "Mrs. Park", "mr. brown": capitals or a title's full stop say name.
-        titled = hit.pattern.name == "title" and (
-            word_is_titled(text, hit)
-            or text[max(0, hit.start - 8):hit.start].rstrip(" \t")[-1:] == ".")
-        limit = 5 if titled else 4
+        # English band 5 (capitals say nothing in "MRS PARK" or "mrs park"),
+        # and so after "mr." or "mrs." with its full stop ("mr. brown"; not
+        # "ms.", which ends "IMPROVEMENT IN MS." as often).
+        capitalised = hit.pattern.name == "title" and word_is_titled(text, hit)
+        stopped = hit.pattern.name == "title" and _STOPPED_TITLE.search(
+            text, max(0, hit.start - 8), hit.start) is not None
+        limit = 5 if capitalised or stopped else 4
+        # A capitalised word English rarely uses after a title is a surname
+        # the lists lack ("Mrs. Okonjo").
         return band == 0 or (band <= limit and bool(
-            surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and bool(surname))
+            surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and (
+                bool(surname) or capitalised))
 
     def _surname_after_initial(self, word: str, lex: Any) -> bool:
         """The word after ``Dr. H.``: a surname, however else the lists know it.
