@@ -187,6 +187,8 @@ DATE_ROWS = [
     ("arrived to CCU at 2300 10/15.", [("10/15", "DATE")]),
     ("returned to OR on 7-8 for coiling", [("7-8", "DATE")]),
     ("BC FROM 3-5 GREW STAPH", [("3-5", "DATE")]),  # a culture's result after it
+    ("admitted 11.25.26 with CP", [("11.25.26", "DATE")]),
+    ("version 2.10.14 installed; ABG 7.3.45; bp 2.10.14", []),
     ("weaned from 4-2 L nc", []),
     ("extubated on 3/5, stable since", [("3/5", "DATE")]),
     ("since 1/2.", [("1/2", "DATE")]),

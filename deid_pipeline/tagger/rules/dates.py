@@ -81,7 +81,8 @@ class DateRecognizer(PatternRecognizer):
     only with a capital.
     """
 
-    SHORT = frozenset({"mdy", "myy", "md", "md_dash", "md_range", "md_glued"})
+    SHORT = frozenset({"mdy", "mdy_dot2", "myy", "md", "md_dash", "md_range",
+                       "md_glued"})
     # Read like m/d: a fraction, a pain score, a range of ones.
     MONTH_DAY = frozenset({"md", "md_dash", "md_range", "md_glued"})
 
@@ -101,6 +102,10 @@ class DateRecognizer(PatternRecognizer):
                            rf"(?P=s)(?P<y>\d{{4}}|\d{{2}}){_DATE_RIGHT}", **num),
             Pattern("mdy_dot", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})\.(?P<d>\d{{1,2}})\."
                                rf"(?P<y>{_YEAR4}){_DATE_RIGHT}", **full),
+            # "admitted 11.25.26": three dotted parts are no decimal, but a
+            # version is written so ("version 2.10.14": negative_before).
+            Pattern("mdy_dot2", rf"{_DATE_LEFT}(?P<m>\d{{1,2}})\.(?P<d>\d{{1,2}})\."
+                                rf"(?P<y>\d{{2}}){_DATE_RIGHT}", **num),
             Pattern("dmy_sep", rf"{_DATE_LEFT}(?P<d>\d{{1,2}})(?P<s>[-/ ]){_MONTH}"
                                r"(?P=s)(?P<y>\d{4}|\d{2})(?!\w)", **full),
             Pattern("dmy", rf"{_DATE_LEFT}(?P<d>\d{{1,2}}){_ORD}?[ \t]*(?:of[ \t]+)?"
