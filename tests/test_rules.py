@@ -269,6 +269,9 @@ def test_when_age_phrases_then_only_ages_over_89_tagged(detector, text, expected
 
 ID_ROWS = [
     ("MRN: 1234567", [("1234567", "MEDICALRECORD")]),
+    # Letters and digits interleaved, as Medicare beneficiary ids are.
+    ("Medicare # 1EG4-TE5-MK72", [("1EG4-TE5-MK72", "HEALTHPLAN")]),
+    ("ID: TMAX-99, WBC 12.1; id: 12mg; ID: 2x3cm2 wound", []),
     ("MR# 123-45-67 on band", [("123-45-67", "MEDICALRECORD")]),
     ("Medical record number 00123", [("00123", "MEDICALRECORD")]),
     ("PT MRN 7654321 CONFIRMED", [("7654321", "MEDICALRECORD")]),

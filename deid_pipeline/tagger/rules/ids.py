@@ -55,8 +55,14 @@ class SsnRecognizer(PatternRecognizer):
 
 # ---------------------------------------------------------------------- IDs
 
-# A check letter may follow a dash: "MED REC NO.: 320215-M".
-_ID_VALUE = (r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}(?:[a-z]{0,2}|-[a-z]{1,3}))"
+# A check letter may follow a dash: "MED REC NO.: 320215-M". Or letters and
+# digits interleaved (a digit, later a letter, later a digit), six or more,
+# as Medicare's beneficiary ids are ("Medicare # 1EG4-TE5-MK72"); not "ID:
+# TMAX-99" (a section and a temperature), not "id: 12mg" nor "2x3cm".
+_ID_VALUE = (r"(?P<phi>(?:[a-z]{1,3}-?)?\d(?:-?\d){3,29}(?:[a-z]{0,2}|-[a-z]{1,3})"
+             r"|(?=[a-z0-9-]{6,40}(?![\w-]))(?=[a-z0-9-]*?\d[0-9-]*[a-z][a-z-]*\d)"
+             r"(?![0-9]+x[0-9])"
+             r"[a-z0-9]+(?:-[a-z0-9]+){0,5})"
              r"(?![\w-])")
 _ID_MARKERS = (r"(?:[ \t]*(?:#|:|no\.?(?![a-z])|num(?:ber)?\.?(?![a-z])|"
                r"nbr(?![a-z])|id(?![a-z])|is(?![a-z])))*")
