@@ -134,6 +134,11 @@ def test_when_surrogate_cannot_be_made_then_masked():
     text, audit = rewrite("on Christmas", (PhiSpan(3, 12, "DATE", "t"),),
                           make_operator("surrogate"), CTX)
     assert text == "on [**DATE**]" and audit[0].replacement == "[**DATE**]"
+    # A date span the tagger ran into a town: masked, the town not kept.
+    note = "lives at 45 Elm St Apt 3, Dorchester MA"
+    text, _audit = rewrite(note, (span(note, "3, Dorchester", "DATE"),),
+                           make_operator("surrogate"), CTX)
+    assert text == "lives at 45 Elm St Apt [**DATE**] MA"
 
 
 def test_when_limited_dataset_then_dates_kept_names_replaced():

@@ -126,6 +126,14 @@ def test_when_address_ends_in_state_and_zip_then_town_state_zip(detector, seed):
         city = town.upper() if text.isupper() else town
         _check(detector, "address", text,
                [(city, "CITY"), (code, "STATE"), (zipcode, "ZIP")])
+    # No comma before the code: a town must stand before it.
+    _check(detector, "address", f"moved to {town} {code} {zipcode} with son",
+           [(town, "CITY"), (code, "STATE"), (zipcode, "ZIP")])
+
+
+def test_when_no_town_and_no_comma_before_a_code_and_five_digits_then_no_address(
+        detector):
+    _check(detector, "address", "given MA 12345 units; ICU MD 12345", [])
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -471,6 +471,11 @@ def test_when_date_unparseable_then_digits_replaced_or_masked():
     assert out != "Q3 of 2006 (approx)" and shape(out) == shape("Q3 of 2006 (approx)")
     with pytest.raises(SurrogateError):
         surrogate("Christmas", "DATE", CTX)
+    # A tagged date that runs into a town must not carry the town through
+    # (the rewrite masks what raises).
+    for text in ("3, Dorchester", "Dorchester 3/4", "3 2 Smith"):
+        with pytest.raises(SurrogateError):
+            surrogate(text, "DATE", CTX)
 
 
 @SETTINGS

@@ -197,6 +197,15 @@ _RANGE_SEP = re.compile(
     r"\s*(?:-|–|—|/|\bto\b|\bthrough\b|\bthru\b|\buntil\b|\band\b|&)\s*",
     re.IGNORECASE)
 _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
+# Words the digit-for-digit fallback may keep: they name no day, person or
+# place ("Q3 of 2006 (approx)", "1980s", "early 2000s").
+_FALLBACK_WORDS = frozenset("""
+st nd rd th s of the a am pm and or to thru through at on in by from since until till
+q approx approximately circa ca about around early mid late before after ago
+yr yrs year years wk wks week weeks day days mo mos month months hr hrs
+spring summer fall winter autumn
+""".split())
+_LETTERS = re.compile(r"[^\W\d_]+")
 _PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
 
 
@@ -458,9 +467,17 @@ class DateGenerator(SurrogateGenerator):
 
     @staticmethod
     def _digits(text: str, ctx: SurrogateContext) -> str:
-        """Digit-for-digit fallback for text no date form matches."""
+        """Digit-for-digit fallback for text no date form matches.
+
+        Only digits are redrawn, so a word the span holds would pass through:
+        ``3, Dorchester`` (a tagger's date running into a town) gave ``7,
+        Dorchester``. Any word but an ordinal's suffix or a joining word makes
+        it fail, and the rewrite masks the span instead.
+        """
         if not any(c.isdigit() for c in text):
             raise SurrogateError("DATE: unparseable date without digits")
+        if any(w.lower() not in _FALLBACK_WORDS for w in _LETTERS.findall(text)):
+            raise SurrogateError("DATE: unparseable date holding words")
         rng = random.Random(seed_of(ctx.key, ctx.person_id, "DATE", normalise(text)))
 
         def make() -> str:

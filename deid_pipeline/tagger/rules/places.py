@@ -548,16 +548,18 @@ def _reads_as_town(lex: Any, city: str) -> bool:
 # ``Parkville, MD 20999``: an address line's tail, in any case but the code's.
 _ADDRESS_TAIL = re.compile(
     r"(?<![\w'])(?P<city>[A-Za-z][A-Za-z'.-]*(?:[ \t]+[A-Za-z][A-Za-z'.-]*){0,2})"
-    r"[ \t]*,[ \t]*(?P<state>[A-Z]{2})[ \t]+(?P<zip>\d{5}(?:-\d{4})?)(?![\w-])")
+    r"(?:[ \t]*,[ \t]*|[ \t]+)(?P<state>[A-Z]{2})[ \t]+(?P<zip>\d{5}(?:-\d{4})?)"
+    r"(?![\w-])")
 
 
 class AddressTailRecognizer(PatternRecognizer):
     """The town, state code and ZIP code that end a US address line.
 
-    A comma, a state code in capitals and five digits (or ZIP+4) are a shape
-    clinical text has no other use for; the code must be a state's
-    (lexicon ``stab``). The town is the titled or capitalised words before
-    the comma (up to three, after the street's comma), and is tagged only
+    A comma (or not: ``Dorchester MA 02124``), a state code in capitals and
+    five digits (or ZIP+4) are a shape clinical text has no other use for;
+    the code must be a state's (lexicon ``stab``). The town is the titled or
+    capitalised words before the comma (up to three, after the street's
+    comma; without a comma there must be one), and is tagged only
     when it reads as a name, not a unit (``ICU, MD 12345`` keeps ``ICU``).
     """
 
@@ -590,13 +592,20 @@ class AddressTailRecognizer(PatternRecognizer):
             while keep > 0 and words[keep - 1][0].isupper() \
                     and words[keep - 1].lower() not in self._not_towns:
                 keep -= 1
+            town = None
             if keep < len(words):
                 first = words[keep]
                 start = match.end("city") - len(" ".join(words[keep:]))
                 if text[start:match.end("city")].split() == words[keep:] and \
                         first[0].isupper():
-                    spans.append(PhiSpan(start, match.end("city"), "CITY",
-                                         self.source, confidence))
+                    town = PhiSpan(start, match.end("city"), "CITY", self.source,
+                                   confidence)
+            # Without the comma only a town before the code makes it an address
+            # ("given MA 12345 units" is none).
+            if town is None and "," not in text[match.end("city"):match.start("state")]:
+                continue
+            if town is not None:
+                spans.append(town)
             spans.append(PhiSpan(match.start("state"), match.end("state"), "STATE",
                                  self.source, confidence))
             spans.append(PhiSpan(match.start("zip"), match.end("zip"), "ZIP",
