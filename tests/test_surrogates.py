@@ -478,6 +478,21 @@ def test_when_date_unparseable_then_digits_replaced_or_masked():
             surrogate(text, "DATE", CTX)
 
 
+@pytest.mark.parametrize(("label", "value", "kept_form"), [
+    ("AGE", "92 Dorchester", "95 yo"),
+    ("AGE", "45 Dorchester", "a ninety-two year old man"),
+    ("ZIP", "02124 Dorchester", "02124-1234"),
+    ("SSN", "123-45-6789 Linda", "123-45-6789"),
+    ("ROOM", "Smith 4", "Room 412B"),
+])
+def test_when_a_span_runs_into_a_word_its_generator_would_keep_then_it_fails(
+        label, value, kept_form):
+    """Digit-redrawing generators must not carry a town or a name through."""
+    with pytest.raises(SurrogateError):
+        surrogate(value, label, CTX)
+    assert surrogate(kept_form, label, CTX)  # the forms they are for still work
+
+
 @SETTINGS
 @given(person=persons, low=st.integers(0, 400), span=st.integers(0, 800))
 def test_when_shift_range_configured_then_offset_within_it(person, low, span):

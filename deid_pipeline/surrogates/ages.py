@@ -27,7 +27,7 @@ from deid_pipeline.surrogates.keyed import (
     SurrogateContext,
     SurrogateError,
 )
-from deid_pipeline.surrogates.text import case_of, with_case
+from deid_pipeline.surrogates.text import case_of, refuse_words, with_case
 
 _NUMBER = re.compile(
     r"(?<![\d.])(?P<n>\d+(?:\.\d+)?)(?P<gap>\s*-?\s*)"
@@ -46,6 +46,14 @@ _WORDS = re.compile(
     re.IGNORECASE)
 _ANY_WORD_NUMBER = re.compile(rf"\b(?:{_SMALL}|{_TENS}|hundred)\b", re.IGNORECASE)
 OVER_89 = "90+"
+# The words an age's text may keep (``92 yo``, ``a ninety-two year old man``);
+# any other (``92 Dorchester``: a span run into a town) fails closed.
+_AGE_WORDS = frozenset(f"""
+y o yo yr yrs year years old age aged male female man woman gentleman lady boy girl
+mo mos month months wk wks week weeks day days hr hrs hour hours and s a an in his
+her their late early mid over about approx nearly almost is was turned turns
+{_SMALL.replace("|", " ")} {_TENS.replace("|", " ")} hundred
+""".split())
 
 
 def _years(number: float, unit: str | None) -> float:
@@ -63,6 +71,7 @@ class AgeGenerator(SurrogateGenerator):
         """Aggregate every age over 89 in ``value``; keep the rest of the text."""
         if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
+        refuse_words(value, _AGE_WORDS, label)
         found = False
 
         def number(m: re.Match) -> str:

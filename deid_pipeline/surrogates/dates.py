@@ -64,7 +64,7 @@ from deid_pipeline.surrogates.keyed import (
     normalise,
     seed_of,
 )
-from deid_pipeline.surrogates.text import redraw
+from deid_pipeline.surrogates.text import redraw, refuse_words
 
 REFERENCE_YEAR = 2000
 MIN_YEAR, MAX_YEAR = 1800, 2199
@@ -200,12 +200,11 @@ _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 # Words the digit-for-digit fallback may keep: they name no day, person or
 # place ("Q3 of 2006 (approx)", "1980s", "early 2000s").
 _FALLBACK_WORDS = frozenset("""
-st nd rd th s of the a am pm and or to thru through at on in by from since until till
+st nd rd th of the am pm and or to thru through at on in by from since until till
 q approx approximately circa ca about around early mid late before after ago
 yr yrs year years wk wks week weeks day days mo mos month months hr hrs
 spring summer fall winter autumn
 """.split())
-_LETTERS = re.compile(r"[^\W\d_]+")
 _PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
 
 
@@ -476,8 +475,7 @@ class DateGenerator(SurrogateGenerator):
         """
         if not any(c.isdigit() for c in text):
             raise SurrogateError("DATE: unparseable date without digits")
-        if any(w.lower() not in _FALLBACK_WORDS for w in _LETTERS.findall(text)):
-            raise SurrogateError("DATE: unparseable date holding words")
+        refuse_words(text, _FALLBACK_WORDS, "DATE")
         rng = random.Random(seed_of(ctx.key, ctx.person_id, "DATE", normalise(text)))
 
         def make() -> str:

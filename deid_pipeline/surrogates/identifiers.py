@@ -13,7 +13,7 @@ import re
 
 from deid_pipeline.surrogates.base import SurrogateGenerator
 from deid_pipeline.surrogates.keyed import SurrogateContext, SurrogateError, seed_of
-from deid_pipeline.surrogates.text import has_alnum, random_like, redraw
+from deid_pipeline.surrogates.text import has_alnum, random_like, redraw, refuse_words
 
 
 def _rng(ctx: SurrogateContext, label: str, value: str) -> random.Random:
@@ -63,6 +63,9 @@ class IdentifierGenerator(SurrogateGenerator):
         return redraw(lambda: shape_like(value, rng), value, label)
 
 
+_SSN_WORDS = frozenset({"ssn", "no", "xxx", "xx"})
+
+
 class SsnGenerator(SurrogateGenerator):
     """SSNs in a never-issued range: area 900-999 (area 000, 666 and 9xx are unissued).
 
@@ -76,6 +79,7 @@ class SsnGenerator(SurrogateGenerator):
         """Nine digits in the original layout; other lengths fall back to shape."""
         if sum(c.isdigit() for c in value) != 9:
             return _SHAPE.generate(value, label, ctx)
+        refuse_words(value, _SSN_WORDS, label)  # the layout keeps all but digits
         rng = _rng(ctx, label, value)
 
         def make() -> str:

@@ -38,6 +38,7 @@ from deid_pipeline.surrogates.text import (
     has_alnum,
     random_like,
     redraw,
+    refuse_words,
     with_case,
 )
 from deid_pipeline.surrogates.zip3 import safe_harbor_zip3
@@ -205,6 +206,14 @@ class StateGenerator(SurrogateGenerator):
         return lead + with_case(_pick(table, rng, core, label), case_of(core)) + trail
 
 
+_ZIP_WORDS = frozenset({"zip", "code"})
+# Words a room's text keeps (``Room 412B``, ``4 North``); any other fails closed.
+_ROOM_WORDS = frozenset("""
+room rm rms bed beds bay bays north south east west floor fl unit wing tower suite
+ste apt building bldg level pod side window door and of the
+""".split())
+
+
 class ZipGenerator(SurrogateGenerator):
     """ZIP and ZIP+4: Safe Harbor's ZIP3 kept (or 000), the other digits drawn."""
 
@@ -215,7 +224,8 @@ class ZipGenerator(SurrogateGenerator):
         if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
         # ASCII digits only: a ZIP of other digits has no ZIP3 to keep and
-        # fails closed (masked).
+        # fails closed (masked), as does one holding a word.
+        refuse_words(value, _ZIP_WORDS, label)
         digits = [c for c in value if c in ASCII_DIGITS]
         if not digits:
             raise SurrogateError(f"{label}: no digit to replace")
@@ -381,6 +391,7 @@ class RoomGenerator(SurrogateGenerator):
         """``Room 412B`` -> ``Room 735D``; ``4 North`` -> ``7 North``."""
         if not has_alnum(value):
             raise SurrogateError(f"{label}: nothing to replace")
+        refuse_words(value, _ROOM_WORDS, label)
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, value)
 
         def make() -> str:

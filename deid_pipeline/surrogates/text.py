@@ -14,6 +14,22 @@ import string
 from deid_pipeline.surrogates.keyed import MAX_REDRAWS, SurrogateError
 
 UPPER, LOWER, TITLE, MIXED, NONE = "upper", "lower", "title", "mixed", "none"
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+
+
+def refuse_words(value: str, allowed: frozenset[str], label: str) -> None:
+    """Raise if ``value`` holds a word its generator would keep as written.
+
+    Generators that redraw only digits (a date, an age, a ZIP, an SSN, a
+    room) pass the rest through, so a span the tagger ran into a town or a
+    name (``3, Dorchester``, ``92 Dorchester``) would carry it into the
+    output where the leak guard, comparing whole values, cannot see it. A
+    word of two letters or more that ``allowed`` does not list makes the
+    surrogate fail; the rewrite then masks the span.
+    """
+    for word in _LETTER_RUN.findall(value):
+        if len(word) > 1 and word.lower() not in allowed:
+            raise SurrogateError(f"{label}: holds a word it would keep as written")
 _WORD_SPLIT = re.compile(r"[\s\-/.,;:&()]+")
 
 
