@@ -466,6 +466,15 @@ def test_when_limited_dataset_then_dates_ages_and_towns_are_kept():
     assert surrogate("410-322-1419", "PHONE", LDS) != "410-322-1419"
 
 
+def test_when_a_date_span_holds_a_leading_word_then_the_date_still_shifts():
+    """``on 3/4/2019`` shifts as ``3/4/2019`` does, not digit by digit."""
+    for text, date in (("on 3/4/2019", "3/4/2019"), ("in 1998", "1998"),
+                       ("early 2019", "2019"), ("since 3/4.", "3/4")):
+        out = surrogate(text, "DATE", CTX)
+        assert out.endswith(surrogate(date, "DATE", CTX) + text[len(text.rstrip(".")):])
+        assert out.startswith(text.split()[0] + " ")
+
+
 def test_when_date_unparseable_then_digits_replaced_or_masked():
     out = surrogate("Q3 of 2006 (approx)", "DATE", CTX)
     assert out != "Q3 of 2006 (approx)" and shape(out) == shape("Q3 of 2006 (approx)")

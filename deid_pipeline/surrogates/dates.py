@@ -197,6 +197,9 @@ _RANGE_SEP = re.compile(
     r"\s*(?:-|–|—|/|\bto\b|\bthrough\b|\bthru\b|\buntil\b|\band\b|&)\s*",
     re.IGNORECASE)
 _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
+_QUALIFIED = re.compile(
+    r"^(\s*(?:(?:in|on|since|by|from|until|till|at|early|mid|late|approx|about|"
+    r"around|circa|ca)\.?[\s-]+)*)(.*?)([\s.,;:)\]]*)$", re.DOTALL | re.IGNORECASE)
 # Words the digit-for-digit fallback may keep: they name no day, person or
 # place ("Q3 of 2006 (approx)", "1980s", "early 2000s").
 _FALLBACK_WORDS = frozenset("""
@@ -454,8 +457,11 @@ class DateGenerator(SurrogateGenerator):
             raise SurrogateError("DATE: empty value")
         as_of = as_of_year_of(ctx)
         offset = person_offset(ctx)
-        # As tagged first; then without brackets or trailing punctuation ("7/22.").
-        for before, text, after in ((lead, core, trail), _PUNCT.match(value).groups()):
+        # As tagged first; then without brackets or trailing punctuation ("7/22.");
+        # then without the words a tagger may take in with a date ("on 3/4/2019",
+        # "in 1998": shifted as dates, not redrawn digit by digit).
+        for before, text, after in ((lead, core, trail), _PUNCT.match(value).groups(),
+                                    _QUALIFIED.match(value).groups()):
             parsed = parse_date(text, as_of)
             if parsed is not None:
                 return before + shift_date_text(parsed, offset, as_of) + after
