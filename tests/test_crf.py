@@ -511,6 +511,8 @@ def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
     ("member id 5297578i pending", "id 5297578i", "5297578i"),
     ("PCP: Dr. Courtney O. of Valley Medical Center", "of Valley", "Valley"),
     ("pt from jupiter w/ chf", "jupiter w", "jupiter"),
+    ("PT EXPIRED. DR'S CAMARDA AND CLIFFORD", "S CAMARDA", "CAMARDA"),
+    ("son S Marks called", "S Marks", "S Marks"),  # an initial, no apostrophe
     ("path report for Ramirez record 963563634-J", "record", None),
     ("MEMBER ID 2577011-D", "ID", None),
     # Words that only begin like a field label, and a "w" with no slash.

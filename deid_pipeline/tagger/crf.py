@@ -580,7 +580,9 @@ _FIELD_TAIL = re.compile(r"(?:[ \t]+(?:mrn|record|rec|med|id|acct|dob))+$",
                          re.IGNORECASE)
 # ``pt from jupiter w/ chf``: the "w" of "w/" after a place.
 _WITH_MARK = re.compile(r"[ \t]+w$", re.IGNORECASE)
-_FIELD_HEAD = re.compile(r"(?:(?:of|id|mrn|record)[ \t]+)+", re.IGNORECASE)
+# Also the "'S" of a possessive before a name (``DR'S CAMARDA``).
+_FIELD_HEAD = re.compile(r"(?:(?:of|id|mrn|record|(?<=['\u2019])s)[ \t]+)+",
+                         re.IGNORECASE)
 _FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
 
 
