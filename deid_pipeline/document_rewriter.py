@@ -54,6 +54,11 @@ def originals_of(*tagged: TaggedDocument) -> Originals:
     return Originals.of(pairs)
 
 
+def _capital_after_first(value: str) -> bool:
+    """Whether a word after the first of ``value`` starts with a capital."""
+    return any(w[:1].isupper() for w in value.split()[1:])
+
+
 @dataclass(frozen=True)
 class Rewriter:
     """Picklable rewrite configuration: mode, policy and the run's secret key."""
@@ -153,7 +158,11 @@ class Rewriter:
         if self.mode != "tag" and any(is_site_label(s.label) for s in spans):
             # A label map's ``keep`` labels are the site's to keep: not
             # rewritten, so not guarded either (tag mode still shows them).
-            spans = tuple(s for s in spans if category(s.label) != "KEEP")
+            # Unless the span names more than its first word: a kinship span
+            # the model ran into a name (``madre Carmen``) would keep the
+            # name; such a span is rewritten, which for a keep label masks it.
+            spans = tuple(s for s in spans if category(s.label) != "KEEP"
+                          or _capital_after_first(doc.text[s.start:s.end]))
         text, replacements = rewrite(doc.text, spans, self._operator, ctx)
         metadata = doc.metadata
         if doc.source == "hl7":

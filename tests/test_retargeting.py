@@ -219,3 +219,24 @@ def test_when_a_site_label_value_stays_in_the_output_then_the_guard_names_the_la
     clean = DeidentifiedDocument("d", "p", "jsonl", out.replace(
         " Ernesto Rivera.", ""), None, result.replacements)
     assert leak_guard.check(tagged, clean, "safe-harbor") is clean
+
+
+def test_when_a_kept_kinship_span_runs_into_a_name_then_it_is_masked_not_kept():
+    """``madre Carmen`` under a keep label: the name must not stand in the output."""
+    from deid_pipeline.model import TaggedDocument
+
+    load_label_map("meddocan")
+    text = "Acude con su madre Carmen y su Padre. Mujer de 34 años."
+
+    def span(value: str, label: str) -> PhiSpan:
+        start = text.index(value)
+        return PhiSpan(start, start + len(value), label, "crf", 0.9)
+
+    doc = ClinicalDocument("es1", text, "jsonl")
+    tagged = TaggedDocument(doc, (span("madre Carmen", "FAMILIARES_SUJETO_ASISTENCIA"),
+                                  span("Padre", "FAMILIARES_SUJETO_ASISTENCIA"),
+                                  span("Mujer", "SEXO_SUJETO_ASISTENCIA")))
+    rewriter = Rewriter("surrogate", KEY, as_of_year=2026)
+    result = rewriter.guard(tagged, rewriter.rewrite(tagged))
+    assert "Carmen" not in result.text
+    assert "su Padre." in result.text and "Mujer de 34" in result.text  # kept
