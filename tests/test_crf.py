@@ -504,6 +504,17 @@ def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
     assert load_model(path).uses_dictionary is True
 
 
+def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
+    text = "10/22/03, 1900 \nNeuro: Received from OR"
+    for value, label, expected in (("10/22/03, 1900", "DATE", "10/22/03"),
+                                   ("Smith 1900", "DOCTOR", "Smith 1900")):
+        start = text.index(value) if value in text else 0
+        source = text if value in text else value
+        cut = _without_field_words(source, PhiSpan(start, start + len(value), label,
+                                                   "crf", 0.9))
+        assert source[cut.start:cut.end] == expected
+
+
 @pytest.mark.parametrize("text,span,expected", [
     ("need notes for Jessica M. MRN SV2261765", "Jessica M. MRN", "Jessica M."),
     ("Patient: Carroll   Med rec no.: 454621W", "Carroll   Med", "Carroll"),
@@ -512,6 +523,10 @@ def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
     ("PCP: Dr. Courtney O. of Valley Medical Center", "of Valley", "Valley"),
     ("pt from jupiter w/ chf", "jupiter w", "jupiter"),
     ("PT EXPIRED. DR'S CAMARDA AND CLIFFORD", "S CAMARDA", "CAMARDA"),
+    ("PT EXPIRED. DR'S CAMARDA AND CLIFFORD", "'S CAMARDA", "CAMARDA"),
+    ("SEEN BY GBMC NURSE FOR ARRANGEMENTS", "GBMC NURSE", "GBMC"),
+    ("note by Kowalski, RN", "Kowalski, RN", "Kowalski"),
+
     ("son S Marks called", "S Marks", "S Marks"),  # an initial, no apostrophe
     ("path report for Ramirez record 963563634-J", "record", None),
     ("MEMBER ID 2577011-D", "ID", None),

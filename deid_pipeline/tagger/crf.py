@@ -581,8 +581,15 @@ _FIELD_TAIL = re.compile(r"(?:[ \t]+(?:mrn|record|rec|med|id|acct|dob))+$",
 # ``pt from jupiter w/ chf``: the "w" of "w/" after a place.
 _WITH_MARK = re.compile(r"[ \t]+w$", re.IGNORECASE)
 # Also the "'S" of a possessive before a name (``DR'S CAMARDA``).
-_FIELD_HEAD = re.compile(r"(?:(?:of|id|mrn|record|(?<=['\u2019])s)[ \t]+)+",
-                         re.IGNORECASE)
+_FIELD_HEAD = re.compile(
+    r"(?:(?:of|id|mrn|record|(?<=['\u2019])s|['\u2019]s)[ \t]+)+", re.IGNORECASE)
+# A credential or the role a name or a hospital is followed by (``Smith RN``,
+# ``GBMC NURSE``): no part of the name.
+_ROLE_TAIL = re.compile(r"(?:[ \t,]+(?:nurse|rn|np|lpn|cna|crnp|md|do|pa-?c?))+$",
+                        re.IGNORECASE)
+_ROLE_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "HOSPITAL", "ORGANIZATION"})
+# A clock time after a full date (``10/22/03, 1900``): the time is no date part.
+_DATE_THEN_CLOCK = re.compile(r"\d[,;]?[ \t]+(?:[01]\d|2[0-3])[0-5]\d$")
 _FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
 
 
@@ -594,6 +601,12 @@ def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
     tail = _FIELD_TAIL.search(value)
     if tail is None and text[span.end:span.end + 1] == "/":
         tail = _WITH_MARK.search(value)
+    if tail is None and span.label in _ROLE_LABELS:
+        tail = _ROLE_TAIL.search(value)
+    if tail is None and span.label == "DATE":
+        clock = _DATE_THEN_CLOCK.search(value)
+        if clock is not None:
+            tail = re.search(r"[,;]?[ \t]+\d{4}$", value)
     end = span.start + (tail.start() if tail is not None else len(value))
     head = _FIELD_HEAD.match(text, span.start, end)
     start = head.end() if head is not None else span.start
