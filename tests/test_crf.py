@@ -530,6 +530,8 @@ def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
     ("son S Marks called", "S Marks", "S Marks"),  # an initial, no apostrophe
     ("path report for Ramirez record 963563634-J", "record", None),
     ("MEMBER ID 2577011-D", "ID", None),
+    ("family called and pt's pastor was in to visit", "pastor", None),
+    ("Pastor Williams visited", "Pastor Williams", "Pastor Williams"),
     # Words that only begin like a field label, and a "w" with no slash.
     ("seen by Dr. Medina today", "Medina", "Medina"),
     ("son Ted w called", "Ted w", "Ted w"),

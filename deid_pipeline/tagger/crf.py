@@ -593,10 +593,16 @@ _DATE_THEN_CLOCK = re.compile(r"\d[,;]?[ \t]+(?:[01]\d|2[0-3])[0-5]\d$")
 _FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
 
 
+# A role the model takes for a name when it stands alone (``pt's pastor was
+# in``); before a name (``Pastor Williams``) the span holds the name too.
+_ROLE_WORD = re.compile(r"(?:pastor|priest|chaplain|rabbi|minister|reverend|imam|"
+                        r"deacon|clergy|nun)", re.IGNORECASE)
+
+
 def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
     """The span minus field-label words at its ends (None if it is one)."""
     value = text[span.start:span.end]
-    if _FIELD_WORD.fullmatch(value):
+    if _FIELD_WORD.fullmatch(value) or _ROLE_WORD.fullmatch(value):
         return None
     tail = _FIELD_TAIL.search(value)
     if tail is None and text[span.end:span.end + 1] == "/":
