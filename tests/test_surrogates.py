@@ -490,6 +490,7 @@ def test_when_date_unparseable_then_digits_replaced_or_masked():
 @pytest.mark.parametrize(("label", "value", "kept_form"), [
     ("AGE", "92 Dorchester", "95 yo"),
     ("AGE", "45 Dorchester", "a ninety-two year old man"),
+    ("AGE", "92 Smith", "92 YOF"),
     ("ZIP", "02124 Dorchester", "02124-1234"),
     ("SSN", "123-45-6789 Linda", "123-45-6789"),
     ("ROOM", "Smith 4", "Room 412B"),

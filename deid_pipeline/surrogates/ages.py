@@ -50,6 +50,7 @@ OVER_89 = "90+"
 # any other (``92 Dorchester``: a span run into a town) fails closed.
 _AGE_WORDS = frozenset(f"""
 y o yo yr yrs year years old age aged male female man woman gentleman lady boy girl
+yof yom yowf yowm yobf yobm yohf yohm yoaf yoam
 mo mos month months wk wks week weeks day days hr hrs hour hours and s a an in his
 her their late early mid over about approx nearly almost is was turned turns
 {_SMALL.replace("|", " ")} {_TENS.replace("|", " ")} hundred
