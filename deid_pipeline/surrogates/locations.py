@@ -211,6 +211,8 @@ _ZIP_WORDS = frozenset({"zip", "code"})
 _ROOM_WORDS = frozenset("""
 room rm rms bed beds bay bays north south east west floor fl unit wing tower suite
 ste apt building bldg level pod side window door and of the
+icu micu sicu ccu cicu csru nicu picu pacu tsicu cvicu sdu stepdown tele telemetry
+ward er ed
 """.split())
 
 
