@@ -51,6 +51,8 @@ def _found(text: str) -> list[tuple[str, str]]:
     ("hx at Good Samaritan Hospital", [("Good Samaritan", "HOSPITAL")]),
     ("transferred from holy cross hospital", [("holy cross", "HOSPITAL")]),
     ("FREDERICK MEMORIAL ED", [("FREDERICK MEMORIAL", "HOSPITAL")]),
+    # An affiliation word before a facility word names the facility.
+    ("Dispo: Hebrew Rehab vs home", [("Hebrew", "HOSPITAL")]),
     ("came from St A. yesterday", [("St A", "HOSPITAL")]),
     # A state's short form at the head of the name.
     ("transferred from Mass General last night", [("Mass General", "HOSPITAL")]),

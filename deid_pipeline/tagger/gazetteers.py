@@ -69,6 +69,8 @@ PLACE_CUES = frozenset({
 FACILITY_CUES = frozenset({"from", "to", "at", "via"})
 _CITY_KINDS = frozenset({"city", "city_capital", "city_small"})
 _INITIALISM_KINDS = frozenset({"initialism", "initialism_cued"})
+# Kinds a word needs to name a facility before Hospital/Rehab/Medical.
+_NAMES_BEFORE_FACILITY = frozenset({"hospital_cued", "affiliation"})
 # On a line without capitals, how common in English (wordfreq band) a big
 # city's name or an initialism may be and still be read as one: ``from
 # boston``, ``refer to mgh``, but not ``to mobile``, ``from ich``.
@@ -322,8 +324,8 @@ class GazetteerDetector(Detector):
             words.caseless(i) and _rare_word(words.folded[i], _CASELESS_CITY_BAND))
         if "hospital" in kinds:
             return "HOSPITAL"
-        if "hospital_cued" in kinds and words.after(j) in FACILITY_WORDS:
-            return "HOSPITAL"
+        if kinds & _NAMES_BEFORE_FACILITY and words.after(j) in FACILITY_WORDS:
+            return "HOSPITAL"  # Holy Cross Hospital, Hebrew Rehab, Baptist Medical
         if j == i + 1 and words.raw[i].isupper() and (
                 "initialism" in kinds
                 or "initialism_cued" in kinds and before in FACILITY_CUES):
