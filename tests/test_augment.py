@@ -83,6 +83,11 @@ def test_when_trained_with_augment_then_more_documents_and_reproducible(
                         TrainOptions(max_iterations=5), progress=None)
     assert a.documents == 3 * len(docs) and plain.documents == len(docs)
     assert a.sha256 == b.sha256 != plain.sha256
+    # train --pools whole: the copies draw from every list, so other strings.
+    whole = dataclasses.replace(options, pools="whole")
+    w1 = train_model(docs, str(tmp_path / "w1.crfsuite"), whole, progress=None)
+    w2 = train_model(docs, str(tmp_path / "w2.crfsuite"), whole, progress=None)
+    assert w1.sha256 == w2.sha256 != a.sha256
 
 
 def test_when_note_copied_then_names_and_places_come_from_the_training_half(
