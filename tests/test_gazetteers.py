@@ -53,6 +53,8 @@ def _found(text: str) -> list[tuple[str, str]]:
     ("FREDERICK MEMORIAL ED", [("FREDERICK MEMORIAL", "HOSPITAL")]),
     # An affiliation word before a facility word names the facility.
     ("Dispo: Hebrew Rehab vs home", [("Hebrew", "HOSPITAL")]),
+    ("f/u at Brigham next month", [("Brigham", "HOSPITAL")]),  # capitalised, cued
+    ("the brigham and the bluff", []),
     ("came from St A. yesterday", [("St A", "HOSPITAL")]),
     # A state's short form at the head of the name.
     ("transferred from Mass General last night", [("Mass General", "HOSPITAL")]),

@@ -343,8 +343,8 @@ class GazetteerDetector(Detector):
         if ("stab" in kinds and self._state_code(words, i)
                 and self._after_city(words, i)):
             return "STATE"
-        if "hospital_cued" in kinds and before in FACILITY_CUES and capitalised:
-            return "HOSPITAL"
+        if kinds & _NAMES_BEFORE_FACILITY and before in FACILITY_CUES and capitalised:
+            return "HOSPITAL"  # from Holy Cross, at Brigham, to Emory
         return None
 
     def _state_follows(self, words: _Words, j: int) -> bool:
