@@ -59,6 +59,17 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("pt from Boston with Murphy's sign", "Boston", "CITY", True),
     ("moved from Denver for shunt revision", "Denver", "CITY", True),
     ("Boston naming test 14/15", "Boston", "CITY", False),
+    # A big-city eponym reaches through the clinical words after its own.
+    ("does the ottawa ankle rule apply", "ottawa ankle rule", "CITY", False),
+    ("San Francisco syncope rule neg", "syncope rule", "HOSPITAL", False),
+    ("ottawa ankle injury, ortho aware", "ottawa ankle injury", "CITY", True),
+    # Two eponyms joined by and/or share the clinical word after the second.
+    ("Cullen and Grey Turner signs absent", "Cullen", "DOCTOR", False),
+    ("Phalen or Tinel test positive", "Phalen", "DOCTOR", False),
+    ("Dr. Cullen and Grey Turner signs", "Cullen", "DOCTOR", True),
+    ("Cullen and Swan-Ganz placed", "Cullen", "DOCTOR", True),
+    ("to Ottawa and Grey Turner sign noted", "Ottawa", "CITY", True),
+    ("placed on venturi mask 40%", "venturi", "PATIENT", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

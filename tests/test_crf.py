@@ -445,6 +445,9 @@ def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected
      ["St", ".", "Mary", "'", "s"]),
     ("seen by J. Smith", ["J", ".", "Smith"], ["J", ".", "Smith"]),
     ("to Mass. General now", ["Mass", ".", "General"], ["Mass", ".", "General"]),
+    # A question or exclamation mark is never part of a value.
+    ("flu shot at CVS in Dayton?", ["Dayton", "?"], ["Dayton"]),
+    ("is he home?! wife Ana asks", ["home", "?", "!", "Ana"], ["home", "Ana"]),
 ])
 def test_a_model_span_holds_no_kin_word_nor_the_stop_before_one(
         text, marked, expected):

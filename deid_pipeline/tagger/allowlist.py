@@ -85,7 +85,11 @@ class Eponym:
 
 
 class Allowlist(dict[str, list[Eponym]]):
-    """First word -> eponyms starting with it (longest first), and all their words."""
+    """First word -> eponyms starting with it (longest first), and all words.
+
+    ``words``: every word of an eponym or of its clinical words; a span that
+    holds none lies in no eponym's region.
+    """
 
     words: frozenset[str] = frozenset()
 
@@ -112,7 +116,7 @@ def _parse(lines: Iterable[str]) -> Allowlist:
     for entries in index.values():
         entries.sort(key=lambda e: -len(e.words))
     index.words = frozenset(w for entries in index.values() for e in entries
-                            for w in e.words)
+                            for w in (*e.words, *e.clinical_words))
     return index
 
 
@@ -187,8 +191,9 @@ def eponym_regions(text: str, allowlist: Allowlist | None = None,
 
 def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
     words = _Words(text)
-    regions = []
     n = len(words.bare)
+    # word index -> (the eponym there, the word after it, its region or None)
+    found: dict[int, tuple[Eponym, int, tuple[int, int] | None]] = {}
     for i, first in enumerate(words.bare):
         for eponym in index.get(first, ()):
             end = i + len(eponym.words)
@@ -196,11 +201,38 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
                 continue
             if not all(words.joined(k) for k in range(i + 1, end)):
                 continue
-            region = _in_context(words, i, end, eponym)
-            if region is not None:
-                regions.append(region)
+            found[i] = (eponym, end, _in_context(words, i, end, eponym))
             break
-    return regions
+    for i in sorted(found, reverse=True):
+        eponym, end, region = found[i]
+        if region is None:
+            found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
+    return [region for _e, _end, region in found.values() if region is not None]
+
+
+# "Cullen and Grey Turner signs", "Phalen or Tinel test": one clinical word
+# for both eponyms.
+_COORDINATORS = frozenset({"and", "or"})
+
+
+def _coordinated(words: _Words, i: int, end: int, eponym: Eponym,
+                 found: dict[int, tuple[Eponym, int, tuple[int, int] | None]]
+                 ) -> tuple[int, int] | None:
+    """The region of an eponym joined by and/or to the next one's clinical words.
+
+    Not for eponyms that are common names or big cities (``!``: "to Ottawa
+    and Grey Turner sign noted"), after a person title, nor when the next
+    eponym is clinical by itself alone (``Cullen and Swan-Ganz placed``).
+    """
+    if eponym.next_word_only or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+        return None
+    if end + 1 >= len(words.bare) or words.bare[end] not in _COORDINATORS \
+            or not (words.joined(end) and words.joined(end + 1)):
+        return None
+    _next, next_end, region = found.get(end + 1, (None, 0, None))
+    if region is None or region[1] <= words.spans[next_end - 1][1]:
+        return None
+    return words.spans[i][0], region[1]
 
 
 def _in_context(words: _Words, i: int, end: int, eponym: Eponym
@@ -209,17 +241,19 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
     if i > 0 and words.bare[i - 1] in PERSON_TITLES:
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
-    if eponym.next_word_only:
-        if end < len(words.bare) and words.joined(end) \
-                and words.bare[end] in eponym.clinical_words:
-            return start, words.spans[end][1]
+    if eponym.next_word_only and not (
+            end < len(words.bare) and words.joined(end)
+            and words.bare[end] in eponym.clinical_words):
         return None
-    clinical = eponym.standalone or eponym.possessive and words.possessive[end - 1]
+    clinical = (eponym.next_word_only or eponym.standalone
+                or eponym.possessive and words.possessive[end - 1])
     for k in range(end, min(end + _WORDS_AFTER, len(words.bare))):
         if not words.joined(k) or words.bare[k] in _CLAUSE_WORDS:
             break
         if words.bare[k] in eponym.clinical_words:
             clinical, stop = True, words.spans[k][1]
+        elif eponym.next_word_only:
+            break  # "Ottawa ankle rule": its reach is its clinical words only
     for k in range(i - 1, max(i - 1 - _WORDS_BEFORE, -1), -1):
         if not words.joined(k + 1):
             break

@@ -449,6 +449,9 @@ def _kin_words() -> frozenset[str]:
     return frozenset(default_config()["names"]["relations"])
 
 
+_SENTENCE_MARKS = frozenset("?!")
+
+
 def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     """No model span holds a kin word, nor the full stop before one.
 
@@ -459,7 +462,9 @@ def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     guard quarantined a document of 40,000 notes. A kin word (rules.json
     ``names.relations``) is a cue, never part of a value (no gold span of the
     development notes holds one), and a stop before it ends the sentence.
-    Other stops stay: ``St. Mary``, ``Mass. General`` are one name.
+    Other stops stay: ``St. Mary``, ``Mass. General`` are one name. A
+    question or exclamation mark always ends a sentence: ``in Dayton?`` was
+    one span, and its surrogate took the question away.
     """
     kin = _kin_words()
     last = len(tokens) - 1
@@ -467,8 +472,8 @@ def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
         if kind is None:
             continue
         word = tokens[t].text
-        if word.lower() in kin or (word == "." and t < last
-                                   and tokens[t + 1].text.lower() in kin):
+        if word.lower() in kin or set(word) <= _SENTENCE_MARKS or (
+                word == "." and t < last and tokens[t + 1].text.lower() in kin):
             kinds[t] = None
 
 
