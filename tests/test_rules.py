@@ -551,12 +551,17 @@ CREDENTIAL_ROWS = [
     ("QUIET NIGHT FOR PT.\n DAN A. FORMAN-LYONS, RRT\n",
      [("DAN A. FORMAN-LYONS", "DOCTOR")]),
     ("Okonkwo, RN", [("Okonkwo", "DOCTOR")]),
+    # Two surnames joined, each alone a word or a town.
+    ("and now RLL. MURPHY-WHITE MD plans to attempt talc",
+     [("MURPHY-WHITE", "DOCTOR")]),
+    ("Black-King MD plans pleurodesis", [("Black-King", "DOCTOR")]),
     # Places, units, prepositions and oxygen before the same letters.
     ("moved from Annapolis, MD last year", []),
     ("lives at 12 Oak Rd, Lutherville, MD 21093-1234", [("Lutherville", "CITY")]),
     ("seen by renal MD; micu md aware", []),
     ("sats 95% on 4L NP, CCU RN at bedside", []),
     ("husband MD (ENT), three children", []),
+    ("moved from Wilkes-Barre, MD last year", []),
 ]
 
 

@@ -416,7 +416,9 @@ class CredentialNameRecognizer(PatternRecognizer):
             label = "CITY" if _ZIP_AFTER.match(text, match.end()) else self.label
             lo = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 64)
             name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
-            if name is None or not _reads_as_surname(name.group("last"), lex):
+            if name is None or _hyphenated_place(name.group("last"), lex) or not (
+                    _reads_as_surname(name.group("last"), lex)
+                    or _double_barrelled(name.group("last"), lex)):
                 continue
             start = name.start("last")
             first = name.group("first")
@@ -450,6 +452,27 @@ _ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
 _NAME_BEFORE_CREDENTIAL = re.compile(
     rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
     rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
+
+
+def _double_barrelled(word: str, lex: Any) -> bool:
+    """``MURPHY-WHITE``, ``Black-King``: two listed surnames joined by a hyphen.
+
+    Each half alone may read as a word or a town (``white``, ``murphy``), so
+    :func:`_reads_as_surname` refuses the first; joined, and before a
+    credential, they are one person's name.
+    """
+    parts = word.lower().split("-")
+    return len(parts) == 2 and all(
+        len(p) >= 2 and p.isalpha() and any(f.startswith("ln") for f in lex.flags(p))
+        for p in parts)
+
+
+def _hyphenated_place(word: str, lex: Any) -> bool:
+    """A hyphenated town the lexicon lists (``Wilkes-Barre, MD``: a state code)."""
+    from deid_pipeline.tagger.lexicons import phrase_matches
+
+    parts = word.lower().split("-")
+    return len(parts) == 2 and any(phrase_matches([parts[0], "-", parts[1]], lex))
 
 
 def _reads_as_listed_name(word: str, lex: Any) -> bool:
