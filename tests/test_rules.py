@@ -447,6 +447,11 @@ NAME_ROWS = [
     ("valuables counted by nsg (t. okafor and m. o'halloran)",
      [("t. okafor", "DOCTOR"), ("m. o'halloran", "DOCTOR")]),
     ("CVL placed by J. Whitfield, CXR pending", [("J. Whitfield", "DOCTOR")]),
+    # After a cue, an initial and a surname that is also a word.
+    ("TRIPLE CVL BY B. WHITE. BLEEDING AT SITE", [("B. WHITE", "DOCTOR")]),
+    ("REVERSALS NOT GIVEN PER L. WHITE PA.", [("L. WHITE", "DOCTOR")]),
+    ("treated with E. coli sensitive abx; by S. Aureus coverage", []),
+    ("per L. hand surgery; per L. Hand surgery", []),
     ("MRS KOWALCZYK RESTING, HUSBAND AT BEDSIDE", [("KOWALCZYK", "PATIENT")]),
     ("mr.delacroix returned from OR", [("delacroix", "PATIENT")]),
     ("social: son bernard called, updated", [("bernard", "RELATIVE")]),

@@ -41,6 +41,9 @@ def _name_key(word: str) -> str:
 
 # A capitalised word (or an O'/D' name in any case) right after a name.
 # After a title and an initial (``Dr. H. Bridges``, ``MR K SMITH``).
+# Who did something, before an initial: "CVL BY B. WHITE", "PER L. WHITE PA";
+# the initial and a common surname are then a name, not "E. coli".
+_CUE_BEFORE_INITIAL = re.compile(r"(?<![\w/])(?:by|per|with|w/)[ \t]+$", re.I)
 _SURNAME_AFTER_INITIAL = re.compile(
     r"(?:\.[ \t]*|[ \t]+)(?P<name>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?|[A-Z]{3,})(?![\w'-])")
 _SURNAME_AFTER = re.compile(
@@ -214,7 +217,7 @@ class NameRecognizer(PatternRecognizer):
             return band <= 2 or band <= 5 and bool(names)
         if hit.pattern.name == "initial":
             word = word[2:].lstrip()
-        word = _name_key(word)
+        raw, word = word, _name_key(word)
         if word in self._not_names:  # "Jessica M. MRN": a field label after it
             return False
         flags = lex.flags(word)
@@ -231,7 +234,14 @@ class NameRecognizer(PatternRecognizer):
             return self._staff_name(word, flags, band, bool(self._doctor.search(
                 text, hit.whole[0], hit.start)))
         if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
-            return False
+            # "BY B. WHITE": after a cue, a listed name written as one, as
+            # common as a common surname ("with E. coli", "by S. aureus" are
+            # no listed names; "per L. hand surgery" is lower case).
+            names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
+            return raw[:1].isupper() and word not in self._not_names and (
+                band <= 4 and bool(names) or band == 5 and "ln1" in names) and (
+                _CUE_BEFORE_INITIAL.search(text, max(0, hit.start - 12), hit.start)
+                is not None)
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
         # "Mrs. Park": a capitalised word after a title may be as common as
         # English band 5 (capitals say nothing in "MRS PARK" or "mrs park"),
