@@ -482,6 +482,10 @@ NAME_ROWS = [
      [("K", "PATIENT")]),
     ("spoke with Ms J. about her care", [("J", "PATIENT")]),
     ("spoke with ms j. about her care", []),  # a capital, or it is no initial
+    # ... unless the whole line is lower case, after mr or mrs (ms: mental status).
+    ("pmicu nursing progress\nmr a remained on same doses", [("a", "PATIENT")]),
+    ("mrs t. resting comfortably; ms a little confused; mr a&o x3",
+     [("t", "PATIENT")]),
     # A title, an initial and a surname the lists also call a finding (bridges).
     ("read discussed with Dr. H. Bridges today", [("H. Bridges", "DOCTOR")]),
     ("Read discussed with Dr. H. Bridges. Dictated", [("H. Bridges", "DOCTOR")]),

@@ -144,6 +144,10 @@ class NameRecognizer(PatternRecognizer):
                     **word_start),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"{initial}", **word_start),
+            # The same typed in lower case ("mr a remained on same doses"):
+            # mr or mrs (ms is mental status too), on a line without capitals.
+            Pattern("title_initial_lower", rf"{_NOT_SHORTHAND}(?-i:mrs?)\.?[ \t]+"
+                    r"(?P<phi>(?-i:[a-z]))(?=\.?[ \t]+(?-i:[a-z]{2,}))", **word_start),
             Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
                     rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
             # Only the first name is consumed (validate widens the hit to the
@@ -193,6 +197,8 @@ class NameRecognizer(PatternRecognizer):
 
         lex = lexicons.load()
         name = hit.pattern.name
+        if name == "title_initial_lower":
+            return not _line_has_capital(text, hit.start)
         if name in ("title_initial", "doctor_initial"):
             after = _SURNAME_AFTER_INITIAL.match(text, hit.end)
             if after is not None and self._surname_after_initial(
@@ -393,6 +399,7 @@ class NameRecognizer(PatternRecognizer):
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
         return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
+                "title_initial_lower": "PATIENT",
                 "relation": "RELATIVE", "relation_after": "RELATIVE"}.get(
                     hit.pattern.name, "DOCTOR")
 
