@@ -529,6 +529,10 @@ def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
     ("PT EXPIRED. DR'S CAMARDA AND CLIFFORD", "'S CAMARDA", "CAMARDA"),
     ("SEEN BY GBMC NURSE FOR ARRANGEMENTS", "GBMC NURSE", "GBMC"),
     ("note by Kowalski, RN", "Kowalski, RN", "Kowalski"),
+    # When after a value: no part of it.
+    ("came from st agnes memorial yesterday", "st agnes memorial yesterday",
+     "st agnes memorial"),
+    ("Dr. Ng saw pt this am, plan", "Ng saw pt this am", "Ng saw pt"),
 
     ("son S Marks called", "S Marks", "S Marks"),  # an initial, no apostrophe
     ("path report for Ramirez record 963563634-J", "record", None),

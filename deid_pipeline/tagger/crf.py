@@ -596,6 +596,11 @@ _ROLE_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "HOSPITAL", "ORGANIZA
 # A clock time after a full date (``10/22/03, 1900``): the time is no date part.
 _DATE_THEN_CLOCK = re.compile(r"\d[,;]?[ \t]+(?:[01]\d|2[0-3])[0-5]\d$")
 _FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
+# When, after a value (``from st agnes memorial yesterday``): no gold span of
+# the corpus holds one of these words.
+_WHEN_TAIL = re.compile(
+    r"(?:[ \t,]+(?:yesterday|today|tonight|tomorrow|overnight|now|"
+    r"this[ \t]+(?:am|pm|morning|afternoon|evening)))+$", re.IGNORECASE)
 
 
 # A role the model takes for a name when it stands alone (``pt's pastor was
@@ -614,6 +619,8 @@ def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
         tail = _WITH_MARK.search(value)
     if tail is None and span.label in _ROLE_LABELS:
         tail = _ROLE_TAIL.search(value)
+    if tail is None:
+        tail = _WHEN_TAIL.search(value)
     if tail is None and span.label == "DATE":
         clock = _DATE_THEN_CLOCK.search(value)
         if clock is not None:
