@@ -529,6 +529,9 @@ def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
     ("PT EXPIRED. DR'S CAMARDA AND CLIFFORD", "'S CAMARDA", "CAMARDA"),
     ("SEEN BY GBMC NURSE FOR ARRANGEMENTS", "GBMC NURSE", "GBMC"),
     ("note by Kowalski, RN", "Kowalski, RN", "Kowalski"),
+    # What the person did, after the name: no part of it.
+    ("DR BAKAITIS UPDATE BY MD", "BAKAITIS UPDATE", "BAKAITIS"),
+    ("cath ok.dr vascuez spoke with husband", "vascuez spoke", "vascuez"),
     # When after a value: no part of it.
     ("came from st agnes memorial yesterday", "st agnes memorial yesterday",
      "st agnes memorial"),

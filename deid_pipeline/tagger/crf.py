@@ -596,6 +596,13 @@ _ROLE_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "HOSPITAL", "ORGANIZA
 # A clock time after a full date (``10/22/03, 1900``): the time is no date part.
 _DATE_THEN_CLOCK = re.compile(r"\d[,;]?[ \t]+(?:[01]\d|2[0-3])[0-5]\d$")
 _FIELD_WORD = re.compile(r"(?:mrn|record|rec|med|id|acct|dob)", re.IGNORECASE)
+# What a named person did, after the name (``DR BAKAITIS UPDATE BY MD``, ``dr
+# vascuez spoke with``): no gold name of the corpus ends with one of these.
+_DID_TAIL = re.compile(
+    r"(?:[ \t,]+(?:spoke|speaks|update|updated|aware|notified|called|paged|"
+    r"informed|saw|said|states|stated|came|visited|plans|wants|will|would|is|"
+    r"was|has|had|here))+$", re.IGNORECASE)
+_PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
 # When, after a value (``from st agnes memorial yesterday``): no gold span of
 # the corpus holds one of these words.
 _WHEN_TAIL = re.compile(
@@ -619,6 +626,8 @@ def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
         tail = _WITH_MARK.search(value)
     if tail is None and span.label in _ROLE_LABELS:
         tail = _ROLE_TAIL.search(value)
+    if tail is None and span.label in _PERSON_LABELS:
+        tail = _DID_TAIL.search(value)
     if tail is None:
         tail = _WHEN_TAIL.search(value)
     if tail is None and span.label == "DATE":
