@@ -532,6 +532,11 @@ def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
     # What the person did, after the name: no part of it.
     ("DR BAKAITIS UPDATE BY MD", "BAKAITIS UPDATE", "BAKAITIS"),
     ("cath ok.dr vascuez spoke with husband", "vascuez spoke", "vascuez"),
+    # What happened at a place, after its facility noun: no part of it.
+    ("HYPOTENSION AT CALVERT HOSPITAL REQUIRING DOPAMINE",
+     "CALVERT HOSPITAL REQUIRING DOPAMINE", "CALVERT HOSPITAL"),
+    ("records from Hospital for Special Surgery", "Hospital for Special Surgery",
+     "Hospital for Special Surgery"),
     # When after a value: no part of it.
     ("came from st agnes memorial yesterday", "st agnes memorial yesterday",
      "st agnes memorial"),
@@ -548,7 +553,8 @@ def test_a_clock_time_is_cut_from_the_end_of_a_date_span():
 ])
 def test_field_label_words_are_cut_from_the_ends_of_a_span(text, span, expected):
     start = text.index(span)
-    cut = _without_field_words(text, PhiSpan(start, start + len(span), "DOCTOR",
+    label = "HOSPITAL" if "Hosp" in span or "HOSP" in span else "DOCTOR"
+    cut = _without_field_words(text, PhiSpan(start, start + len(span), label,
                                              "crf", 0.9))
     assert (None if cut is None else text[cut.start:cut.end]) == expected
 

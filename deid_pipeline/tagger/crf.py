@@ -603,6 +603,13 @@ _DID_TAIL = re.compile(
     r"informed|saw|said|states|stated|came|visited|plans|wants|will|would|is|"
     r"was|has|had|here))+$", re.IGNORECASE)
 _PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
+# A facility noun, then what happened there (``AT CALVERT HOSPITAL REQUIRING
+# DOPAMINE``): a name goes on after its noun (Hospital for Special Surgery),
+# a verb does not; no gold place of the corpus goes on at all.
+_FACILITY_THEN_VERB = re.compile(
+    r"\b(?:hospital|hosp|center|centre|clinic|rehab|campus)"
+    r"(?P<tail>[ \t,]+[A-Za-z]{2,}(?:ing|ed)\b.*)$", re.IGNORECASE | re.DOTALL)
+_PLACE_LABELS = frozenset({"HOSPITAL", "LOCATION", "ORGANIZATION"})
 # When, after a value (``from st agnes memorial yesterday``): no gold span of
 # the corpus holds one of these words.
 _WHEN_TAIL = re.compile(
@@ -621,6 +628,16 @@ def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
     value = text[span.start:span.end]
     if _FIELD_WORD.fullmatch(value) or _ROLE_WORD.fullmatch(value):
         return None
+    end = span.start + _tail_cut(text, span, value)
+    head = _FIELD_HEAD.match(text, span.start, end)
+    start = head.end() if head is not None else span.start
+    if (start, end) == (span.start, span.end):
+        return span
+    return dataclasses.replace(span, start=start, end=end) if end > start else None
+
+
+def _tail_cut(text: str, span: PhiSpan, value: str) -> int:
+    """Where in ``value`` the words that are no part of it begin (its length: none)."""
     tail = _FIELD_TAIL.search(value)
     if tail is None and text[span.end:span.end + 1] == "/":
         tail = _WITH_MARK.search(value)
@@ -628,18 +645,15 @@ def _without_field_words(text: str, span: PhiSpan) -> PhiSpan | None:
         tail = _ROLE_TAIL.search(value)
     if tail is None and span.label in _PERSON_LABELS:
         tail = _DID_TAIL.search(value)
+    if tail is None and span.label in _PLACE_LABELS:
+        verb = _FACILITY_THEN_VERB.search(value)
+        if verb is not None:
+            return verb.start("tail")
     if tail is None:
         tail = _WHEN_TAIL.search(value)
-    if tail is None and span.label == "DATE":
-        clock = _DATE_THEN_CLOCK.search(value)
-        if clock is not None:
-            tail = re.search(r"[,;]?[ \t]+\d{4}$", value)
-    end = span.start + (tail.start() if tail is not None else len(value))
-    head = _FIELD_HEAD.match(text, span.start, end)
-    start = head.end() if head is not None else span.start
-    if (start, end) == (span.start, span.end):
-        return span
-    return dataclasses.replace(span, start=start, end=end) if end > start else None
+    if tail is None and span.label == "DATE" and _DATE_THEN_CLOCK.search(value):
+        tail = re.search(r"[,;]?[ \t]+\d{4}$", value)
+    return tail.start() if tail is not None else len(value)
 
 
 # ``at 1900``, ``until 2000``, ``1900-0700``: a 24-hour clock time, which
