@@ -70,6 +70,8 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Cullen and Swan-Ganz placed", "Cullen", "DOCTOR", True),
     ("to Ottawa and Grey Turner sign noted", "Ottawa", "CITY", True),
     ("placed on venturi mask 40%", "venturi", "PATIENT", False),
+    ("10/26: CABGX4: LIMA-> LAD, SVG-> OM", "LIMA", "DOCTOR", False),
+    ("moved from Lima to Dayton", "Lima", "CITY", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -69,8 +69,9 @@ _CLAUSE_WORDS = frozenset({
 })
 _WORD = re.compile(r"[^\W_]+")
 _APOSTROPHES = "'\u2019"
-# What may stand between two words of one eponym or its clinical words.
-_JOINER = re.compile(r"[ \t\-'\u2019.]{0,3}")
+# What may stand between two words of one eponym or its clinical words (an
+# arrow too: a graft's ``LIMA->LAD``).
+_JOINER = re.compile(r"[ \t\-'\u2019.>]{0,3}")
 
 
 @dataclass(frozen=True, slots=True)
