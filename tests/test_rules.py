@@ -192,6 +192,8 @@ DATE_ROWS = [
     ("weaned from 4-2 L nc", []),
     ("extubated on 3/5, stable since", [("3/5", "DATE")]),
     ("since 1/2.", [("1/2", "DATE")]),
+    ("HEAD CT-WO ACUTE CHGES. 1/3 EXTUBATED. MADE NO PRESSORS", [("1/3", "DATE")]),
+    ("CPAP 5/5 EXTUBATED AT 10; 1/2 NS, transferred", []),
     ("NO GROWTH SO FAR FROM 8/29 CULTURES", [("8/29", "DATE")]),
     ("pt's birthday is tomorrow, may 16, 2015", [("may 16, 2015", "DATE")]),
     ("seen Dec. 10 in clinic", [("Dec. 10", "DATE")]),

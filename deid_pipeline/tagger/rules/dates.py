@@ -74,7 +74,8 @@ class DateRecognizer(PatternRecognizer):
 
     Year-less forms that leaked on unseen notes and queries: a fraction-shaped
     ``m/d`` right after a date word (``SINCE 3/4 PER FAMILY``: the
-    ``fraction_before`` words), ``m/d`` glued to a date word
+    ``fraction_before`` words) or before an event (``1/3 EXTUBATED``: the
+    ``fraction_after`` words), ``m/d`` glued to a date word
     (``admitted3/14``), a range of days (``3/14-16``, one span) and a month
     alone after a ``month_before`` word (``in March``, ``SINCE SEPT``), where
     ``May`` counts only capitalised before punctuation and ``jan``/``dec``
@@ -155,6 +156,9 @@ class DateRecognizer(PatternRecognizer):
         fraction = _trie(config.get("fraction_before", ("since",)))
         self._fraction_before = re.compile(
             rf"(?<![a-z0-9])(?:{fraction})[ \t]*[:,]?[ \t]*$", _FLAGS)
+        after = _trie(config.get("fraction_after", ("extubated",)))
+        self._fraction_after = re.compile(rf"[ \t]*[:,]?[ \t]*(?:{after})(?![a-z])",
+                                          _FLAGS)
         strong = _trie(strong_words)
         self._strong = re.compile(rf"(?<![a-z0-9])(?:{strong})[ \t]*[:,]?[ \t]*$",
                                   _FLAGS)
@@ -246,7 +250,8 @@ class DateRecognizer(PatternRecognizer):
                         and not self._header_colon.match(text, end))
             if fraction and not fraction_ok and not (
                     strong and self._clause_end.match(text, end)) and (
-                    not self._fraction_before.search(text, lo, start)):
+                    not self._fraction_before.search(text, lo, start)) and (
+                    not self._fraction_after.match(text, end)):
                 return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
             if day == 10 and month <= 10 and self._pain_near(text, start, end):
                 return True  # had 3/10 incisional pain
