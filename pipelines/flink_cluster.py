@@ -285,7 +285,12 @@ def _ready(cfg: ClusterConfig) -> bool:
         managers = rest(cfg, "/taskmanagers")["taskmanagers"]
     except (OSError, urllib.error.URLError, ValueError, KeyError):
         return False
-    return len(managers) >= cfg.taskmanagers and _accepts(cfg.worker_pool_port)
+    # A TaskManager is listed before its slots are: a job submitted then
+    # would get fewer slots than the cluster was started with.
+    slots = sum(m.get("slotsNumber", 0) for m in managers)
+    return (len(managers) >= cfg.taskmanagers
+            and slots >= cfg.taskmanagers * cfg.slots
+            and _accepts(cfg.worker_pool_port))
 
 
 def _pids(cfg: ClusterConfig) -> dict[str, list[int]]:
