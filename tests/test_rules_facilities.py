@@ -88,6 +88,22 @@ def test_when_two_surnames_before_clinic_then_hospital(detector, seed):
         _check(detector, "facilities", text, [(value, "HOSPITAL")])
 
 
+@pytest.mark.parametrize("name", ["Wexner", "Lahey", "Geisinger", "Marshfield",
+                                  "Kellogg", "Ochsner"])
+def test_when_a_name_and_a_clinic_noun_follow_a_cue_then_hospital(detector, name):
+    """``at the Wexner heart clinic``: the name, not the noun nor the care.
+
+    Names of real clinics and centres: surnames or words English rarely uses
+    (a common word, ``at the Young clinic``, is left to the model).
+    """
+    for text, value in ((f"f/u at the {name} heart clinic on 10/23", name),
+                        (f"referred to {name} Clinic for second opinion", name),
+                        (f"SEEN AT THE {name.upper()} EYE CENTER", name.upper())):
+        if len(name) < 6 and value.isupper():
+            continue  # short capitals in a line of capitals: a service's letters
+        _check(detector, "facilities", text, [(value, "HOSPITAL")])
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("REFERRED BY DR. ADAMS OF ST. JOHN'S.", [("ST. JOHN'S", "HOSPITAL")]),
     ("transferred to St Paul for cath", [("St Paul", "HOSPITAL")]),
@@ -176,6 +192,11 @@ NEGATIVE_ROWS = [
     ("facilities", "referred to Heart & Vascular Clinic; ENT & Allergy Associates"),
     ("facilities", "VA 20/40 OU; left VA improved; Hospital of choice per family"),
     ("facilities", "patient and family group meeting"),
+    # clinics named for their care, not for a person or a place.
+    ("facilities", "f/u at the Dermatology Clinic, at the Coumadin clinic, at "
+                   "the Wound Center, at the Infusion Center, at the Women's "
+                   "Health Center"),
+    ("facilities", "FOLLOWS AT THE CHF CLINIC AND AT THE ENT CLINIC"),
     # capitals in a line of capitals say nothing (nursing notes).
     ("facilities", "PT TRANSFERRED TO KWMC FOR CATH"),
     # residence: a unit before the comma, or a code that is also a word (MS).

@@ -131,6 +131,14 @@ _FACILITY_OF = re.compile(
     rf"[ \t]+(?i:of)[ \t]+(?:(?i:the)[ \t]+)?(?P<phi>{_NAME_WORD}"
     rf"(?:[ \t]+(?!{_FUNCTION_WORD}\b){_NAME_WORD}){{0,2}})")
 
+# ``at the Wexner heart clinic``, ``referred to Lahey Clinic``: a name, perhaps
+# a kind of care, then a clinic's noun, after a facility cue.
+_NAMED_CLINIC = re.compile(
+    rf"{_FACILITY_CUE}(?P<phi>{_NAME_WORD})(?:[ \t]+[A-Za-z'\u2019]+)?[ \t]+"
+    r"(?i:clinic|center|centre|institute)(?![\w'\u2019-])")
+# Clinics named for a specialty, not a person or a place (Dermatology Clinic).
+_SPECIALTY = re.compile(r"(?i:.*(?:ology|iatry|iatrics|pedics|ics|ery))$")
+
 
 class FacilityRecognizer(PatternRecognizer):
     """Hospitals by the shapes other genres write them in.
@@ -156,6 +164,7 @@ class FacilityRecognizer(PatternRecognizer):
             Pattern("veterans", _VETERANS.pattern, confidence=0.8),
             Pattern("partners", _PARTNERS.pattern, confidence=0.8),
             Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
+            Pattern("named_clinic", _NAMED_CLINIC.pattern, confidence=0.8),
             Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
             Pattern("initialism_before_part", _INITIALISM_BEFORE_PART.pattern,
                     **_AT_WORD),
@@ -178,6 +187,8 @@ class FacilityRecognizer(PatternRecognizer):
             return lower not in self._not_initialisms and lex.english_band(lower) <= 2
         if kind in ("initialism_before_part", "initialism_after_part"):
             return _initialism_in_context(lex, self._care_units, value)
+        if kind == "named_clinic":
+            return self._clinic_name(lex, value, _line_has_lower(text, hit.start))
         if kind == "partners":
             names = (hit.group("a") or "", hit.group("b") or "")
             if hit.group("and") and not all(n[:1].isupper() for n in names):
@@ -192,6 +203,21 @@ class FacilityRecognizer(PatternRecognizer):
         last = value.split()[-1]
         return _reads_as_name(lex, last) or bool(
             _TOWN_FLAGS & set(lex.flags(last.lower())))
+
+    def _clinic_name(self, lex: Any, word: str, mixed_case: bool) -> bool:
+        """A clinic's name: a surname or rare word, not a specialty or a drug.
+
+        ``Wexner``, ``Kellogg``, ``Mayo``; not ``Dermatology``, ``Coumadin``,
+        ``Wound`` or ``Pain``. In a line of capitals only a long word
+        (``CHF CLINIC``, ``ENT CLINIC`` are services).
+        """
+        lower = re.sub(r"['\u2019]s$", "", _name_key(word))  # Women's Center
+        if not (mixed_case or len(lower) >= 6) or _SPECIALTY.match(lower):
+            return False
+        if lower in self._care_units or lower in self._not_initialisms:
+            return False
+        return _reads_as_name(lex, lower) and not (
+            {"drug", "dx"} & set(lex.flags(lower)))
 
 
 class TransferRecognizer(PatternRecognizer):
