@@ -453,6 +453,10 @@ NAME_ROWS = [
     ("TRIPLE CVL BY B. WHITE. BLEEDING AT SITE", [("B. WHITE", "DOCTOR")]),
     ("REVERSALS NOT GIVEN PER L. WHITE PA.", [("L. WHITE", "DOCTOR")]),
     ("treated with E. coli sensitive abx; by S. Aureus coverage", []),
+    # ... or after a first name: both halves found (the merge joins them).
+    ("Submitting Physician: Jessica E. Brown",
+     [("Jessica E.", "DOCTOR"), ("E. Brown", "DOCTOR")]),
+    ("Hepatitis B. White count up; Vitamin K. Brown sugar", []),
     ("per L. hand surgery; per L. Hand surgery", []),
     ("MRS KOWALCZYK RESTING, HUSBAND AT BEDSIDE", [("KOWALCZYK", "PATIENT")]),
     ("mr.delacroix returned from OR", [("delacroix", "PATIENT")]),

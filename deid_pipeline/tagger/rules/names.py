@@ -44,6 +44,8 @@ def _name_key(word: str) -> str:
 # Who did something, before an initial: "CVL BY B. WHITE", "PER L. WHITE PA";
 # the initial and a common surname are then a name, not "E. coli".
 _CUE_BEFORE_INITIAL = re.compile(r"(?<![\w/])(?:by|per|with|w/)[ \t]+$", re.I)
+_FIRST_NAME_BEFORE = re.compile(
+    r"(?<![\w'.])(?P<first>[A-Z][a-z]{2,}|[A-Z]{3,})[ \t]+$")
 _SURNAME_AFTER_INITIAL = re.compile(
     r"(?:\.[ \t]*|[ \t]+)(?P<name>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?|[A-Z]{3,})(?![\w'-])")
 _SURNAME_AFTER = re.compile(
@@ -240,14 +242,14 @@ class NameRecognizer(PatternRecognizer):
             return self._staff_name(word, flags, band, bool(self._doctor.search(
                 text, hit.whole[0], hit.start)))
         if hit.pattern.name == "initial" and ("drug" in flags or "dx" in flags):
-            # "BY B. WHITE": after a cue, a listed name written as one, as
-            # common as a common surname ("with E. coli", "by S. aureus" are
-            # no listed names; "per L. hand surgery" is lower case).
+            # "BY B. WHITE", "Jessica E. Brown": after a cue or a first name,
+            # a listed name written as one, as common as a common surname
+            # ("with E. coli", "by S. aureus" are no listed names; "per L.
+            # hand surgery" is lower case).
             names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
             return raw[:1].isupper() and word not in self._not_names and (
                 band <= 4 and bool(names) or band == 5 and "ln1" in names) and (
-                _CUE_BEFORE_INITIAL.search(text, max(0, hit.start - 12), hit.start)
-                is not None)
+                self._cue_or_first_name_before(text, hit.start, lex))
         surname = {f for f in flags if f.startswith("ln") or f.startswith("fn")}
         # "Mrs. Park": a capitalised word after a title may be as common as
         # English band 5 (capitals say nothing in "MRS PARK" or "mrs park"),
@@ -262,6 +264,14 @@ class NameRecognizer(PatternRecognizer):
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and (
                 bool(surname) or capitalised))
+
+    def _cue_or_first_name_before(self, text: str, at: int, lex: Any) -> bool:
+        """``by``/``per``/``with`` or a common first name right before ``at``."""
+        lo = max(0, at - 24)
+        if _CUE_BEFORE_INITIAL.search(text, lo, at) is not None:
+            return True
+        first = _FIRST_NAME_BEFORE.search(text, lo, at)
+        return first is not None and self._first_name(first.group("first"), lex)
 
     def _surname_after_initial(self, word: str, lex: Any) -> bool:
         """The word after ``Dr. H.``: a surname, however else the lists know it.
