@@ -35,7 +35,7 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.surrogates import Originals
-from deid_pipeline.tagger.tagging import reconcile_reports
+from deid_pipeline.tagger.tagging import reconcile_documents
 
 __all__ = [
     "DocumentFlow",
@@ -154,11 +154,14 @@ class DocumentFlow:
 
     @staticmethod
     def reconcile(tagged: Sequence[TaggedDocument]) -> list[TaggedDocument]:
-        """Reports of one HL7 message marked wherever a sibling's value stands.
+        """Documents marked wherever a related one's value stands.
 
-        Part of the tag stage: the caller runs it inside its own ``stage``.
+        Reports of one HL7 message share every value, documents of one
+        patient their sure names, places and ids
+        (:func:`~deid_pipeline.tagger.tagging.reconcile_documents`). Part of
+        the tag stage: the caller runs it inside its own ``stage``.
         """
-        return reconcile_reports(tagged)
+        return reconcile_documents(tagged)
 
     @staticmethod
     def originals(*tagged: TaggedDocument) -> Originals:

@@ -318,3 +318,28 @@ def test_when_patterns_overlap_then_each_file_read_once(tmp_path, key_file):
     assert summary["files_read"] == 3 and summary["accounted"]
     rows = _table(tmp_path / "o" / "documents")
     assert sorted(r["doc_id"] for r in rows) == ["a", "b"]
+
+
+def test_a_name_found_in_one_note_of_a_patient_is_removed_from_the_others(
+    tmp_path, key_file
+):
+    """PhysioNet notes of one patient: the son named after "Son" in one note
+    is also replaced where another note names him alone, which the tagger
+    does not find by itself; the document's span says it was propagated."""
+    src = tmp_path / "id.text"
+    src.write_text(
+        "START_OF_RECORD=7||||1||||\nSon Tavita called for update, questions"
+        " answered.\n||||END_OF_RECORD\n"
+        "START_OF_RECORD=7||||2||||\nNeuro: alert, follows commands.\n"
+        "tavita will visit tomorrow.\n||||END_OF_RECORD\n"
+    )
+    out = tmp_path / "o"
+    summary = run(["--input", str(src), "--input-format", "physionet",
+                   "--output", str(out), "--key-file", key_file])
+    assert summary["records_written"] == 2 and summary["accounted"]
+    texts = {r["doc_id"]: r["text"] for r in _table(out / "documents")}
+    assert set(texts) == {"7-1", "7-2"}
+    assert all("tavita" not in t.lower() for t in texts.values())
+    (lent,) = [r for r in _table(out / "identifiers")
+               if r["doc_id"] == "7-2" and r["original"] == "tavita"]
+    assert "propagated" in lent["source"]

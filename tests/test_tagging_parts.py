@@ -71,7 +71,7 @@ def test_when_a_report_misses_a_value_its_sibling_tagged_then_it_is_tagged_there
     """Reports of one HL7 message: a name tagged in one is tagged in the other;
     a report of another message, or a plain note, is left as it was."""
     from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
-    from deid_pipeline.tagger.tagging import reconcile_reports
+    from deid_pipeline.tagger.tagging import reconcile_documents
 
     def report(doc_id, text, spans=(), origin="feed.hl7", source="hl7"):
         doc = ClinicalDocument(doc_id=doc_id, text=text, source=source, origin=origin)
@@ -83,8 +83,34 @@ def test_when_a_report_misses_a_value_its_sibling_tagged_then_it_is_tagged_there
     other_message = report("MSG0043-1", "Okonkwo signed.")
     other_file = report("MSG0042-3", "Okonkwo signed.", origin="other.hl7")
     note = report("note-1", "Okonkwo called.", source="text")
-    out = reconcile_reports([first, second, other_message, other_file, note])
+    out = reconcile_documents([first, second, other_message, other_file, note])
     assert out[0] == first
     (span,) = out[1].spans
     assert (span.start, span.end, span.label) == (0, 7, "DOCTOR")
     assert out[2:] == [other_message, other_file, note]
+
+
+def test_a_patients_notes_lend_each_other_sure_names_places_and_ids_only():
+    """Notes of one patient (PhysioNet numbering): a relative tagged surely in
+    one note is marked where another names her alone; a date, an unsure span
+    and another patient's note are not lent anything."""
+    from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
+    from deid_pipeline.tagger.tagging import reconcile_documents
+
+    def note(doc_id, text, spans=(), patient="physionet:12"):
+        doc = ClinicalDocument(doc_id=doc_id, text=text, source="physionet",
+                               person_key=patient)
+        return TaggedDocument(document=doc, spans=tuple(spans))
+
+    first = note("12-1", "Daughter Keisha in to visit 3/4, updated by Dr. Alvarez.",
+                 [PhiSpan(9, 15, "RELATIVE", "crf", 0.97),
+                  PhiSpan(28, 31, "DATE", "rules:date", 1.0),
+                  PhiSpan(48, 55, "DOCTOR", "crf", 0.6)])
+    second = note("12-2", "Keisha called. Gave 3/4 of dose. Alvarez aware.")
+    other = note("13-1", "Keisha is the name of this patient's nurse.",
+                 patient="physionet:13")
+    out = reconcile_documents([first, second, other])
+    assert out[0] == first
+    assert [(s.start, s.end, s.label, s.source) for s in out[1].spans] == [
+        (0, 6, "RELATIVE", "propagated")]
+    assert out[2] == other

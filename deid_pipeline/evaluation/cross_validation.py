@@ -47,7 +47,7 @@ from deid_pipeline.evaluation.swapped import (
     swapped_split,
 )
 from deid_pipeline.evaluation.swapped import payload as swapped_payload
-from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.tagger.allowlist import drop_eponyms
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
@@ -57,7 +57,7 @@ from deid_pipeline.tagger.detectors import (
 )
 from deid_pipeline.tagger.merge import reconcile
 from deid_pipeline.tagger.rules.site import load_site_rules
-from deid_pipeline.tagger.tagging import document_parts, shifted
+from deid_pipeline.tagger.tagging import document_parts, reconcile_documents, shifted
 
 # ---------------------------------------------------------------------------
 # Folds.
@@ -118,8 +118,10 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
                   rules_path: str | None = None) -> BiasTagging:
     """Merged hybrid spans per document at each bias, the CRF run once per document.
 
-    Equal, span for span, to ``PhiTagger.from_config(TaggerConfig(detectors,
-    model_path, bias)).tag(doc).spans`` for every bias, and its confidence to
+    Equal, span for span, to what ``run`` marks: ``reconcile_documents`` of
+    ``PhiTagger.from_config(TaggerConfig(detectors, model_path,
+    bias)).tag(doc)`` over the documents for every bias (a patient's notes
+    lend each other their sure values), and its confidence to
     ``.confidence`` (the CRF's; it does not depend on the bias) (tested).
     """
     from deid_pipeline.tagger.detectors import create
@@ -146,6 +148,9 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
         known = [post.confidence for *_, post in posteriors
                  if post.confidence is not None]
         confidence.append(min(known) if known else None)
+    for bias, spans in out.items():
+        out[bias] = [t.spans for t in reconcile_documents(
+            [TaggedDocument(doc, s) for doc, s in zip(docs, spans, strict=True)])]
     return BiasTagging(out, confidence)
 
 

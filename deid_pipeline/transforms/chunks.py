@@ -320,6 +320,8 @@ class TagChunkFn(beam.DoFn):
                 yield dead_letter(error, doc)
         # A file's reports of one HL7 message are consecutive, so in one chunk
         # (but for a message cut by a chunk boundary): one value, every report.
+        # A patient's notes lend each other their sure names, places and ids
+        # within the chunk too (a patient cut by a chunk boundary: each part).
         for tagged in flow.reconcile(tagged_docs):
             self._docs.inc()
             self._spans.inc(len(tagged.spans))

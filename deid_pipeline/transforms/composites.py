@@ -81,12 +81,14 @@ class DeidentifyRecords(beam.PTransform):
     person id and surrogate is a pure function of the key and the record
     itself (its header key, else the document), so streaming gives the same
     bytes as the batch run for any record that carries its own person key,
-    but for an HL7 report whose sibling reports were tagged with a value it
-    missed: the batch run marks it there too (``tagging.reconcile_reports``),
-    a record alone cannot; nor can it avoid the originals of the person's
-    other records: its surrogates avoid its own (its message's) originals
-    only, while the batch run also redraws one that spells an original of
-    another document of the same person. Returns (research documents,
+    but for a record whose sibling reports (or, for a sure name, place or
+    id, another record of its patient in the same chunk) were tagged with a
+    value it missed: the batch run marks it there too
+    (``tagging.reconcile_documents``), a record alone cannot; nor can it
+    avoid the originals of the person's other records: its surrogates
+    avoid its own (its message's) originals only, while the batch run also
+    redraws one that spells an original of another document of the same
+    person. Returns (research documents,
     quarantine).
     """
 
