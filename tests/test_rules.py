@@ -462,6 +462,10 @@ NAME_ROWS = [
     ("mr.delacroix returned from OR", [("delacroix", "PATIENT")]),
     ("social: son bernard called, updated", [("bernard", "RELATIVE")]),
     ("DAUGHTER, ROSALIND, IS HCP", [("ROSALIND", "RELATIVE")]),
+    # A section label hyphened to the relation.
+    ("COPING-SISTER ,ANDREA HAS PHONED TODAY", [("ANDREA", "RELATIVE")]),
+    ("SOCIAL-son leopold called twice", [("leopold", "RELATIVE")]),
+    ("pt now post-op, x-son clip; by-son will visit", []),
     # Shorthand that looks like an initial and a name, and is not.
     ("no N/V. ABD soft, +BS", []),
     ("A&O. MAE, follows commands", []),
@@ -577,6 +581,10 @@ CREDENTIAL_ROWS = [
     ("and now RLL. MURPHY-WHITE MD plans to attempt talc",
      [("MURPHY-WHITE", "DOCTOR")]),
     ("Black-King MD plans pleurodesis", [("Black-King", "DOCTOR")]),
+    # A surname that is a common word, after a listed first name.
+    ("7.40/35/64/22/-1. nicole young, R.N.", [("nicole young", "DOCTOR")]),
+    ("CENTRAL LINE OK PER BOBBY BROWN NP", [("BOBBY BROWN", "DOCTOR")]),
+    ("skin pink, RN aware; stool brown, MD aware; pt young, RN at bedside", []),
     # Places, units, prepositions and oxygen before the same letters.
     ("moved from Annapolis, MD last year", []),
     ("lives at 12 Oak Rd, Lutherville, MD 21093-1234", [("Lutherville", "CITY")]),

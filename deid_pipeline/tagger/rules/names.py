@@ -22,6 +22,8 @@ _SHORT_NAME = r"[A-Za-z]{2}[A-Za-z'-]*(?![\w'])"
 # Not after a letter, digit or the marks of clinical shorthand: the "V." of
 # "N/V. ABD", the "I." of "D+I.", the "O." of "A&O." are not initials.
 _NOT_SHORTHAND = r"(?<![\w.'/+&-])"
+# Where a relation word may start: as a word, or after a label and a hyphen.
+_AFTER_LABEL_HYPHEN = rf"(?:{_NOT_SHORTHAND}|(?<=[a-zA-Z]{{3}}-))(?=[a-z])"
 _VOWEL = re.compile(r"[aeiouy]")
 
 
@@ -139,11 +141,13 @@ class NameRecognizer(PatternRecognizer):
             Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
             # Not a title after the relation: "wife, Mrs. Okonjo" is the
-            # title's (the match would hide it).
-            Pattern("relation", rf"{_NOT_SHORTHAND}(?:{relations})"
+            # title's (the match would hide it). A section label may be
+            # hyphened to the relation ("COPING-SISTER ,ANDREA", "SOCIAL-wife").
+            Pattern("relation", rf"(?:{_NOT_SHORTHAND}|(?<=[a-z]{{3}}-))"
+                    rf"(?:{relations})"
                     rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)"
                     rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})",
-                    **word_start),
+                    **{**word_start, "guard": _AFTER_LABEL_HYPHEN}),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"{initial}", **word_start),
             # The same typed in lower case ("mr a remained on same doses"):
@@ -445,7 +449,9 @@ class CredentialNameRecognizer(PatternRecognizer):
             name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
             if name is None or _hyphenated_place(name.group("last"), lex) or not (
                     _reads_as_surname(name.group("last"), lex)
-                    or _double_barrelled(name.group("last"), lex)):
+                    or _double_barrelled(name.group("last"), lex)
+                    or _common_surname_after_first(name.group("first"),
+                                                   name.group("last"), lex)):
                 continue
             start = name.start("last")
             first = name.group("first")
@@ -479,6 +485,22 @@ _ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
 _NAME_BEFORE_CREDENTIAL = re.compile(
     rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
     rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
+
+
+def _common_surname_after_first(first: str | None, last: str, lex: Any) -> bool:
+    """``nicole young, R.N.``: a listed surname that is a word, after a first name.
+
+    Alone before a credential ``young`` or ``Brown`` is too often a word;
+    a common listed first name before it (not an unknown word, not ``pt``)
+    makes the pair a signature.
+    """
+    if first is None or len(first) < 3 or not (
+            _reads_as_first_name(first, lex)
+            and {"fn1", "fn2"} & set(lex.flags(first.lower()))):
+        return False  # not "pt young, RN", "pink" or an unknown word
+    key = _name_key(last)
+    return lex.english_band(key) <= 5 and bool(
+        {"ln1", "ln2"} & set(lex.flags(key)))
 
 
 def _double_barrelled(word: str, lex: Any) -> bool:
