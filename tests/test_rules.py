@@ -620,9 +620,19 @@ UNIVERSITY_ROWS = [
     ("cont insulin drip following u honolulu scale", [("u honolulu", "HOSPITAL")]),
     ("films from University of Chicago; seen at u of miami",
      [("University of Chicago", "HOSPITAL"), ("u of miami", "HOSPITAL")]),
+    # or a person or a place no list holds (other hospitals' universities)
+    ("ADMITTED TO UNIVERSITY OF DELANEY ER W/ STEMI",
+     [("UNIVERSITY OF DELANEY", "HOSPITAL")]),
+    ("transferred from Univ of Hudson for cath", [("Univ of Hudson", "HOSPITAL")]),
+    ("insulin per U Hudson scale, U of Hudson consult",
+     [("U Hudson", "HOSPITAL"), ("U of Hudson", "HOSPITAL")]),
+    ("seen at University of Notre Dame clinic; UNIV OF DELANEY ER",
+     [("University of Notre Dame", "HOSPITAL"), ("UNIV OF DELANEY", "HOSPITAL")]),
     # a state code needs "of"; places that are no state or city, and "u" as "you"
     ("told u or me; u md aware; gave 10 u boston", []),
     ("u of pt, U of urine, U of lab", []),
+    # common words, drugs, units, and a lower-case u before a surname
+    ("university of health sciences; gave 10 U Delaney; u delaney aware", []),
 ]
 
 

@@ -370,14 +370,39 @@ _UNIVERSITY = re.compile(
     r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
 
 
+def _named_university(lex: Any, text: str, match: re.Match) -> bool:
+    """A university named after a person or a place no list holds.
+
+    ``University of Hudson``, ``UNIV OF DELANEY``: after the whole word
+    (``univ``, ``university``) and ``of`` any word English rarely uses that is
+    no drug or finding names the institution. After a bare ``U`` the word must
+    be a listed name, written with a capital, with no number before the ``U``
+    (``U Hudson scale``; not ``10 U Humalog``, ``U of urine``).
+    """
+    word = match.group("place")
+    key = word.lower()
+    flags = set(lex.flags(key))
+    if {"drug", "dx"} & flags or lex.english_band(key) > 4:
+        return False
+    head = match.group(0).split(None, 1)[0].rstrip(".").lower()
+    if head.startswith("univ") and match.group("of"):
+        return True
+    named = any(f[:2] in ("fn", "ln") for f in flags)
+    before = text[max(0, match.start() - 8):match.start()]
+    return (named and match.group(0)[0] == "U" and word[0].isupper()
+            and lex.english_band(key) <= 3 and not re.search(r"\d[ \t]*$", before))
+
+
 class UniversityRecognizer(PatternRecognizer):
-    """A university named after a state or city: ``U of MD``, ``U Honolulu``.
+    """A university named after a state, city or person: ``U of MD``, ``U Honolulu``.
 
     The academic medical centres patients come from; staff write them without
     a facility noun (``per U Maryland scale``). The place must be a US state
     or city by the lexicon, a state code needs the ``of`` (``u of pt``, ``U of
     urine`` and ``tell u or me`` never match), and so does a city after a
-    lower-case ``u`` after a number (``10 u boston`` would be units).
+    lower-case ``u`` after a number (``10 u boston`` would be units). Other
+    hospitals' universities are named after people and places no list holds
+    (:func:`_named_university`).
     """
 
     def __init__(self) -> None:
@@ -404,6 +429,13 @@ class UniversityRecognizer(PatternRecognizer):
                     or not re.search(r"\d[ \t]*$", text[max(0, match.start() - 8):
                                                          match.start()])):
                 end = match.end("place")  # U Honolulu, U of Miami, univ chicago
+            elif _named_university(lex, text, match):
+                end = match.end("place")  # University of Hudson, U Hudson
+                second_word = match.group("second") or ""
+                if (second_word[:1].isupper() and len(second_word) > 3
+                        and lex.english_band(second.lower()) <= 3
+                        and not {"drug", "dx"} & set(lex.flags(second))):
+                    end = match.end("second")  # University of Notre Dame
             else:
                 continue
             spans.append(PhiSpan(match.start(), end, self.label, self.source,
