@@ -102,15 +102,21 @@ def test_a_patients_notes_lend_each_other_sure_names_places_and_ids_only():
                                person_key=patient)
         return TaggedDocument(document=doc, spans=tuple(spans))
 
-    first = note("12-1", "Daughter Keisha in to visit 3/4, updated by Dr. Alvarez.",
+    text = ("Daughter Keisha in to visit 3/4, updated by Dr. Alvarez. "
+            "Transferred to RJH.")
+    first = note("12-1", text,
                  [PhiSpan(9, 15, "RELATIVE", "crf", 0.97),
                   PhiSpan(28, 31, "DATE", "rules:date", 1.0),
-                  PhiSpan(48, 55, "DOCTOR", "crf", 0.6)])
-    second = note("12-2", "Keisha called. Gave 3/4 of dose. Alvarez aware.")
+                  PhiSpan(48, 55, "DOCTOR", "crf", 0.6),
+                  # a hospital's letters after a verb that moves a patient
+                  PhiSpan(72, 75, "HOSPITAL", "rules:places", 0.7)])
+    second = note("12-2", "Keisha called. Gave 3/4 of dose. Alvarez aware. "
+                  "So far at RJH, cx neg.")
     other = note("13-1", "Keisha is the name of this patient's nurse.",
                  patient="physionet:13")
     out = reconcile_documents([first, second, other])
+    assert text[72:75] == "RJH"
     assert out[0] == first
     assert [(s.start, s.end, s.label, s.source) for s in out[1].spans] == [
-        (0, 6, "RELATIVE", "propagated")]
+        (0, 6, "RELATIVE", "propagated"), (58, 61, "HOSPITAL", "propagated")]
     assert out[2] == other
