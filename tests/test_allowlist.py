@@ -38,6 +38,12 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("foley draining clear yellow urine", "foley", "PATIENT", False),
     ("takes St. John's wort daily", "St. John", "HOSPITAL", False),
     ("hx Cushing's syndrome", "Cushing", "PATIENT", False),
+    ("Addison crisis hydrocortisone dose", "Addison", "DOCTOR", False),
+    ("Hunt and Hess grade 3 management", "Hunt", "DOCTOR", False),
+    # The article a recall-biased span runs into names no one.
+    ("how long after a Nissen fundoplication", "a Nissen", "DOCTOR", False),
+    ("Laura Addison in to visit", "Addison", "RELATIVE", True),
+    ("Mr. Hunt and his wife visited", "Hunt", "PATIENT", True),
     # Persons and places that happen to be eponyms.
     ("Dr. Parkinson saw pt this AM", "Parkinson", "DOCTOR", True),
     ("Mr. Graves called for update", "Graves", "RELATIVE", True),
