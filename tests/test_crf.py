@@ -22,6 +22,7 @@ from deid_pipeline.tagger.crf import (
     _drop_common_words,
     _drop_weekdays,
     _end_at_sentences,
+    _in_value_series,
     _propagate,
     _short_date_lookalike,
     _widen_to_initials,
@@ -571,3 +572,21 @@ def test_field_label_words_are_cut_from_the_ends_of_a_span(text, span, expected)
 def test_a_four_digit_clock_time_is_no_date(text, value, clock):
     start = text.index(value)
     assert _clock_time(text, PhiSpan(start, start + 4, "DATE", "crf", 0.6)) is clock
+
+
+@pytest.mark.parametrize("text,value,series", [
+    ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", "6/3", True),
+    ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", ".71", True),
+    ("AC 40/700/5/12 .SAT 100,ABG PENDING", "5/12", True),
+    ("pa sats improved to 5-6/3-4/0-80 and has diuresed", "6/3", True),
+    # dates: alone, as a range, with a year, with an odd year, at a full stop
+    ("BC drawn 3/4-3/6 neg", "3/6", False),
+    ("dates 3/4/2019-3/6/2019 noted", "3/4/2019", False),
+    ("admitted 11/21.93 for chf", "11/21.93", False),
+    ("PLAN: d/c 2/4.", "2/4", False),
+    ("seen 7/9/04, changed 7/12.", "7/9/04", False),
+])
+def test_a_date_inside_a_run_of_values_is_no_date(text, value, series):
+    start = text.index(value)
+    span = PhiSpan(start, start + len(value), "DATE", "crf", 0.6)
+    assert _in_value_series(text, span) is series

@@ -698,6 +698,37 @@ def _short_date_lookalike(text: str, span: PhiSpan) -> bool:
                              fraction_ok=(span.confidence or 0.0) >= SURE_FRACTION_DATE)
 
 
+# Two dates joined as a range: the one run of numbers of four parts that is dates.
+_DATE_RANGE = re.compile(r"\d{1,2}/\d{1,2}(?:/\d{2,4})?-\d{1,2}/\d{1,2}(?:/\d{2,4})?")
+_SERIES_PARTS = re.compile(r"[/.-]")
+# A run of numbers is read at most this far on either side of the span.
+_SERIES_REACH = 24
+
+
+def _in_value_series(text: str, span: PhiSpan) -> bool:
+    """Whether a numeric DATE is part of a run of values, not a date.
+
+    Vent settings, pressures and cardiac outputs are written as runs of
+    numbers (``AC 40/700/5/12``, ``5-6/3-4/0-80``, ``6.6/3.71``) whose pieces
+    the model at a recall bias reads as dates. A run of more than three
+    numbers is a date only as a range of two (``3/4-3/6``); a decimal
+    point before the first slash makes a value (``11/21.93`` stays a date).
+    """
+    if span.label != "DATE" or not text[span.start:span.end].strip("/-. ").isdecimal() \
+            and not _YEAR_LESS_DATE.fullmatch(text[span.start:span.end]):
+        return False
+    lo, hi = span.start, span.end
+    floor, ceiling = max(lo - _SERIES_REACH, 0), min(hi + _SERIES_REACH, len(text))
+    while lo > floor and (text[lo - 1].isdecimal() or text[lo - 1] in "/-."):
+        lo -= 1
+    while hi < ceiling and (text[hi].isdecimal() or text[hi] in "/-."):
+        hi += 1
+    run = text[lo:hi].strip("/-.")
+    if "." in run and "/" in run and run.index(".") < run.index("/"):
+        return True
+    return len(_SERIES_PARTS.split(run)) > 3 and not _DATE_RANGE.fullmatch(run)
+
+
 def _is_alnum_span(text: str, span: PhiSpan) -> bool:
     return any(c.isalnum() for c in text[span.start:span.end])
 
@@ -790,6 +821,7 @@ class CrfDetector(Detector):
                       and _is_alnum_span(doc.text, s)
                       and plausible(doc.text[s.start:s.end], s.label)
                       and not _short_date_lookalike(doc.text, s)
+                      and not _in_value_series(doc.text, s)
                       and not _clock_time(doc.text, s))
         return Detection(spans, posterior.confidence)
 
