@@ -590,3 +590,18 @@ def test_a_date_inside_a_run_of_values_is_no_date(text, value, series):
     start = text.index(value)
     span = PhiSpan(start, start + len(value), "DATE", "crf", 0.6)
     assert _in_value_series(text, span) is series
+
+
+@pytest.mark.parametrize("text,span,label,expected", [
+    ("PLAN: TRANSFER TO HOBOKEN 2 IN AM.", "HOBOKEN 2", "HOSPITAL", "HOBOKEN"),
+    ("INTUBATED ON quartermain 7 FOR FAILURE", "quartermain 7", "LOCATION",
+     "quartermain"),
+    # a number that is the place's own, or no place's
+    ("lives at 19 Clover Lane", "19 Clover", "LOCATION", "19 Clover"),
+    ("son Ted 2 visits", "Ted 2", "RELATIVE", "Ted 2"),
+])
+def test_a_floor_number_is_cut_from_the_end_of_a_place(text, span, label, expected):
+    start = text.index(span)
+    cut = _without_field_words(text, PhiSpan(start, start + len(span), label,
+                                             "crf", 0.9))
+    assert text[cut.start:cut.end] == expected

@@ -610,6 +610,9 @@ _FACILITY_THEN_VERB = re.compile(
     r"\b(?:hospital|hosp|center|centre|clinic|rehab|campus)"
     r"(?P<tail>[ \t,]+[A-Za-z]{2,}(?:ing|ed)\b.*)$", re.IGNORECASE | re.DOTALL)
 _PLACE_LABELS = frozenset({"HOSPITAL", "LOCATION", "ORGANIZATION"})
+# The floor after a ward's or building's name (``TRANSFER TO QUARTERMAIN 2``):
+# the name is the place, the floor number names nothing.
+_FLOOR_TAIL = re.compile(r"(?<=[A-Za-z])[ \t]+\d{1,2}$")
 # When, after a value (``from st agnes memorial yesterday``): no gold span of
 # the corpus holds one of these words.
 _WHEN_TAIL = re.compile(
@@ -649,6 +652,7 @@ def _tail_cut(text: str, span: PhiSpan, value: str) -> int:
         verb = _FACILITY_THEN_VERB.search(value)
         if verb is not None:
             return verb.start("tail")
+        tail = _FLOOR_TAIL.search(value)
     if tail is None:
         tail = _WHEN_TAIL.search(value)
     if tail is None and span.label == "DATE" and _DATE_THEN_CLOCK.search(value):
