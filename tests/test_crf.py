@@ -577,6 +577,7 @@ def test_a_four_digit_clock_time_is_no_date(text, value, clock):
 @pytest.mark.parametrize("text,value,series", [
     ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", "6/3", True),
     ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", ".71", True),
+    ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", "6/3.71", True),
     ("AC 40/700/5/12 .SAT 100,ABG PENDING", "5/12", True),
     ("pa sats improved to 5-6/3-4/0-80 and has diuresed", "6/3", True),
     # dates: alone, as a range, with a year, with an odd year, at a full stop

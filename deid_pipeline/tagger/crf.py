@@ -705,6 +705,7 @@ def _short_date_lookalike(text: str, span: PhiSpan) -> bool:
 # Two dates joined as a range: the one run of numbers of four parts that is dates.
 _DATE_RANGE = re.compile(r"\d{1,2}/\d{1,2}(?:/\d{2,4})?-\d{1,2}/\d{1,2}(?:/\d{2,4})?")
 _SERIES_PARTS = re.compile(r"[/.-]")
+_NUMBERS = re.compile(r"[/.-]?\d[\d/.-]*")
 # A run of numbers is read at most this far on either side of the span.
 _SERIES_REACH = 24
 
@@ -718,8 +719,7 @@ def _in_value_series(text: str, span: PhiSpan) -> bool:
     numbers is a date only as a range of two (``3/4-3/6``); a decimal
     point before the first slash makes a value (``11/21.93`` stays a date).
     """
-    if span.label != "DATE" or not text[span.start:span.end].strip("/-. ").isdecimal() \
-            and not _YEAR_LESS_DATE.fullmatch(text[span.start:span.end]):
+    if span.label != "DATE" or not _NUMBERS.fullmatch(text, span.start, span.end):
         return False
     lo, hi = span.start, span.end
     floor, ceiling = max(lo - _SERIES_REACH, 0), min(hi + _SERIES_REACH, len(text))
