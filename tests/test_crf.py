@@ -19,6 +19,7 @@ from deid_pipeline.tagger.crf import (
     CrfDetector,
     _clock_time,
     _drop_bias_only_fractions,
+    _drop_bias_only_young_ages,
     _drop_common_words,
     _drop_weekdays,
     _end_at_sentences,
@@ -490,6 +491,17 @@ def test_when_only_the_bias_makes_a_fraction_a_date_then_it_is_dropped():
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     marked = [tokens[i].text for i, k in enumerate(kinds) if k]
     assert marked == ["7", "22", "2006", "8", "14"]  # dated, or on the best path
+
+
+def test_when_only_the_bias_makes_an_age_under_90_phi_then_it_is_dropped():
+    text = "PT IS A 69 YR OLD, HUSBAND 92 YO; son 45 yo, mother 101 yrs"
+    tokens = tuple(tokenize(text))
+    kinds = ["AGE" if tok.text.isdigit() else None for tok in tokens]
+    # The best path calls 45 an age (a site's model trained on every age).
+    at_45 = next(i for i, tok in enumerate(tokens) if tok.text == "45")
+    viterbi = ["B-AGE" if i == at_45 else "O" for i in range(len(tokens))]
+    _drop_bias_only_young_ages(tokens, kinds, viterbi)
+    assert [tokens[i].text for i, k in enumerate(kinds) if k] == ["92", "45", "101"]
 
 
 def test_dictionary_features_are_computed_only_for_models_that_weigh_them(

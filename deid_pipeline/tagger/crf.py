@@ -511,6 +511,25 @@ def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
             kinds[t] = None
 
 
+# Safe Harbor's line: an age under it is no PHI (rules/ages.py).
+_OLDEST_KEPT_AGE = 89
+
+
+def _drop_bias_only_young_ages(tokens: Sequence[Token], kinds: list[str | None],
+                               viterbi: Sequence[str]) -> None:
+    """Unmark ages under 90 that only a negative bias made AGE (``a 69 yr old``).
+
+    The model's AGE is an age over 89, as its gold and the rules have it; at a
+    recall bias it also marks the ages every note states, with a confidence
+    near 0.1. An age its best path calls AGE stays (a site's model trained
+    on every age marks them so).
+    """
+    for t, kind in enumerate(kinds):
+        if (kind == "AGE" and viterbi[t] == OUTSIDE and is_digits(tokens[t].text)
+                and int(tokens[t].text) <= _OLDEST_KEPT_AGE):
+            kinds[t] = None
+
+
 _NUMERIC = re.compile(r"[\d/\-.:() ]+")
 _NUMBER = re.compile(r"\d+")
 
@@ -796,6 +815,7 @@ class CrfDetector(Detector):
             _drop_common_words(tokens, kinds, posterior.viterbi)
             _drop_weekdays(tokens, kinds)
             _drop_bias_only_fractions(tokens, kinds, posterior.viterbi)
+            _drop_bias_only_young_ages(tokens, kinds, posterior.viterbi)
             if self.propagate:
                 _propagate(tokens, kinds, confidences, posterior.viterbi)
             _widen_to_places(tokens, kinds, confidences)
