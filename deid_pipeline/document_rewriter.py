@@ -59,6 +59,10 @@ def _capital_after_first(value: str) -> bool:
     return any(w[:1].isupper() for w in value.split()[1:])
 
 
+# Sources whose metadata is the input's own keys, passed through as written.
+_PASSED_THROUGH = frozenset({"jsonl", "parquet"})
+
+
 @dataclass(frozen=True)
 class Rewriter:
     """Picklable rewrite configuration: mode, policy and the run's secret key."""
@@ -71,12 +75,17 @@ class Rewriter:
     # fixed when the rewriter is made (a run that crosses midnight on New
     # Year's Eve stays consistent; workers get the driver's).
     as_of_year: int | None = None
+    # The input keys (JSONL keys, Parquet columns) whose values the research
+    # extract publishes. Nothing de-identifies them: an "mrn" or "name" key
+    # would reach the research output as written, so none is kept unless named.
+    keep_metadata: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", member_of(Mode, self.mode, "mode"))
         object.__setattr__(self, "policy", member_of(Policy, self.policy, "policy"))
         if self.as_of_year is None:
             object.__setattr__(self, "as_of_year", datetime.date.today().year)
+        object.__setattr__(self, "keep_metadata", frozenset(self.keep_metadata))
         object.__setattr__(self, "_last_context", ("", None))
 
     @cached_property
@@ -165,6 +174,8 @@ class Rewriter:
                           or _capital_after_first(doc.text[s.start:s.end]))
         text, replacements = rewrite(doc.text, spans, self._operator, ctx)
         metadata = doc.metadata
+        if doc.source in _PASSED_THROUGH:
+            metadata = tuple((k, v) for k, v in metadata if k in self.keep_metadata)
         if doc.source == "hl7":
             # Structured header columns worth keeping (sex, shifted visit dates,
             # birth year), shifted with the same per-person shift as the text.

@@ -108,6 +108,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     add_as_of_year(parser)
     parser.add_argument(
+        "--keep-metadata",
+        metavar="KEY[,KEY...]",
+        action="append",
+        default=[],
+        help="JSONL keys / Parquet columns (besides id, text and person_key) to "
+        "publish in the research extract's metadata column, as written: nothing "
+        "de-identifies them, so by default none is (an mrn or name key would "
+        "reach the research output); repeatable",
+    )
+    parser.add_argument(
         "--key-file",
         metavar="FILE",
         help="secret key for person ids and surrogates (default: $DEID_KEY_FILE)",
@@ -198,6 +208,11 @@ def build_parser(prog: str = "deid-pipeline run") -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     return add_run_arguments(parser)
+
+
+def metadata_keys(values: list[str]) -> frozenset[str]:
+    """``--keep-metadata a,b --keep-metadata c`` -> {a, b, c} (blanks ignored)."""
+    return frozenset(k.strip() for v in values for k in v.split(",") if k.strip())
 
 
 def add_as_of_year(parser: argparse.ArgumentParser) -> None:

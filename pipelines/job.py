@@ -61,7 +61,7 @@ from deid_pipeline.pipelines.storage import (
     move_files,
     write_atomically,
 )
-from deid_pipeline.run_options import build_parser
+from deid_pipeline.run_options import build_parser, metadata_keys
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
 from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.transforms.chunks import delete_spill
@@ -340,7 +340,7 @@ def run(
     )
     rewriter = Rewriter(
         mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version,
-        as_of_year=args.as_of_year,
+        as_of_year=args.as_of_year, keep_metadata=metadata_keys(args.keep_metadata),
     )
 
     options = PipelineOptions(beam_args)

@@ -47,8 +47,8 @@ DOCUMENTS = pa.schema(
         _field(
             "metadata",
             pa.map_(pa.string(), pa.string()),
-            "Other input keys (jsonl "
-            "and parquet extra columns), passed through unchanged; for HL7, header "
+            "The jsonl keys and parquet columns run --keep-metadata names, as "
+            "written (no other: they are not de-identified); for HL7, header "
             "columns: birth_year as in persons, birth_date_shifted, "
             "age_90_or_over, shifted visit and report dates.",
             nullable=True,

@@ -118,6 +118,20 @@ def test_when_parquet_has_id_and_text_then_documents_with_metadata():
     assert isinstance(records[1], QuarantineRecord)
 
 
+def test_person_key_of_jsonl_and_parquet_is_the_documents_person_not_metadata():
+    lines = [json.dumps({"id": "a", "text": "x", "person_key": "MRN7", "site": "n"}),
+             json.dumps({"id": "b", "text": "y", "person_key": 12345}),
+             json.dumps({"id": "c", "text": "z", "person_key": {"mrn": 1}}),
+             json.dumps({"id": "d", "text": "w", "person_key": "  "})]
+    docs = list(read_records("n.jsonl", "\n".join(lines).encode(), "jsonl"))
+    assert [d.person_key for d in docs] == ["MRN7", "12345", None, None]
+    assert docs[0].metadata == (("site", "n"),) and docs[1].metadata == ()
+    data = _parquet_bytes(pa.table({"id": ["r1"], "text": ["a"],
+                                    "person_key": ["MRN7"], "ward": ["5A"]}))
+    (doc,) = read_records("in.parquet", data, "auto")
+    assert doc.person_key == "MRN7" and doc.metadata == (("ward", "5A"),)
+
+
 def test_when_parquet_has_wrong_columns_then_whole_file_quarantined():
     data = _parquet_bytes(pa.table({"note": ["a"]}))
     (record,) = read_records("in.parquet", data, "parquet")

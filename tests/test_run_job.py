@@ -141,11 +141,18 @@ def _sorted_rows(directory):
 
 
 def test_when_chunk_size_changes_then_same_rows_and_no_spill_left(tmp_path, key_file):
+    # Without person keys: a patient's notes lend each other their names
+    # within a chunk (docs/tagger.md), so with them the chunk size matters.
+    notes = tmp_path / "in" / "notes.jsonl"
+    notes.parent.mkdir()
+    notes.write_text("".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "person_key"})
+        + "\n" for line in open(f"{ROOT}/samples/notes.jsonl", encoding="utf-8")))
     common = [
         "--input",
         f"{ROOT}/samples/notes/*.txt",
         "--input",
-        f"{ROOT}/samples/notes.jsonl",
+        str(notes),
         "--key-file",
         key_file,
         "--detectors",
@@ -343,3 +350,32 @@ def test_a_name_found_in_one_note_of_a_patient_is_removed_from_the_others(
     (lent,) = [r for r in _table(out / "identifiers")
                if r["doc_id"] == "7-2" and r["original"] == "tavita"]
     assert "propagated" in lent["source"]
+
+
+def test_jsonl_person_key_links_and_lends_and_other_keys_stay_out_of_the_extract(
+    tmp_path, key_file
+):
+    """A JSONL export with the patient's MRN: ``person_key`` makes one person
+    of the two notes (one surrogate for the daughter, lent to the note that
+    names her alone), and no input key reaches the research extract unless
+    ``--keep-metadata`` names it: an ``mrn`` key is published by nobody."""
+    src = tmp_path / "export.jsonl"
+    rows = [
+        {"id": "n1", "text": "Son Tavita called for update, questions answered.",
+         "person_key": "MRN48213377", "mrn": "48213377", "ward": "5A"},
+        {"id": "n2", "text": "Neuro: alert.\ntavita will visit tomorrow.",
+         "person_key": "MRN48213377", "mrn": "48213377"},
+    ]
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["--input", str(src), "--key-file", key_file]
+    run(argv + ["--output", str(tmp_path / "plain")])
+    run(argv + ["--output", str(tmp_path / "kept"), "--keep-metadata", "ward"])
+    plain = {r["doc_id"]: r for r in _table(tmp_path / "plain" / "documents")}
+    kept = {r["doc_id"]: r for r in _table(tmp_path / "kept" / "documents")}
+    assert plain["n1"]["person_id"] == plain["n2"]["person_id"]
+    assert all("tavita" not in r["text"].lower() for r in plain.values())
+    assert all(r["metadata"] is None for r in plain.values())
+    assert kept["n1"]["metadata"] == [("ward", "5A")] and kept["n2"]["metadata"] is None
+    published = b"".join(
+        p.read_bytes() for p in (tmp_path / "plain" / "documents").glob("*.parquet"))
+    assert b"48213377" not in published

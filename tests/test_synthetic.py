@@ -449,7 +449,7 @@ def test_cli_jsonl_is_readable_by_the_corpus_reader(tmp_path):
     path = tmp_path / "notes.jsonl"
     docs = list(read_jsonl(str(path), path.read_bytes()))
     assert len(docs) == 6 and all(isinstance(d, ClinicalDocument) for d in docs)
-    assert all(dict(d.metadata)["person_key"] for d in docs)
+    assert all(d.person_key for d in docs)
     assert (
         _gold_matches(str(tmp_path / "gold.jsonl"), {d.doc_id: d.text for d in docs})
         == 6

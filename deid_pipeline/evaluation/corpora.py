@@ -118,8 +118,25 @@ def read_text(path: str, data: bytes) -> Iterator[Record]:
     yield ClinicalDocument(doc_id=stem, text=text, source="text", origin=path)
 
 
+# The JSONL key / Parquet column naming the patient a document is about (an
+# MRN, a study subject id): the person key, as in annotated JSONL corpora.
+PERSON_KEY = "person_key"
+
+
+def _person_key(value: object) -> str | None:
+    """A person key from a JSON value: a string or number, else None."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    key = str(value).strip()
+    return key or None
+
+
 def read_jsonl(path: str, data: bytes) -> Iterator[Record]:
-    """One object per line with ``id`` and ``text``; other keys become metadata."""
+    """One object per line with ``id`` and ``text``; ``person_key`` names the patient.
+
+    Other keys become metadata, which the research extract publishes only for
+    the keys ``run --keep-metadata`` names (``document_rewriter.Rewriter``).
+    """
     stem = os.path.splitext(os.path.basename(path))[0]
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
@@ -179,7 +196,7 @@ def read_jsonl(path: str, data: bytes) -> Iterator[Record]:
         metadata = tuple(
             (str(k), v if isinstance(v, str) else json.dumps(v, sort_keys=True))
             for k, v in sorted(obj.items())
-            if k not in ("id", "text")
+            if k not in ("id", "text", PERSON_KEY)
         )
         yield ClinicalDocument(
             doc_id=str(doc_id),
@@ -187,6 +204,7 @@ def read_jsonl(path: str, data: bytes) -> Iterator[Record]:
             source="jsonl",
             origin=path,
             metadata=metadata,
+            person_key=_person_key(obj.get(PERSON_KEY)),
         )
 
 
@@ -301,7 +319,7 @@ def read_parquet(path: str, data: bytes) -> Iterator[Record]:
             stem, f"parquet file lacks column(s) {missing}", data, path, "parquet"
         )
         return
-    extra = [c for c in table.column_names if c not in ("id", "text")]
+    extra = [c for c in table.column_names if c not in ("id", "text", PERSON_KEY)]
     for i, row in enumerate(table.to_pylist()):
         doc_id, text = row["id"], row["text"]
         if doc_id is None or not isinstance(text, str):
@@ -323,6 +341,7 @@ def read_parquet(path: str, data: bytes) -> Iterator[Record]:
             source="parquet",
             origin=path,
             metadata=metadata,
+            person_key=_person_key(row.get(PERSON_KEY)),
         )
 
 
