@@ -17,6 +17,7 @@ from deid_pipeline.model import (
 from deid_pipeline.tagger.crf import (
     DEFAULT_MODEL_PATH,
     CrfDetector,
+    _clinical_letters_alone,
     _clock_time,
     _drop_bias_only_fractions,
     _drop_bias_only_young_ages,
@@ -618,3 +619,19 @@ def test_a_floor_number_is_cut_from_the_end_of_a_place(text, span, label, expect
     cut = _without_field_words(text, PhiSpan(start, start + len(span), label,
                                              "crf", 0.9))
     assert text[cut.start:cut.end] == expected
+
+
+@pytest.mark.parametrize("text,value,label,dropped", [
+    ("Renal- HD/ UF today w/ goal of 1.8L UF.", "UF", "LOCATION", True),
+    ("s/p two stents to RCA. pt was vacationing", "RCA", "HOSPITAL", True),
+    # a state code, a word that can name a place, a name, another label
+    ("LIVES IN NH WITH SON", "NH", "LOCATION", False),
+    ("DAUGHTER IS AT THE BAY, # ON FRONT OF CHART", "BAY", "LOCATION", False),
+    ("transferred to RJ for cath", "RJ", "HOSPITAL", False),
+    ("Dr. Rca saw pt", "Rca", "DOCTOR", False),
+])
+def test_a_place_span_that_is_one_clinical_abbreviation_is_dropped(text, value, label,
+                                                                    dropped):
+    start = text.index(value)
+    span = PhiSpan(start, start + len(value), label, "crf", 0.5)
+    assert _clinical_letters_alone(text, span) is dropped

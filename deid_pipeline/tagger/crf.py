@@ -752,6 +752,25 @@ def _in_value_series(text: str, span: PhiSpan) -> bool:
     return len(_SERIES_PARTS.split(run)) > 3 and not _DATE_RANGE.fullmatch(run)
 
 
+def _clinical_letters_alone(text: str, span: PhiSpan) -> bool:
+    """A place span that is one clinical abbreviation (``HD/ UF``, ``stents to RCA``).
+
+    The model at a recall bias reads short capitals after ``to``/``at`` as a
+    hospital's letters; rules.json's units and clinical letters never are
+    one. A state code stays (``lives in NH``), and so does a word of them that
+    English uses as a word, which can name a place (``at the BAY``).
+    """
+    if span.label not in _PLACE_LABELS:
+        return False
+    from deid_pipeline.tagger import lexicons
+    from deid_pipeline.tagger.gazetteers import clinical_letters
+
+    word = text[span.start:span.end].lower()
+    lex = lexicons.load()
+    return (word in clinical_letters() and "stab" not in lex.flags(word)
+            and not (len(word) >= 3 and lex.english_band(word) >= 4))
+
+
 def _is_alnum_span(text: str, span: PhiSpan) -> bool:
     return any(c.isalnum() for c in text[span.start:span.end])
 
@@ -846,6 +865,7 @@ class CrfDetector(Detector):
                       and plausible(doc.text[s.start:s.end], s.label)
                       and not _short_date_lookalike(doc.text, s)
                       and not _in_value_series(doc.text, s)
+                      and not _clinical_letters_alone(doc.text, s)
                       and not _clock_time(doc.text, s))
         return Detection(spans, posterior.confidence)
 

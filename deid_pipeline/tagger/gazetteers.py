@@ -96,12 +96,12 @@ def _rare_word(word: str, band: int) -> bool:
     from deid_pipeline.tagger import lexicons
 
     lex = lexicons.load()
-    return (lex.english_band(word) <= band and word not in _clinical_letters()
+    return (lex.english_band(word) <= band and word not in clinical_letters()
             and not {"drug", "dx"} & set(lex.flags(word)))
 
 
 @functools.lru_cache(maxsize=1)
-def _clinical_letters() -> frozenset[str]:
+def clinical_letters() -> frozenset[str]:
     """rules.json ``places.care_units`` and ``not_facility_initialisms``."""
     from deid_pipeline.tagger.rules.detector import default_config
     from deid_pipeline.tagger.rules.places import _care_units
