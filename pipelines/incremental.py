@@ -8,6 +8,10 @@ Layout under the output directory ``DIR``::
     DIR/inputs/<ts>.json               PROTECTED manifest: the files that run read
     DIR/.staging-*/                    a run in progress (ignored by readers)
 
+Protected folders (identifiers, quarantine, links, inputs; documents too in
+``--mode tag``: ``outputs.protected.protected_names``) are owner-only, their
+files 0600, each partition tightened in staging before it is moved in.
+
 A run writes everything into its staging directory, then writes
 ``runs/<ts>.json`` (the commit), then moves each staged table into its
 partition and its manifest into ``inputs/``. A run killed before the commit
@@ -36,13 +40,17 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline.linking.graph import PriorPerson
+from deid_pipeline.outputs.protected import protected_names
+from deid_pipeline.pipelines.publish import protect_staging
 from deid_pipeline.pipelines.storage import (
     FileSystemFlags,
     delete_tree,
     is_local,
     make_directory,
+    make_protected_directory,
     match_files,
     move,
+    owner_only,
     read_bytes,
     write_atomically,
     write_bytes,
@@ -304,10 +312,19 @@ def staged_commit(staging: str, run: str, summary: dict, files: list[dict]) -> b
     finished by the next one (``recover``); the summary names the staging
     directory for whoever reads it.
     """
+    manifest = FileSystems.join(staging, f"_{INPUTS}.json")
     write_atomically(
-        FileSystems.join(staging, f"_{INPUTS}.json"),
+        manifest,
         json.dumps({"run": run, "files": files}, indent=1, sort_keys=True).encode(),
     )
+    # Everything staged is in place: the protected part owner-only (the
+    # manifest names PHI files by path and hash).
+    mode = summary.get("options", {}).get("mode", "surrogate")
+    protect_staging(staging, mode)
+    owner_only(manifest)
+    hl7_directory = (summary.get("hl7_output") or {}).get("directory")
+    if hl7_directory and "hl7" in protected_names(mode):
+        make_protected_directory(hl7_directory)
     summary = {**summary, COMMIT_STAGING: FileSystems.split(staging)[1]}
     return (json.dumps(summary, indent=2, sort_keys=True) + "\n").encode("utf-8")
 
@@ -329,17 +346,30 @@ def finish_publish(output: str, staging: str, run: str) -> None:
     Each table directory becomes ``DIR/<table>/run=<ts>`` whole (locally one
     rename, so a reader never sees a partition partly there).
     """
+    protected = protected_names(_run_mode(output, run))
     for table in PARTITIONED:
-        _move_tree(
-            FileSystems.join(staging, table),
-            FileSystems.join(output, table, f"run={run}"),
-        )
+        source = FileSystems.join(staging, table)
+        if table in protected:
+            # Idempotent: also a staging directory a killed run left.
+            owner_only(source)
+            make_protected_directory(FileSystems.join(output, table))
+        _move_tree(source, FileSystems.join(output, table, f"run={run}"))
     manifest = FileSystems.join(staging, f"_{INPUTS}.json")
     if FileSystems.exists(manifest):
         target = FileSystems.join(output, INPUTS, f"{run}.json")
-        make_directory(FileSystems.split(target)[0])
+        owner_only(manifest)
+        make_protected_directory(FileSystems.split(target)[0])
         FileSystems.rename([manifest], [target])
     delete_tree(staging)
+
+
+def _run_mode(output: str, run: str) -> str:
+    """The ``--mode`` a committed run was made with (its ``runs/<ts>.json``)."""
+    try:
+        summary = json.loads(read_bytes(FileSystems.join(output, RUNS, f"{run}.json")))
+    except Exception:  # noqa: BLE001 - unreadable: protect as if tag mode
+        return "tag"
+    return (summary.get("options") or {}).get("mode") or "surrogate"
 
 
 def recover(output: str, runs: list[str]) -> list[str]:
@@ -436,6 +466,11 @@ def compact(output: str) -> dict[str, int]:
 def _write_current(output: str, tmp: str) -> dict[str, int]:
     """Copy or filter the current rows of each table into ``tmp``."""
     selected = current_files(output)
+    modes = {_run_mode(output, run) for run in committed_runs(output)}
+    protected = set().union(*(protected_names(m) for m in modes or {"surrogate"}))
+    for table in ("documents", "identifiers", "quarantine"):
+        if table in protected:  # owner-only before a file is copied in
+            make_protected_directory(FileSystems.join(tmp, table))
     written = {}
     for table in ("documents", "identifiers"):
         sources = selected[table]
@@ -446,6 +481,9 @@ def _write_current(output: str, tmp: str) -> dict[str, int]:
             FileSystems.copy(sources, targets)
         written[table] = len(sources)
     written["quarantine"] = _filter_quarantine(output, tmp, selected["quarantine"])
+    for table in ("documents", "identifiers", "quarantine"):
+        if table in protected:
+            owner_only(FileSystems.join(tmp, table))
     return written
 
 

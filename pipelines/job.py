@@ -51,6 +51,7 @@ from deid_pipeline.pipelines.publish import (
     StagingError,
     discard,
     new_staging_dir,
+    protect_staging,
     publish,
     staged_tables,
 )
@@ -532,6 +533,8 @@ def _execute(
         raise
     # Spilled documents go before anything is counted or published.
     delete_spill(spill)
+    # Protected outputs owner-only before any leaves staging (or stays there).
+    protect_staging(staging, args.mode)
     return result, time.time() - started
 
 

@@ -24,11 +24,13 @@ import uuid
 from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline import interrupts
+from deid_pipeline.outputs.protected import protected_names
 from deid_pipeline.pipelines.storage import (
     delete_files,
     delete_tree,
     is_local,
     make_directory,
+    make_protected_directory,
     match_files,
     move,
     move_files,
@@ -42,14 +44,12 @@ from deid_pipeline.transforms.write import write_empty_table
 
 log = logging.getLogger(__name__)
 
-# Tables holding original PHI (README: "protected"): owner-only directories.
-PROTECTED_TABLES = frozenset({"identifiers", "quarantine"})
-
 __all__ = [
     "StagingError",
     "discard",
     "new_staging_dir",
     "json_bytes",
+    "protect_staging",
     "publish",
     "staged_tables",
 ]
@@ -86,8 +86,9 @@ def new_staging_dir(output: str) -> str:
     try:
         for stale in sorted(_stale_staging(output)):
             delete_tree(stale)
+        # Owner-only before anything is in it: spill and tables hold PHI.
+        make_protected_directory(staging)
         write_bytes(FileSystems.join(staging, _STAGING_MARK), _STAGING_MARK_TEXT)
-        owner_only(staging)
     except Exception as exc:  # noqa: BLE001 - any storage failure: cannot run
         raise StagingError(f"cannot use output directory {output!r}: {exc}") from exc
     return staging
@@ -106,6 +107,17 @@ def discard(staging: str) -> str | None:
         log.warning("could not delete staging %s: %s", staging, type(exc).__name__)
         return staging
     return None
+
+
+def protect_staging(staging: str, mode: str) -> None:
+    """Make the protected outputs in ``staging`` owner-only (local only).
+
+    Beam's workers and pyarrow wrote them with the umask's modes inside the
+    0700 staging directory; this runs before anything leaves it (and for a
+    refused run, whose staging stays until the next run). Idempotent.
+    """
+    for name in sorted(protected_names(mode)):
+        owner_only(FileSystems.join(staging, name))
 
 
 def staged_tables(staging: str) -> dict[str, list[str]]:
@@ -184,6 +196,8 @@ def publish(
 def _publish_local(staged, staging, output, hl7_target, summary) -> None:
     run_json = FileSystems.join(output, "run.json")
     old_hl7 = _previous_hl7_files(run_json)
+    mode = summary["options"].get("mode", "surrogate")
+    protect_staging(staging, mode)
     undo = _Undo()
     try:
         if FileSystems.exists(run_json):
@@ -193,8 +207,6 @@ def _publish_local(staged, staging, output, hl7_target, summary) -> None:
             if FileSystems.exists(target):
                 undo.move([target], [FileSystems.join(staging, f".old-{table}")])
             undo.move([FileSystems.join(staging, table)], [target])
-            if table in PROTECTED_TABLES:
-                owner_only(target)
         if old_hl7:
             trash = FileSystems.join(staging, ".old-hl7")
             FileSystems.mkdirs(trash)
@@ -204,7 +216,10 @@ def _publish_local(staged, staging, output, hl7_target, summary) -> None:
         if hl7_target:
             new = match_files(FileSystems.join(staging, "hl7", "*"))
             if new:
-                make_directory(hl7_target)
+                if "hl7" in protected_names(mode):
+                    make_protected_directory(hl7_target)
+                else:
+                    make_directory(hl7_target)
                 undo.move(new, [FileSystems.join(hl7_target, n) for n in _names(new)])
             summary["hl7_output"]["files"] = _names(new)
         # The commit point: until run.json is written, everything goes back.

@@ -19,6 +19,8 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import PipelineOptions
 
+from deid_pipeline.outputs.protected import make_protected_dirs, protect_tree
+
 _RAW = CompressionTypes.UNCOMPRESSED
 
 # The job's Beam options as given (``--s3_endpoint_url=...``, ...), carried by
@@ -54,14 +56,32 @@ def is_local_directory(path: str) -> bool:
 
 
 def owner_only(path: str) -> None:
-    """Local-only: make the directory ``path`` readable by its owner alone (0700).
+    """Local-only: make ``path`` and all under it owner-only (0700 / 0600).
 
-    Protected tables (identifiers, quarantine) and staging (spilled input)
-    hold PHI; under the usual umask 022 they were readable by every user of
-    the machine. On an object store access is the bucket's policy: no-op.
+    Protected outputs (``deid_pipeline.outputs.protected.protected_names``)
+    and staging hold PHI; Beam's workers and pyarrow write with the umask's
+    modes (0644 under the usual 022), readable by every user of the machine.
+    On an object store access is the bucket's policy: no-op.
     """
-    if is_local(path) and os.path.isdir(path):
-        os.chmod(path, 0o700)
+    if is_local(path):
+        protect_tree(_local(path))
+
+
+def make_protected_directory(path: str) -> None:
+    """Local-only: ``path`` as an owner-only directory (made, or tightened).
+
+    Missing parents (the output directory of a first run) are made as any
+    other folder, with the umask's mode: only ``path`` holds PHI. A no-op on
+    an object store.
+    """
+    if is_local(path):
+        local = os.path.abspath(_local(path))
+        os.makedirs(os.path.dirname(local), exist_ok=True)
+        make_protected_dirs(local, tighten=True)
+
+
+def _local(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
 
 
 def absolute(path: str) -> str:

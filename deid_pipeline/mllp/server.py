@@ -279,7 +279,7 @@ class MllpGateway:
         self.config = config
         self.metrics = GatewayMetrics()
         self.store = Store(config.output_dir, config.roll_bytes, config.roll_messages,
-                           config.roll_seconds)
+                           config.roll_seconds, mode=config.engine.mode)
         self.dedup = DedupIndex(self.store.index_path, config.dedup_days * 86400)
         self.deidentifier = Deidentifier(config.engine, config.workers,
                                          config.pin_workers)

@@ -2,10 +2,14 @@ r"""Durable output of the gateway: rolled files written by one group-commit thre
 
 Layout under the output directory::
 
-    hl7/          de-identified messages, MLLP-framed (0x0B ... 0x1C 0x0D)
+    hl7/          de-identified messages, MLLP-framed (0x0B ... 0x1C 0x0D);
+                  PROTECTED in ``--mode tag`` (originals inline)
     identifiers/  PROTECTED: one JSON line per replaced PHI span (original kept)
     quarantine/   PROTECTED: one JSON line per refused frame (raw bytes kept)
-    state/        dedup index and its salt, the lock of the running gateway
+    state/        owner-only: dedup index and its salt, the gateway's lock
+
+Protected folders are 0o700 and their files 0o600 whatever the umask
+(``outputs.protected``); at start they are tightened with what is in them.
 
 Files are written as ``<stem>.<ext>.part`` and renamed to ``<stem>.<ext>``
 when they roll (by size, message count or age) or the gateway stops, so a
@@ -37,7 +41,12 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from deid_pipeline.outputs.protected import PROTECTED_DIR_MODE, PROTECTED_FILE_MODE
+from deid_pipeline.outputs.protected import (
+    PROTECTED_DIR_MODE,
+    PROTECTED_FILE_MODE,
+    protect_tree,
+    protected_names,
+)
 
 __all__ = [
     "HL7_DIR",
@@ -192,13 +201,22 @@ class Store:
     """The gateway's output directory and its committer thread."""
 
     def __init__(self, root: str, roll_bytes: int = 64 << 20,
-                 roll_messages: int = 10_000, roll_seconds: float = 3600.0) -> None:
+                 roll_messages: int = 10_000, roll_seconds: float = 3600.0,
+                 mode: str = "surrogate") -> None:
+        """``mode`` is the rewrite mode: in ``tag`` the HL7 files are protected."""
         self.root = os.path.abspath(root)
         self.roll_bytes = roll_bytes
         self.roll_messages = roll_messages
         self.roll_seconds = roll_seconds
-        self._files = {kind: _RolledFile(os.path.join(self.root, kind), ext, mode)
-                       for kind, (ext, _t, _d, mode) in _KINDS.items()}
+        protected = protected_names(mode)
+        self._modes = {
+            kind: (PROTECTED_DIR_MODE, PROTECTED_FILE_MODE) if kind in protected
+            else (dir_mode, file_mode)
+            for kind, (_e, _t, dir_mode, file_mode) in _KINDS.items()
+        }
+        self._files = {kind: _RolledFile(os.path.join(self.root, kind), ext,
+                                         self._modes[kind][1])
+                       for kind, (ext, _t, _d, _m) in _KINDS.items()}
         self._stem: str | None = None
         self._opened_at = 0.0
         self._sequence = 0
@@ -233,12 +251,15 @@ class Store:
             os.close(self._lock_fd)
             self._lock_fd = None
             raise StoreError(f"another gateway is writing to {self.root}") from None
-        os.chmod(self.state_dir, 0o700)
-        for kind, (_ext, terminator, dir_mode, _m) in _KINDS.items():
+        protect_tree(self.state_dir)
+        for kind, (_ext, terminator, _d, _m) in _KINDS.items():
             directory = os.path.join(self.root, kind)
+            dir_mode = self._modes[kind][0]
             os.makedirs(directory, mode=dir_mode, exist_ok=True)
-            if dir_mode == PROTECTED_DIR_MODE:  # PHI: tighten one made by someone else
-                os.chmod(directory, dir_mode)
+            if dir_mode == PROTECTED_DIR_MODE:
+                # PHI: tighten a folder made by someone else, and the files
+                # an earlier gateway (or an older version) left in it.
+                protect_tree(directory)
             _recover(directory, terminator)
 
     def start(self, index_fd: int) -> None:
