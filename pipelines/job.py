@@ -47,6 +47,8 @@ from deid_pipeline.pipelines.incremental import (
     run_timestamp,
     staged_commit,
 )
+from deid_pipeline.pipelines.inputs import InputPlan
+from deid_pipeline.pipelines.inputs import plan_inputs as plan_input_files
 from deid_pipeline.pipelines.publish import (
     StagingError,
     discard,
@@ -57,7 +59,6 @@ from deid_pipeline.pipelines.publish import (
 )
 from deid_pipeline.pipelines.storage import (
     absolute,
-    is_local_directory,
     match_files,
     move_files,
     write_atomically,
@@ -165,41 +166,31 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
     return versions
 
 
-def input_bytes(patterns: list[str], allow_empty: bool = False) -> int:
-    """Total size of the input; a pattern that matches no file cannot run.
+def expand_inputs(
+    patterns: list[str], allow_empty: bool = False, recursive: bool = False
+) -> InputPlan:
+    """What the run reads; a pattern that matches no input file cannot run.
+
+    Directories, hidden and gold files: ``pipelines/inputs.py``.
 
     A glob that matched nothing used to be a warning, and the run then
     published empty tables over a good extract. Now it is an error unless
     ``allow_empty`` (``--allow-empty-input``: a nightly job over a folder
-    that may be empty). A local directory is not an input file: a pattern
-    that names only directories is refused with the glob that reads them.
+    that may be empty). A directory is refused with globs that read its
+    files, unless ``recursive``.
     """
-    total = 0
+    def warn(message: str) -> None:
+        print(f"deid-pipeline run: warning: {message}", file=sys.stderr)
+
     try:
-        matches = FileSystems.match(list(patterns))
-    except Exception as exc:  # noqa: BLE001 - no storage, bucket or credentials
-        raise RunError(f"cannot list input {patterns!r}: {exc}") from exc
-    for pattern, match in zip(patterns, matches):
-        files = [m for m in match.metadata_list if not is_local_directory(m.path)]
-        if not files:
-            if match.metadata_list:
-                raise RunError(
-                    f"input {pattern!r} is a directory; give "
-                    f"{FileSystems.join(pattern.rstrip('/'), '*')!r} to read its files"
-                )
-            if not any(ch in pattern for ch in "*?["):
-                raise RunError(f"input {pattern!r} does not exist")
-            if not allow_empty:
-                raise RunError(
-                    f"input {pattern!r} matched no files (--allow-empty-input "
-                    "to run anyway)"
-                )
-            print(
-                f"deid-pipeline run: warning: {pattern!r} matched no files",
-                file=sys.stderr,
-            )
-        total += sum(m.size_in_bytes for m in files)
-    return total
+        return plan_input_files(list(patterns), allow_empty, recursive, warn)
+    except ValueError as exc:
+        raise RunError(str(exc)) from exc
+
+
+def input_bytes(patterns: list[str], allow_empty: bool = False) -> int:
+    """Total size of the files ``patterns`` read (``expand_inputs``)."""
+    return expand_inputs(patterns, allow_empty).total_bytes
 
 
 def beam_parser() -> argparse.ArgumentParser:
@@ -352,7 +343,8 @@ def run(
     output = absolute(args.output)
     hl7_target = absolute(args.hl7_output) if args.hl7_output else None
     _check_same_storage(output, hl7_target)
-    total_bytes = input_bytes(args.input, args.allow_empty_input)
+    inputs = expand_inputs(args.input, args.allow_empty_input, args.recursive)
+    total_bytes = inputs.total_bytes
     job = _Job(
         args, beam_args, options, tagger_config, rewriter, output, hl7_target,
         output_shards(total_bytes, args.output_shards),
@@ -361,6 +353,7 @@ def run(
             "versions": versions,
             "pipeline_version": pipeline_version,
         },
+        inputs,
     )
     if args.incremental:
         return _run_incremental(job, total_bytes, test_pipeline)
@@ -371,7 +364,7 @@ def run(
     staging = _new_staging_dir(output)
     _log_plan(job, total_bytes, len(args.input))
     try:
-        result, elapsed = _execute(job, args.input, staging, test_pipeline)
+        result, elapsed = _execute(job, job.inputs.patterns, staging, test_pipeline)
         summary = _summary(job, result, elapsed, staging)
         _check_outcome(summary, staging)
         publish(staged_tables(staging), staging, output, hl7_target, summary)
@@ -453,6 +446,8 @@ class _Job(NamedTuple):
     hl7_target: str | None
     num_shards: int
     provenance: dict
+    # The files to read (``pipelines/inputs.py``), what was skipped.
+    inputs: InputPlan
 
 
 def _log_plan(job: _Job, total_bytes: int, n_patterns: int) -> None:
@@ -556,6 +551,8 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
         # None when the runner reports no metrics: unknown is not balanced.
         "accounted": None if read is None else read == written + quarantined,
         "files_read": _counter(result, "files_read"),
+        # Files globs or --recursive matched and the run left out, by reason.
+        "files_skipped": dict(sorted(job.inputs.skipped.items())),
         "persons": counts["persons", ""],
         "quarantined_by_stage": by_stage,
         "spans_by_label": _by(counts, "identifiers"),
@@ -634,7 +631,7 @@ def _stage_night(job: _Job, runs, staging: str, test_pipeline, total_bytes: int)
     output = job.output
     run_id = run_timestamp(runs[-1] if runs else None)
     manifest = load_manifest(output, runs)
-    paths, entries, plan = plan_inputs(job.args.input, manifest, run_id)
+    paths, entries, plan = plan_inputs(job.inputs.patterns, manifest, run_id)
     _log_plan(job, total_bytes, len(paths))
     history = link_history(output, runs, staging, tuple(job.beam_args))
     result, elapsed = _execute(
@@ -666,6 +663,11 @@ def _report(summary: dict) -> None:
         f"{summary['persons']} persons, in {summary['seconds']} s",
         file=sys.stderr,
     )
+    skipped = summary.get("files_skipped")
+    if skipped:
+        what = ", ".join(f"{n} {reason}" for reason, n in skipped.items())
+        print(f"deid-pipeline run: files skipped: {what} (run.json files_skipped)",
+              file=sys.stderr)
     if summary["accounted"] is None:
         print(
             "deid-pipeline run: warning: the runner reported no record counts; "

@@ -243,9 +243,15 @@ def test_when_plain_run_and_report_then_no_protected_path_readable_by_others(
     assert {"identifiers", "quarantine"} <= set(protected)
     assert len(_names(out, "identifiers")) == 11 and _names(out, "quarantine")
     assert _names(out, "hl7")
+    # BRAT annotations quote the originals (export-brat, for the scorer).
+    os.makedirs(reports / "ann", mode=0o755)
+    assert main(["export-brat", "--extract", str(out), "--output",
+                 str(reports / "ann")]) == 0
     # Everything under reports/ shows PHI or is made from it.
-    assert {_mode(reports), _mode(reports / "r.json"),
-            _mode(reports / "review.html")} <= {0o700, 0o600}
+    written = [os.path.join(d, n) for d, subs, files in os.walk(reports)
+               for n in subs + files]
+    assert len(written) == 3 + 21
+    assert {_mode(p) for p in [reports, *written]} == {0o700, 0o600}
     # The research extract keeps the site's umask (0o644) unless it shows PHI.
     research = 0o600 if mode == "tag" else 0o644
     for folder in ("documents", "hl7"):

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 
 from deid_pipeline.evaluation.brat import format_ann
+from deid_pipeline.outputs.protected import make_protected_dirs, write_protected
 
 
 def _rows(extract: str, table: str, columns: list[str]) -> list[dict]:
@@ -39,19 +39,18 @@ def export_brat(extract: str, output: str, texts: str | None = None) -> tuple[in
                                             "original"]):
         by_doc.setdefault(r["doc_id"], []).append(
             (r["start"], r["end"], r["label"], r["original"]))
-    os.makedirs(output, mode=0o700, exist_ok=True)
+    make_protected_dirs(output, tighten=True)
     n_spans = 0
     for doc_id, entries in sorted(by_doc.items()):
-        path = os.path.join(output, f"{doc_id}.ann")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(format_ann(entries))
+        write_protected(os.path.join(output, f"{doc_id}.ann"), format_ann(entries))
         n_spans += len(entries)
         if texts is not None:
             source = os.path.join(texts, f"{doc_id}.txt")
             if not os.path.exists(source):
                 raise FileNotFoundError(f"--texts: no {doc_id}.txt in {texts}")
-            shutil.copyfile(source, os.path.join(output, f"{doc_id}.txt"))
+            # The original text: PHI, owner-only like the .ann beside it.
+            with open(source, "rb") as fh:
+                write_protected(os.path.join(output, f"{doc_id}.txt"), fh.read())
     return len(by_doc), n_spans
 
 

@@ -112,8 +112,8 @@ def _make_dirs(directory: str) -> None:
         os.chmod(path, PROTECTED_DIR_MODE)
 
 
-def write_protected(path: str, text: str) -> None:
-    """Replace ``path`` by a 0o600 file holding ``text`` (UTF-8)."""
+def write_protected(path: str, text: str | bytes) -> None:
+    """Replace ``path`` by a 0o600 file holding ``text`` (UTF-8; bytes as they are)."""
     target = os.path.abspath(path)
     directory = os.path.dirname(target)
     _make_dirs(directory)
@@ -124,9 +124,9 @@ def write_protected(path: str, text: str) -> None:
     fd = os.open(tmp, flags, PROTECTED_FILE_MODE)
     try:
         os.fchmod(fd, PROTECTED_FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(fd, "wb") as fh:
             fd = -1
-            fh.write(text)
+            fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
