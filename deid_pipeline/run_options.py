@@ -64,8 +64,16 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         action="append",
         required=True,
         metavar="PATTERN",
-        help="input file glob; repeat for several. A pattern that matches no "
-        "file is an error (exit 2) unless --allow-empty-input",
+        help="input file or glob; repeat for several. A pattern that matches "
+        "no file is an error (exit 2) unless --allow-empty-input; a directory "
+        "is an error unless --recursive. Globs and --recursive skip hidden "
+        "files and gold/annotation files (.ann, .phrase, JSONL with spans)",
+    )
+    parser.add_argument(
+        "--recursive",
+        action="store_true",
+        help="an --input that is a directory reads every file under it "
+        "(but hidden and gold/annotation files)",
     )
     parser.add_argument(
         "--allow-empty-input",

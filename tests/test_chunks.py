@@ -4,7 +4,11 @@ from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.linking.graph import link_record, resolve
 from deid_pipeline.linking.keys import document_key
 from deid_pipeline.linking.persons import persons_row, quasi_identifiers
-from deid_pipeline.linking.solver import link_item, solve_links
+from deid_pipeline.linking.solver import (
+    link_item,
+    solve_links,
+    solve_links_with_prior,
+)
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
@@ -51,13 +55,20 @@ def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
         for pos, t in enumerate(docs)
     ]
     keys, rows = solve_links(reversed(items), rewriter)
+    solution = solve_links_with_prior(reversed(items), rewriter, ())
+    # The second "3" (chunk (1, 0), position 1) repeats the id of (0, 0)'s:
+    # quarantined by WriteChunkFn, linked to nobody, its key None.
+    assert solution.duplicates_by_chunk == {(1, 0): {1: (0, 0)}}
+    assert keys[1, 0][1] is None
 
     # The old path: resolve over LinkRecords, joined back by document key.
-    old = {a.doc_key: a for a in resolve(link_record(t) for t in DOCS)}
+    old = {a.doc_key: a for a in resolve(link_record(t) for t in DOCS[:-1])}
     expected_rows = {}
     for chunk_id, docs in chunks.items():
         assert len(keys[chunk_id]) == len(docs)
         for pos, t in enumerate(docs):
+            if t is DOCS[-1]:
+                continue
             person = old[document_key(t.document)]
             expected = rewriter.person_id_for(t, person.person_key)
             assert rewriter.person_id_for(t, keys[chunk_id][pos]) == expected
@@ -67,9 +78,10 @@ def test_when_links_solved_per_chunk_then_person_ids_and_rows_as_the_old_join():
     assert rows == [
         persons_row(p, e, rewriter) for p, e in sorted(expected_rows.items())
     ]
-    # Documents 1, 2 (shared MRN), 5 and 6 (shared MRN, 5's header key) link.
+    # Documents 1, 2 (shared MRN), 5 and 6 (shared MRN, 5's header key) link;
+    # 3 (once: its repeat is no document of the run) and 4 are alone.
     assert len(rows) == 4
-    assert sorted(r["n_documents"] for r in rows) == [1, 2, 2, 2]
+    assert sorted(r["n_documents"] for r in rows) == [1, 1, 2, 2]
 
 
 def test_when_a_document_can_link_to_nothing_then_no_key_travels():

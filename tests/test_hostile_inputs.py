@@ -627,3 +627,65 @@ def test_when_a_date_repeats_thousands_of_times_then_linking_stays_fast():
     started = time.perf_counter()
     link_record(tagged)
     assert time.perf_counter() - started < 0.5
+
+
+# ------------------------------------------------- directories, hidden, gold
+
+
+def _folder_with_gold_and_hidden(root) -> None:
+    """Notes beside what a folder of notes also holds: gold, annotations, dotfiles."""
+    (root / "sub").mkdir()
+    (root / ".git").mkdir()
+    (root / "a.txt").write_text("Seen 03/14/1961.", encoding="utf-8")
+    (root / "sub" / "b.txt").write_text("Seen 07/22/2006.", encoding="utf-8")
+    (root / "notes.jsonl").write_text('{"id": "n1", "text": "Seen."}\n')
+    (root / "gold.jsonl").write_text(
+        '{"id": "a", "text": "Seen 03/14/1961.", "spans": [{"start": 5, '
+        '"end": 15, "label": "DATE"}]}\n')
+    # Gold whose first line is longer than any head read in one piece.
+    long_text = "word " * 3_000_000
+    with gzip.open(root / "sub" / "gold-long.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps({"id": "b", "text": long_text, "spans": []}) + "\n")
+    (root / "a.ann").write_text("T1\tDATE 5 15\t03/14/1961\n")
+    (root / "id-phi.phrase").write_text("1 1 5 15 Date 03/14/1961\n")
+    (root / ".a.txt.swp").write_text("Seen 03/14/1961.")
+    (root / ".git" / "config").write_text("[core]\n")
+
+
+def test_when_glob_or_recursive_then_hidden_and_gold_files_skipped_named_files_read(
+    tmp_path,
+):
+    from deid_pipeline.pipelines.inputs import plan_inputs
+
+    _folder_with_gold_and_hidden(tmp_path)
+    base = str(tmp_path)
+    star = plan_inputs([f"{base}/*"])
+    assert star.files == 2  # a.txt, notes.jsonl
+    assert dict(star.skipped) == {"hidden": 1, "annotation": 3}
+    walked = plan_inputs([base + "/"], recursive=True)
+    kept = sorted(os.path.relpath(p, base) for p in walked.patterns)
+    assert kept == ["a.txt", "notes.jsonl", os.path.join("sub", "b.txt")]
+    assert dict(walked.skipped) == {"hidden": 2, "annotation": 4}
+    # A dotfile pattern asks for dotfiles; a file named is read whatever it is.
+    assert plan_inputs([f"{base}/.*.swp"]).files == 1
+    assert plan_inputs([f"{base}/gold.jsonl"]).patterns == [f"{base}/gold.jsonl"]
+    # A glob that matches only gold is a glob that matches no input file.
+    with pytest.raises(ValueError, match="matched no input files but 1 hidden"):
+        plan_inputs([f"{base}/gold*"])
+
+
+@pytest.mark.parametrize("suffix", ["", "/"])
+def test_when_directory_given_without_recursive_then_refused_with_a_glob_of_its_notes(
+    tmp_path, suffix
+):
+    from deid_pipeline.pipelines.inputs import plan_inputs
+
+    _folder_with_gold_and_hidden(tmp_path)
+    with pytest.raises(ValueError) as refused:
+        plan_inputs([str(tmp_path) + suffix])
+    message = str(refused.value)
+    assert "is a directory" in message and "--recursive" in message
+    # The globs it names read the notes, never the gold beside them.
+    hinted = re.findall(r"--input '([^']+)'", message)
+    assert hinted == [f"{tmp_path}/*.jsonl", f"{tmp_path}/*.txt"]
+    assert plan_inputs(hinted).files == 2

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -105,6 +106,29 @@ def test_when_beam_options_given_then_run_exits_0(tmp_path, key_file):
              "--s3_region_name=us-east-1")
     assert main(_sample_args(tmp_path / "o", key_file, *extra)) == 0
     assert (tmp_path / "o" / "run.json").exists()
+
+
+@pytest.mark.parametrize("given", ["samples/notes", "samples/notes/"])
+def test_when_input_is_a_directory_then_exit_2_and_its_hint_reads_each_note_once(
+    tmp_path, key_file, capsys, monkeypatch, given
+):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "o"
+    args = ["--output", str(out), "--key-file", key_file, *DETECTORS]
+    assert main(["--input", given, *args]) == 2
+    err = capsys.readouterr().err
+    assert f"input {given!r} is a directory" in err and "--recursive" in err
+    assert not out.exists()
+    hinted = re.findall(r"--input '([^']+)'", err)
+    assert hinted == ["samples/notes/*.txt"]
+    # The hint, and the glob the old hint gave, read the 5 notes, not the gold.
+    for patterns in (hinted, ["samples/notes/*"]):
+        argv = [a for p in patterns for a in ("--input", p)]
+        assert main([*argv, *args]) == 0
+        summary = json.loads((out / "run.json").read_text())
+        assert (summary["files_read"], summary["records_read"]) == (5, 5)
+        ids = pq.read_table(out / "documents").column("doc_id").to_pylist()
+        assert sorted(ids) == [f"synth-1-00000{i}" for i in range(1, 6)]
 
 
 def test_when_output_unusable_then_exit_2(tmp_path, key_file, capsys):

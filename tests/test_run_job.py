@@ -3,6 +3,7 @@
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -183,16 +184,18 @@ def test_when_chunk_size_changes_then_same_rows_and_no_spill_left(tmp_path, key_
         assert not list(out.rglob("*.pkl"))
 
 
-def test_when_an_id_repeats_in_one_file_then_both_written_with_one_person(
+def test_when_an_id_repeats_in_one_run_then_one_row_and_the_later_quarantined(
     tmp_path, key_file
 ):
     src = tmp_path / "dup.jsonl"
     src.write_text(
         '{"id": "same", "text": "Seen 7/22/2006."}\n'
         '{"id": "same", "text": "Called 617-555-0100."}\n'
+        '{"id": "other", "text": "Seen 7/23/2006."}\n'
     )
     argv = ["--input", str(src), "--key-file", key_file, "--detectors", "rules"]
     one = run(argv + ["--output", str(tmp_path / "one")])
+    # Each document its own chunk, on two workers: the same one is first.
     two = run(
         argv
         + [
@@ -204,11 +207,42 @@ def test_when_an_id_repeats_in_one_file_then_both_written_with_one_person(
             "--direct_num_workers=2",
         ]
     )
-    assert one["records_written"] == two["records_written"] == 2
-    assert one["accounted"] and two["accounted"]
-    ids = {r["person_id"] for r in _table(tmp_path / "two" / "documents")}
-    assert len(ids) == 1
-    assert ids == {r["person_id"] for r in _table(tmp_path / "one" / "documents")}
+    for summary, out in ((one, "one"), (two, "two")):
+        assert (summary["records_read"], summary["records_written"],
+                summary["records_quarantined"]) == (3, 2, 1)
+        assert summary["accounted"] and summary["quarantined_by_stage"] == {"link": 1}
+        rows = _table(tmp_path / out / "documents")
+        assert sorted(r["doc_id"] for r in rows) == ["other", "same"]
+        # The first line is the one published, the second quarantined whole.
+        same = next(r for r in rows if r["doc_id"] == "same")
+        assert same["text"].startswith("Seen ")
+        (held,) = _table(tmp_path / out / "quarantine")
+        assert (held["doc_id"], held["stage"], held["error_type"]) == (
+            "same", "link", "DuplicateDocumentIdError")
+        assert b"617-555-0100" in held["raw"]
+        # The quarantined one is nobody's document: two persons, one each.
+        persons = _table(tmp_path / out / "persons")
+        assert sorted(p["n_documents"] for p in persons) == [1, 1]
+
+
+def test_when_samples_read_recursively_then_gold_and_hidden_skipped_ids_once(
+    tmp_path, key_file
+):
+    samples = tmp_path / "samples"
+    shutil.copytree(ROOT_PATH / "samples", samples)
+    (samples / "notes" / ".synth-1-000001.txt.swp").write_bytes(
+        (samples / "notes" / "synth-1-000001.txt").read_bytes())
+    summary = run(["--input", f"{samples}/", "--recursive", "--output",
+                   str(tmp_path / "o"), "--key-file", key_file,
+                   "--detectors", "rules"])
+    # notes.jsonl, 5 notes, 5 HL7 files and README.md; 3 gold.jsonl and the
+    # swap file left out.
+    assert summary["files_read"] == 12
+    assert summary["files_skipped"] == {"annotation": 3, "hidden": 1}
+    assert summary["accounted"] and summary["records_quarantined"] == 0
+    ids = [r["doc_id"] for r in _table(tmp_path / "o" / "documents")]
+    assert len(ids) == len(set(ids)) == summary["records_written"]
+    assert {f"synth-1-00000{i}" for i in range(1, 6)} <= set(ids)
 
 
 def test_when_input_has_bad_records_then_quarantined_and_counted(tmp_path, key_file):

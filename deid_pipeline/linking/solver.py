@@ -29,6 +29,7 @@ from deid_pipeline.model import TaggedDocument
 
 __all__ = [
     "ChunkId",
+    "DuplicateDocumentIdError",
     "LinkItem",
     "LinkSolution",
     "link_item",
@@ -60,6 +61,8 @@ class LinkItem(NamedTuple):
     alone: str | None
     # (date of birth as written, sex, ZIP3) from its header.
     quasi: tuple[str | None, str | None, str | None]
+    # The document's id: two documents of a run with one id publish one row.
+    doc_id: str = ""
 
     def __repr__(self) -> str:
         """Where the item comes from and its identifier count (no values)."""
@@ -85,6 +88,42 @@ class LinkSolution(NamedTuple):
     # documents in this run (None for the others); chunks without any are
     # left out.
     shared_by_chunk: dict[ChunkId, tuple[str | None, ...]]
+    # Chunk id -> {position: chunk id of the first document with its id}
+    # for each document whose id an earlier document of the run has (in
+    # input file, chunk and position order): quarantined, never linked.
+    duplicates_by_chunk: dict[ChunkId, dict[int, ChunkId]] = {}
+
+
+class DuplicateDocumentIdError(ValueError):
+    """A document whose id an earlier document of the same run has.
+
+    The research extract holds one row per document id: the first (in input
+    file path order, then order in the file) is published, the later ones
+    are quarantined at stage ``link`` with this error.
+    """
+
+
+def duplicate_message(first: ChunkId) -> str:
+    """The quarantine message of a duplicate (no PHI: where the first one is)."""
+    return (f"document id already used by an earlier document of this run (the "
+            f"first: input file {first[0]} in path order, chunk {first[1]}); "
+            "only the first is published")
+
+
+def find_duplicates(items: list[LinkItem]) -> dict[tuple[ChunkId, int], ChunkId]:
+    """Each later document with an id seen before -> where the first one is.
+
+    Keys are (chunk id, position), values the first one's chunk id; documents
+    are ordered by chunk id (input file in path order, chunk), then position.
+    """
+    first: dict[str, ChunkId] = {}
+    later: dict[tuple[ChunkId, int], ChunkId] = {}
+    for item in sorted(items, key=lambda i: (i.chunk_id, i.position)):
+        if item.doc_id in first:
+            later[item.chunk_id, item.position] = first[item.doc_id]
+        else:
+            first[item.doc_id] = item.chunk_id
+    return later
 
 
 def link_item(
@@ -103,6 +142,7 @@ def link_item(
         record.identifiers,
         alone,
         (quasi.birth, quasi.sex, quasi.zip3),
+        tagged.document.doc_id,
     )
 
 
@@ -125,6 +165,17 @@ def solve_links_with_prior(
 ) -> LinkSolution:
     """``solve_links`` against the persons of earlier runs (``--incremental``)."""
     items = list(items)
+    later = find_duplicates(items)
+    duplicates: dict[ChunkId, dict[int, ChunkId]] = {}
+    for (chunk_id, position), first in sorted(later.items()):
+        duplicates.setdefault(chunk_id, {})[position] = first
+    # A duplicate is quarantined: it links nobody and is no person's document
+    # (its key stays None, so each chunk's keys still run by position).
+    by_chunk: dict[ChunkId, list[str | None]] = {}
+    for item in items:
+        if (item.chunk_id, item.position) in later:
+            _put(by_chunk, item, None)
+    items = [i for i in items if (i.chunk_id, i.position) not in later]
     key = rewriter.key
     records = [
         LinkRecord(f"{item.chunk_id[0]}:{item.chunk_id[1]}:{item.position}",
@@ -133,7 +184,6 @@ def solve_links_with_prior(
     ]
     solved, merges = resolve_with_prior(records, prior)
     assignments = {a.doc_key: a for a in solved}
-    by_chunk: dict[ChunkId, list[str | None]] = {}
     by_person: dict[str, list] = {}
     history: dict[str, set] = {}
     pids: list[str] = []
@@ -167,6 +217,7 @@ def solve_links_with_prior(
         persons,
         merges,
         {c: tuple(people) for c, people in shared.items()},
+        duplicates,
     )
 
 

@@ -54,7 +54,9 @@ from deid_pipeline.flow import SURROGATE, DocumentFlow, StageError, stage
 from deid_pipeline.keys import person_id
 from deid_pipeline.linking.solver import (
     ChunkId,
+    DuplicateDocumentIdError,
     LinkItem,
+    duplicate_message,
     link_item,
     solve_links_with_prior,
 )
@@ -353,6 +355,7 @@ class TagChunkFn(beam.DoFn):
 class _SolveFn(beam.DoFn):
     PERSONS = "persons"
     SHARED = "shared"
+    DUPLICATES = "duplicates"
 
     def __init__(self, rewriter: Rewriter, history: LinkHistory | None = None
                  ) -> None:
@@ -385,6 +388,11 @@ class _SolveFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(
                 self.SHARED, (chunk_id, pack(shared[chunk_id]))
             )
+        duplicates = solution.duplicates_by_chunk
+        for chunk_id in sorted(duplicates):
+            yield beam.pvalue.TaggedOutput(
+                self.DUPLICATES, (chunk_id, pack(duplicates[chunk_id]))
+            )
 
     def _write_history(self, persons, merges) -> None:
         """Write this run's link history and the merges of earlier persons."""
@@ -401,15 +409,17 @@ class _SolveFn(beam.DoFn):
 
 
 class SolveLinks(beam.PTransform):
-    """Link items -> (person keys per chunk, persons rows, shared persons per chunk).
+    """Link items -> person keys, persons rows, shared persons, duplicate ids.
 
     Takes the packed link items of every chunk. The first output is
     ``((file index, chunk index), packed person keys by position)``, joined
     with the tagged chunks; the second the persons table; the third
     ``(chunk id, packed person id or None by position)`` for the chunks
     holding documents of persons with several documents, for
-    ``PersonOriginals``. The link graph is solved in one place (a few short
-    strings per document).
+    ``PersonOriginals``; the fourth ``(chunk id, packed {position: chunk id
+    of the first})`` for the chunks holding a document whose id an earlier
+    document of the run has (``WriteChunkFn`` quarantines it). The link
+    graph is solved in one place (a few short strings per document).
     """
 
     def __init__(
@@ -426,10 +436,12 @@ class SolveLinks(beam.PTransform):
             | "GroupLinks" >> beam.GroupByKey()
             | "Solve"
             >> beam.ParDo(_SolveFn(self._rewriter, self._history)).with_outputs(
-                _SolveFn.PERSONS, _SolveFn.SHARED, main="keys"
+                _SolveFn.PERSONS, _SolveFn.SHARED, _SolveFn.DUPLICATES,
+                main="keys"
             )
         )
-        return solved.keys, solved[_SolveFn.PERSONS], solved[_SolveFn.SHARED]
+        return (solved.keys, solved[_SolveFn.PERSONS], solved[_SolveFn.SHARED],
+                solved[_SolveFn.DUPLICATES])
 
 
 class PersonPart(NamedTuple):
@@ -551,10 +563,14 @@ class WriteChunkFn(beam.DoFn):
         _chunk_id, joined = element
         refs = list(joined["chunk"])
         keys = [unpack(blob) for blob in joined["keys"]]
+        duplicates: dict[int, ChunkId] = {}
+        for blob in joined.get("duplicates", ()):
+            duplicates.update(unpack(blob))
         with process_progress(DOCUMENT_PROGRESS).busy():  # see TagChunkFn
             avoid = person_originals(joined.get("avoid", ()))
             for ref in refs:
-                yield from self._write(ref, keys[0] if len(keys) == 1 else (), avoid)
+                yield from self._write(ref, keys[0] if len(keys) == 1 else (), avoid,
+                                       duplicates)
 
     def _batch_originals(
         self, chunk: list[TaggedDocument], own: list[Originals],
@@ -591,6 +607,7 @@ class WriteChunkFn(beam.DoFn):
     def _write(
         self, ref: ChunkRef, person_keys: tuple[str | None, ...],
         avoid: dict[str, Originals] | None = None,
+        duplicates: dict[int, ChunkId] | None = None,
     ):
         documents: list[dict] = []
         identifiers = IdentifierColumns()
@@ -609,6 +626,11 @@ class WriteChunkFn(beam.DoFn):
             # (and its rewrite) held through the table building and writing
             # was the run's peak memory.
             tagged, chunk[position] = chunk[position], None
+            if duplicates and position in duplicates:
+                # One row per document id: a later one is quarantined, counted.
+                yield dead_letter(StageError("link", DuplicateDocumentIdError(
+                    duplicate_message(duplicates[position]))), tagged)
+                continue
             try:
                 with stage(SURROGATE):
                     if position >= len(person_keys):

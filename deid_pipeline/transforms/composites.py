@@ -212,7 +212,7 @@ class DeidentifyFiles(beam.PTransform):
                 )
             ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
         )
-        person_keys, persons, shared_persons = links | "Link" >> SolveLinks(
+        person_keys, persons, shared_persons, duplicates = links | "Link" >> SolveLinks(
             self._rewriter, self._history
         )
         avoid = shared_persons | "PersonOriginals" >> PersonOriginals(
@@ -222,7 +222,8 @@ class DeidentifyFiles(beam.PTransform):
             lambda ref: ((ref.file_index, ref.chunk_index), ref)
         )
         written, rewrite_failed = (
-            {"chunk": tagged_by_id, "keys": person_keys, "avoid": avoid}
+            {"chunk": tagged_by_id, "keys": person_keys, "avoid": avoid,
+             "duplicates": duplicates}
             | "JoinKeys" >> beam.CoGroupByKey()
             | "Write"
             >> beam.ParDo(
