@@ -36,15 +36,44 @@ def _rows(run_dir: str, table: str, columns: list[str]) -> list[dict]:
     return rows
 
 
+def _known(value) -> bool:
+    return value is not None and value != ""
+
+
 def k_anonymity(persons: list[dict], k: int) -> dict:
-    """Equivalence classes over the quasi-identifiers; who sits in classes below k."""
-    classes = Counter(tuple(p[q] for q in QUASI_IDENTIFIERS) for p in persons)
-    small = {c: n for c, n in classes.items() if n < k}
-    return {
+    """Equivalence classes over the quasi-identifiers; who sits in classes below k.
+
+    Only persons with at least one quasi-identifier known are classed: a
+    person of whom nothing is known (every note of a text-only input) is
+    counted in ``persons_without_quasi_identifiers``, not put in one big
+    "unknown" class that would read like a pass. When no person has any,
+    the check is not made (``checked`` false, the class figures null).
+    """
+    with_qi = [p for p in persons if any(_known(p.get(q)) for q in QUASI_IDENTIFIERS)]
+    result = {
         "k": k,
         "quasi_identifiers": list(QUASI_IDENTIFIERS),
+        "checked": bool(with_qi),
+        "persons_with_quasi_identifiers": len(with_qi),
+        "persons_without_quasi_identifiers": len(persons) - len(with_qi),
+        "known": {
+            q: sum(1 for p in persons if _known(p.get(q))) for q in QUASI_IDENTIFIERS
+        },
+    }
+    if not with_qi:
+        return {
+            **result,
+            "equivalence_classes": None,
+            "smallest_class": None,
+            "persons_in_classes_below_k": None,
+            "classes_below_k": None,
+        }
+    classes = Counter(tuple(p.get(q) for q in QUASI_IDENTIFIERS) for p in with_qi)
+    small = {c: n for c, n in classes.items() if n < k}
+    return {
+        **result,
         "equivalence_classes": len(classes),
-        "smallest_class": min(classes.values()) if classes else 0,
+        "smallest_class": min(classes.values()),
         "persons_in_classes_below_k": sum(small.values()),
         "classes_below_k": len(small),
     }
@@ -75,8 +104,9 @@ def build_report(run_dir: str, k: int = 5) -> dict:
     }
 
 
-def print_report(report: dict, out=sys.stdout) -> None:
-    """Human-readable report."""
+def print_report(report: dict, out=None) -> None:
+    """Human-readable report (on ``out``, by default the current stdout)."""
+    out = out if out is not None else sys.stdout
     rec = report["records"]
     print(
         f"records: {rec['records_read']} read, {rec['records_written']} written, "
@@ -95,11 +125,24 @@ def print_report(report: dict, out=sys.stdout) -> None:
         file=out,
     )
     ka = report["k_anonymity"]
+    head = f"k-anonymity over {', '.join(ka['quasi_identifiers'])} (k={ka['k']}): "
+    if not ka["checked"]:
+        print(
+            f"{head}not checked: no quasi-identifier was known for any of the "
+            f"{report['persons']} persons (no birth year, sex or ZIP3; text-only "
+            "inputs have none)",
+            file=out,
+        )
+        return
+    without = ka["persons_without_quasi_identifiers"]
+    known = ", ".join(f"{q} {n}" for q, n in ka["known"].items())
     print(
-        f"k-anonymity over {', '.join(ka['quasi_identifiers'])} (k={ka['k']}): "
-        f"{ka['equivalence_classes']} classes, smallest {ka['smallest_class']}, "
+        f"{head}{ka['equivalence_classes']} classes of the "
+        f"{ka['persons_with_quasi_identifiers']} persons with a quasi-identifier "
+        f"known ({known}), smallest {ka['smallest_class']}, "
         f"{ka['persons_in_classes_below_k']} persons in {ka['classes_below_k']} "
-        f"classes smaller than k",
+        f"classes smaller than k"
+        + (f"; {without} persons with none known, not classed" if without else ""),
         file=out,
     )
 
