@@ -4,8 +4,9 @@ Flink comes from PyPI's ``apache-flink`` and ``apache-flink-libraries`` wheels,
 which carry a whole distribution (``pyflink/bin``, ``conf``, ``lib``); they pin
 an old Beam, so they go ``--no-deps`` into a virtual environment of their own
 under a cache directory, never into this project's. Beam's Flink job server
-(the jar ``--flink_job_server_jar`` names) comes from Maven Central through
-``mvn dependency:copy`` into the same cache. The SDK worker pool
+(the jar ``--flink_job_server_jar`` names) is built with Maven from
+``deploy/flink/job-server/pom.xml`` (Beam's Java Flink runner from Maven
+Central, shaded into one jar) into the same cache. The SDK worker pool
 (``--environment_type=EXTERNAL``) runs on *this* interpreter, the one that has
 the package and its model installed, because EXTERNAL workers get neither
 ``--setup_file`` nor anything else staged.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -28,19 +30,26 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from importlib import metadata
 
 import yaml
 
 log = logging.getLogger(__name__)
 
-FLINK_VERSION = "1.20.5"
+# One tested combination (docs/flink.md): a Flink 1.19.3 cluster, Beam's Java
+# Flink runner 2.62.0 as the job server (the newest whose whole tree Maven
+# Central serves), the Python apache-beam the project installs (2.77.0 tested).
+FLINK_VERSION = "1.19.3"
 FLINK_MINOR = ".".join(FLINK_VERSION.split(".")[:2])
-_JOB_SERVER_ARTIFACT = f"beam-runners-flink-{FLINK_MINOR}-job-server"
+JOB_SERVER_VERSION = "2.62.0"
+_JOB_SERVER_JAR = (
+    f"beam-runners-flink-{FLINK_MINOR}-job-server-{JOB_SERVER_VERSION}.jar"
+)
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 35 s on a quiet 2-core machine; JVMs started at niceness 10 on a machine
 # loaded 6 to 8 took over 120 s to register.
 START_TIMEOUT_S = 300.0
@@ -121,55 +130,80 @@ def _install(cache_dir: str) -> None:
     )
 
 
-def job_server_jar_path(cache_dir: str, beam_version: str | None = None) -> str:
-    """Where the job server jar of the installed Beam is kept in the cache."""
-    version = beam_version or metadata.version("apache-beam")
-    return os.path.join(cache_dir, f"{_JOB_SERVER_ARTIFACT}-{version}.jar")
+def job_server_jar_path(cache_dir: str) -> str:
+    """Where the job server jar (``JOB_SERVER_VERSION``) is kept in the cache."""
+    return os.path.join(cache_dir, _JOB_SERVER_JAR)
 
 
-def fetch_job_server_jar(cache_dir: str, beam_version: str | None = None) -> str:
-    """Beam's Flink job server for the installed Beam, from Maven Central (once).
+def job_server_pom() -> str:
+    """The pom that builds the job server, kept in the repository."""
+    return os.path.join(_REPO, "deploy", "flink", "job-server", "pom.xml")
 
-    The jar must match the Beam that submits the job (the pipeline proto) and
-    Flink's minor version (its translation), hence both in its coordinates.
+
+def fetch_job_server_jar(cache_dir: str) -> str:
+    """Beam's Flink job server jar, built with Maven into ``cache_dir`` once.
+
+    Maven Central does not serve Beam's prebuilt ``beam-runners-flink-<minor>-
+    job-server`` jars; it serves the runner they are made from. The pom in
+    ``deploy/flink/job-server`` shades it (and its whole runtime tree) into
+    one executable jar. A jar of that name already in Beam's own jar cache
+    (``~/.apache_beam/cache/jars``, where Beam tells offline sites to stage
+    its jars) is used as it is.
     """
-    version = beam_version or metadata.version("apache-beam")
-    jar = job_server_jar_path(cache_dir, version)
+    jar = job_server_jar_path(cache_dir)
     if os.path.exists(jar):
         return jar
-    # Where Beam itself keeps (and tells offline sites to stage) the jars it
-    # downloads: a jar already there is used, not fetched again.
-    staged = os.path.join(beam_jar_cache(), os.path.basename(jar))
+    staged = os.path.join(beam_jar_cache(), _JOB_SERVER_JAR)
     if os.path.exists(staged):
         return staged
-    coords = f"org.apache.beam:{_JOB_SERVER_ARTIFACT}:{version}"
     if shutil.which("mvn") is None:
         raise ClusterError(
-            f"mvn not found: cannot fetch {coords}; put the jar at {jar}"
+            f"mvn not found: cannot build {_JOB_SERVER_JAR}; put it at {jar}"
         )
+    pom = job_server_pom()
+    if not os.path.exists(pom):
+        raise ClusterError(f"{pom} not found: run from a checkout of the repository")
     os.makedirs(cache_dir, exist_ok=True)
-    done = subprocess.run(
-        [
-            "mvn", "-q", "-B", "-U", "-Dstyle.color=never", "dependency:copy",
-            f"-Dartifact={coords}",
-            f"-DoutputDirectory={cache_dir}",
-        ],
-        capture_output=True, text=True, check=False,
-    )
-    if done.returncode != 0 or not os.path.exists(jar):
-        errors = [
-            _ANSI.sub("", line).removeprefix("[ERROR] ")
-            for line in done.stdout.splitlines()
-            if "ERROR" in line
-        ]
-        reason = errors[0].split("Unable to find artifact. ")[-1] if errors else (
-            f"mvn exited {done.returncode}"
+    with open(os.path.join(cache_dir, ".jar.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time, the others wait
+        if os.path.exists(jar):
+            return jar
+        build = os.path.join(cache_dir, "job-server-build")
+        shutil.rmtree(build, ignore_errors=True)
+        started = time.monotonic()
+        log.info("building %s with Maven (about 1 to 3 min)", _JOB_SERVER_JAR)
+        done = subprocess.run(
+            [
+                "mvn", "-q", "-B", "-Dstyle.color=never", "-f", pom, "package",
+                f"-Dbeam.version={JOB_SERVER_VERSION}",
+                f"-Dflink.minor={FLINK_MINOR}",
+                f"-DbuildDirectory={build}",
+                f"-DoutputDirectory={build}",
+            ],
+            capture_output=True, text=True, check=False,
         )
-        raise ClusterError(
-            f"could not fetch {coords} from Maven: {reason.strip()}; "
-            f"put the jar at {jar}"
-        )
+        built = os.path.join(build, _JOB_SERVER_JAR)
+        if done.returncode != 0 or not os.path.exists(built):
+            errors = [
+                _ANSI.sub("", line).removeprefix("[ERROR] ")
+                for line in done.stdout.splitlines()
+                if "ERROR" in line
+            ]
+            reason = errors[0] if errors else f"mvn exited {done.returncode}"
+            raise ClusterError(f"could not build {_JOB_SERVER_JAR}: {reason.strip()}")
+        os.replace(built, jar)  # whole or not at all
+        shutil.rmtree(build, ignore_errors=True)
+        log.info("built in %.0f s", time.monotonic() - started)
     return jar
+
+
+def sha256(path: str) -> str:
+    """The file's SHA-256, hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def beam_jar_cache() -> str:
@@ -250,21 +284,154 @@ def _daemon(home: str, cfg: ClusterConfig, script: str) -> None:
 
 
 def _start_worker_pool(cfg: ClusterConfig) -> None:
-    """Beam's SDK worker pool on this interpreter, in a session of its own."""
-    env = dict(os.environ)
-    # The pool starts SDK workers as plain ``python``: make that this one.
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    """:func:`serve_worker_pool` on this interpreter, in a session of its own."""
     with open(os.path.join(cfg.state_dir, "log", "worker-pool.log"), "ab") as out:
         proc = subprocess.Popen(
             [
                 "nice", "-n", str(cfg.nice), sys.executable, "-m",
-                "apache_beam.runners.worker.worker_pool_main",
-                f"--service_port={cfg.worker_pool_port}",
+                "deid_pipeline.pipelines.flink_cluster", "worker-pool",
+                f"--worker-pool-port={cfg.worker_pool_port}",
             ],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env=env,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     with open(os.path.join(cfg.state_dir, _POOL_PID), "w", encoding="utf-8") as fh:
         fh.write(f"{proc.pid}\n")
+
+
+def _worker_pool_class():
+    """Beam's SDK worker pool, fixed for TaskManagers that share one pool.
+
+    Flink's TaskManagers each number the SDK workers they ask for from 1
+    (``1-1``, ``2-1``, ...), so two TaskManagers on one machine sharing one
+    pool ask for workers of the same id. Beam's pool keeps one process per
+    id: the second replaced the first in its table, and when one TaskManager
+    released its worker (``StopWorker``, at the end of its stage) the pool
+    killed the *other* TaskManager's worker, mid-bundle: that TaskManager
+    logged ``FnApiControlClient ... CANCELLED: client cancelled`` and its
+    task failed three minutes later (``No client connected within
+    timeout``), with no Python traceback anywhere. Here each worker is
+    kept with its TaskManager's control endpoint: a TaskManager shuts its
+    endpoint before it sends ``StopWorker``, so of the workers of that id
+    the one to stop is the one whose endpoint is gone.
+
+    Also: each worker runs on this interpreter (Beam's runs whatever
+    ``python`` is first on ``PATH``: with one lacking the package the job
+    hung at RUNNING for good), its stdout goes to the pool's log (Beam's
+    went to a pipe nobody read, which blocks a worker that prints 64 KiB),
+    and its exit status is logged.
+    """
+    from apache_beam.runners.worker import worker_pool_main
+
+    base = worker_pool_main.BeamFnExternalWorkerPoolServicer
+
+    class WorkerPool(base):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            self._lock = threading.Lock()
+            # worker id -> [(process, control endpoint)]
+            self._workers: dict[str, list[tuple[subprocess.Popen, str]]] = {}
+
+        def StartWorker(self, request, context):  # noqa: N802 (gRPC's name)
+            from apache_beam.portability.api import beam_fn_api_pb2
+
+            self._reap()
+            endpoint = request.control_endpoint.url
+            command = sdk_worker_command(
+                endpoint, request.worker_id, self._state_cache_size,
+                self._data_buffer_time_limit_ms,
+            )
+            env = dict(os.environ, PYTHONFAULTHANDLER="1")
+            try:
+                proc = subprocess.Popen(
+                    command, stdout=sys.stderr.fileno(), close_fds=True, env=env,
+                )
+            except OSError as exc:
+                return beam_fn_api_pb2.StartWorkerResponse(error=str(exc))
+            log.info("started SDK worker %s (pid %d) for %s", request.worker_id,
+                     proc.pid, endpoint)
+            with self._lock:
+                self._workers.setdefault(request.worker_id, []).append(
+                    (proc, endpoint))
+                # Beam's own table, which its exit hook ends: all of them.
+                self._worker_processes[f"{request.worker_id}@{endpoint}"] = proc
+            return beam_fn_api_pb2.StartWorkerResponse()
+
+        def StopWorker(self, request, context):  # noqa: N802
+            from apache_beam.portability.api import beam_fn_api_pb2
+
+            with self._lock:
+                workers = self._workers.get(request.worker_id, [])
+                gone = [w for w in workers if not _accepts_url(w[1])]
+                # One worker of that id, or none whose endpoint closed yet.
+                stop = gone or (workers if len(workers) == 1 else [])
+                for w in stop:
+                    workers.remove(w)
+                    self._worker_processes.pop(f"{request.worker_id}@{w[1]}", None)
+                if not workers:
+                    self._workers.pop(request.worker_id, None)
+            for proc, endpoint in stop:
+                log.info("stopping SDK worker %s (pid %d) of %s", request.worker_id,
+                         proc.pid, endpoint)
+                worker_pool_main.kill_process_gracefully(proc)
+            if not stop and workers:
+                log.warning("StopWorker %s: %d workers of that id still connected; "
+                            "each ends when its TaskManager closes its endpoint",
+                            request.worker_id, len(workers))
+            self._reap()
+            return beam_fn_api_pb2.StopWorkerResponse()
+
+        def _reap(self) -> None:
+            """Forget (and log) workers that ended on their own."""
+            with self._lock:
+                for worker_id, workers in list(self._workers.items()):
+                    for w in list(workers):
+                        code = w[0].poll()
+                        if code is not None:
+                            workers.remove(w)
+                            self._worker_processes.pop(f"{worker_id}@{w[1]}", None)
+                            log.log(logging.INFO if code == 0 else logging.WARNING,
+                                    "SDK worker %s (pid %d) exited %d", worker_id,
+                                    w[0].pid, code)
+                    if not workers:
+                        del self._workers[worker_id]
+
+    return WorkerPool
+
+
+def sdk_worker_command(endpoint: str, worker_id: str, state_cache_size: int,
+                       data_buffer_time_limit_ms: int) -> list[str]:
+    """The SDK worker Beam's pool starts, on this interpreter."""
+    code = (
+        "from apache_beam.runners.worker.sdk_worker import SdkHarness; "
+        f"SdkHarness({endpoint!r}, worker_id={worker_id!r}, "
+        f"state_cache_size={state_cache_size}, "
+        f"data_buffer_time_limit_ms={data_buffer_time_limit_ms}).run()"
+    )
+    return [sys.executable, "-c", code]
+
+
+def _accepts_url(endpoint: str) -> bool:
+    """Whether ``host:port`` accepts a TCP connection now."""
+    host, _, port = endpoint.rpartition(":")
+    try:
+        with socket.create_connection((host or "localhost", int(port)), timeout=1):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+def serve_worker_pool(port: int) -> None:
+    """The SDK worker pool (:func:`_worker_pool_class`) on ``port``, until signalled."""
+    pool = _worker_pool_class()
+    address, server = pool.start(use_process=True, port=port)
+    log.info("SDK worker pool at %s (python %s)", address, sys.executable)
+    stopped = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopped.set())
+    while not stopped.wait(1.0):
+        pass
+    server.stop(5)
+    sys.exit(0)  # Beam's exit hook ends the workers still running
 
 
 def rest(cfg: ClusterConfig, path: str, timeout: float = 5.0):
@@ -479,7 +646,11 @@ def _parser() -> argparse.ArgumentParser:
         description="A local Flink session cluster plus Beam's SDK worker pool, "
         "for deid-pipeline run --runner=FlinkRunner (docs/flink.md).",
     )
-    parser.add_argument("command", choices=("start", "stop", "status", "jar"))
+    parser.add_argument(
+        "command", choices=("start", "stop", "status", "jar", "worker-pool"),
+        help="worker-pool: run only the SDK worker pool, in the foreground (one "
+        "per TaskManager machine or pod; docs/flink.md)",
+    )
     parser.add_argument("--taskmanagers", type=int, default=2)
     parser.add_argument("--slots", type=int, default=1, help="per TaskManager")
     parser.add_argument("--rest-port", type=int, default=8081)
@@ -524,12 +695,19 @@ def main(argv: list[str] | None = None) -> int:
                 print("run options: " + " ".join(runner_args(cfg, jar)))
             else:
                 print("job server jar: not available (see above)")
+        elif args.command == "worker-pool":
+            serve_worker_pool(cfg.worker_pool_port)
         elif args.command == "stop":
             print(f"stopped {len(stop(cfg))} process(es)")
         elif args.command == "status":
             print(json.dumps(status(cfg), indent=2))
         else:
-            print(fetch_job_server_jar(cfg.cache_dir))
+            jar = fetch_job_server_jar(cfg.cache_dir)
+            print(f"job server: Beam {JOB_SERVER_VERSION} FlinkRunner for Flink "
+                  f"{FLINK_MINOR} (cluster {FLINK_VERSION}), "
+                  f"{os.path.getsize(jar)} bytes, sha256 {sha256(jar)}",
+                  file=sys.stderr)
+            print(jar)
     except ClusterError as exc:
         print(f"deid-flink-cluster: {exc}", file=sys.stderr)
         return 1

@@ -483,6 +483,10 @@ def _execute(
     spill = FileSystems.join(staging, "_spill")
     # Every worker step that touches files sets its file systems' options.
     flags = tuple(job.beam_args)
+    if job.options.view_as(StandardOptions).runner not in (None, *_DIRECT_RUNNERS):
+        # Flink's workers match inputs in their own working directory: a
+        # relative --input read nothing there (a run of 0 records, exit 0).
+        patterns = [absolute(p) for p in patterns]
     outputs = pipeline | "DeidentifyFiles" >> DeidentifyFiles(
         patterns,
         args.input_format,

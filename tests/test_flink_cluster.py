@@ -2,9 +2,9 @@
 
 The cluster is the one ``deid-flink-cluster`` starts (Flink from PyPI's
 wheels, JVMs on loopback, Beam's SDK worker pool on this interpreter), once
-for the module. The job tests also need Beam's Flink job server jar, from
-Maven Central into the cache (``pipelines/flink_cluster.py``); they are
-skipped, naming the artifact and Maven's answer, where it cannot be had.
+for the module. The job tests also need Beam's Flink job server jar, built
+with Maven from ``deploy/flink/job-server/pom.xml`` into the cache once
+(``deid-flink-cluster jar``); they are skipped only where there is no mvn.
 """
 
 import json
@@ -69,12 +69,10 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def flink_args(cluster):
-    """``run`` options that submit to ``cluster`` (skips without the job server)."""
-    try:
-        jar = fetch_job_server_jar(cluster.cache_dir)
-    except ClusterError as exc:
-        pytest.skip(f"Beam's Flink job server is not available: {exc}")
-    return runner_args(cluster, jar)
+    """``run`` options that submit to ``cluster`` (the job server jar built once)."""
+    if shutil.which("mvn") is None:
+        pytest.skip("no mvn on PATH: the job server jar is built with Maven")
+    return runner_args(cluster, fetch_job_server_jar(cluster.cache_dir))
 
 
 @pytest.fixture(scope="module")
@@ -158,20 +156,66 @@ def test_when_jar_staged_in_beams_cache_then_used_without_maven(
     monkeypatch.setenv("PATH", str(tmp_path / "no-mvn"))  # Maven unreachable
     cache = str(tmp_path / "cache")
     with pytest.raises(ClusterError, match="mvn not found"):
-        fetch_job_server_jar(cache, "2.77.0")
-    staged = tmp_path / "beam" / "beam-runners-flink-1.20-job-server-2.77.0.jar"
+        fetch_job_server_jar(cache)
+    staged = tmp_path / "beam" / "beam-runners-flink-1.19-job-server-2.62.0.jar"
     staged.parent.mkdir()
     staged.write_bytes(b"PK\x03\x04")
-    assert fetch_job_server_jar(cache, "2.77.0") == str(staged)
+    assert fetch_job_server_jar(cache) == str(staged)
 
 
-def test_when_runner_args_then_beam_takes_each_for_a_flink_1_20_job(tmp_path):
+def test_when_two_taskmanagers_stop_worker_of_same_id_then_only_theirs_stopped(
+    monkeypatch,
+):
+    """Both TaskManagers ask the pool for worker ``1-1``; one releases it.
+
+    Beam's own pool killed the other TaskManager's worker (the job failed:
+    ``CANCELLED: client cancelled``); this one stops the worker whose
+    TaskManager closed its control endpoint, and only that one.
+    """
+    import socket
+
+    from apache_beam.portability.api import beam_fn_api_pb2, endpoints_pb2
+
+    import deid_pipeline.pipelines.flink_cluster as fc
+
+    monkeypatch.setattr(fc, "sdk_worker_command", lambda *a: ["sleep", "120"])
+    pool = fc._worker_pool_class()(use_process=True)
+    listeners = []
+    for _ in range(2):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        listeners.append(s)
+    ends = [f"localhost:{s.getsockname()[1]}" for s in listeners]
+    for end in ends:
+        response = pool.StartWorker(beam_fn_api_pb2.StartWorkerRequest(
+            worker_id="1-1",
+            control_endpoint=endpoints_pb2.ApiServiceDescriptor(url=end)), None)
+        assert not response.error
+    procs = {w[1]: w[0] for w in pool._workers["1-1"]}
+    try:
+        listeners[0].close()  # the first TaskManager shut its endpoint
+        pool.StopWorker(beam_fn_api_pb2.StopWorkerRequest(worker_id="1-1"), None)
+        assert procs[ends[0]].poll() is not None
+        assert procs[ends[1]].poll() is None
+        assert [w[1] for w in pool._workers["1-1"]] == [ends[1]]
+        listeners[1].close()
+        pool.StopWorker(beam_fn_api_pb2.StopWorkerRequest(worker_id="1-1"), None)
+        assert procs[ends[1]].poll() is not None
+        assert "1-1" not in pool._workers
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait()
+
+
+def test_when_runner_args_then_beam_takes_each_for_a_flink_1_19_job(tmp_path):
     cfg = ClusterConfig(str(tmp_path), str(tmp_path), rest_port=18081,
                         worker_pool_port=15000, taskmanagers=2, slots=1)
     args = runner_args(cfg, "/cache/job-server.jar")
     check_beam_args(args, build_parser())  # an unknown option raises RunError
     options = PipelineOptions(args).get_all_options()
-    assert options["flink_version"] == "1.20"
+    assert options["flink_version"] == "1.19"
     assert options["flink_master"] == "localhost:18081"
     assert options["environment_config"] == "localhost:15000"
     assert options["parallelism"] == 2
