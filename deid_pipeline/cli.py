@@ -14,6 +14,7 @@ import sys
 
 from deid_pipeline import __version__
 from deid_pipeline.run_options import EPILOG, add_run_arguments
+from deid_pipeline.run_options import build_parser as build_run_parser
 
 # Modules that contribute a subcommand, in --help order.
 _SUBCOMMAND_MODULES = (
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="De-identify clinical documents into Parquet.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
     )
     add_run_arguments(run)
     run.set_defaults(func=_run, passes_argv=True)
@@ -74,10 +76,43 @@ class _BigQueryImportNoise(logging.Filter):
         return not str(record.msg).startswith("apitools not found")
 
 
+def _misspelt_run_option(argv: list[str]) -> str | None:
+    """``run``'s first option that neither it nor Beam declares, as an error.
+
+    Checked before parsing: argparse reports the required options it misses
+    first, so ``--ouptut out/`` came out as "--output is required". Beam is
+    imported only when an option is not ``run``'s own.
+    """
+    if "run" not in argv:
+        return None
+    rest = argv[argv.index("run") + 1:]
+    own = build_run_parser()
+    if all(a.split("=", 1)[0] in own._option_string_actions  # noqa: SLF001
+           for a in rest if a.startswith("--") and a != "--"):
+        return None
+    # Beam's import logs a warning on the root logger, which would configure
+    # logging before ``main`` does: a handler meanwhile keeps it unconfigured.
+    hold = logging.NullHandler()
+    logging.getLogger().addHandler(hold)
+    try:
+        from deid_pipeline.pipelines.job import RunError, check_option_names
+    finally:
+        logging.getLogger().removeHandler(hold)
+    try:
+        check_option_names(rest, own)
+    except RunError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and dispatch; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
+    typo = _misspelt_run_option(argv)
+    if typo:
+        print(f"deid-pipeline run: error: {typo}", file=sys.stderr)
+        return 2
     # ``run`` hands options it does not know to Beam, which refuses what no
     # PipelineOptions class declares (exit 2); the others reject them here.
     args, unknown = parser.parse_known_args(argv)

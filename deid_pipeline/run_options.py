@@ -30,7 +30,7 @@ Options Apache Beam declares are passed to it (any other is an error, exit 2):
   --runner=FlinkRunner --flink_master=HOST:8081 --environment_type=LOOPBACK
 
 Outputs under DIR: documents/ (research extract), identifiers/ and quarantine/
-(PROTECTED: contain PHI), run.json (counts, timings, options; no PHI).
+(PROTECTED: contain PHI), run.json (counts, wall seconds, options; no PHI).
 """
 
 
@@ -214,6 +214,8 @@ def build_parser(prog: str = "deid-pipeline run") -> argparse.ArgumentParser:
         description="De-identify clinical documents into Parquet.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        # As Beam's: ``--out`` is no ``--output``, but a typo to name.
+        allow_abbrev=False,
     )
     return add_run_arguments(parser)
 

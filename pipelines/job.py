@@ -63,6 +63,7 @@ from deid_pipeline.pipelines.storage import (
     move_files,
     write_atomically,
 )
+from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
 from deid_pipeline.run_options import build_parser, metadata_keys
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
 from deid_pipeline.tagger.rules.site import load_site_rules
@@ -220,17 +221,40 @@ def check_beam_args(beam_args: list[str], own: argparse.ArgumentParser) -> None:
     first = unknown[0]
     if not first.startswith("-"):
         raise RunError(f"unexpected argument {first!r}")
-    name = first.split("=", 1)[0]
+    raise RunError(_unrecognized(first.split("=", 1)[0], own, parser))
+
+
+def _unrecognized(name: str, own: argparse.ArgumentParser,
+                  beam: argparse.ArgumentParser) -> str:
+    """``unrecognized option NAME (did you mean CLOSEST?)``."""
     options = [
         option
-        for p in (own, parser)
+        for p in (own, beam)
         for action in p._actions  # noqa: SLF001 - argparse keeps them here
         for option in action.option_strings
         if option.startswith("--")
     ]
     close = difflib.get_close_matches(name, options, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    raise RunError(f"unrecognized option {name}{hint}")
+    return f"unrecognized option {name}{hint}"
+
+
+def check_option_names(argv: list[str], own: argparse.ArgumentParser) -> None:
+    """Refuse a misspelt option before the options are parsed.
+
+    ``--ouptut out/`` was reported as a missing ``--output`` (argparse asks
+    for required options first), never as a typo: every ``--name`` that
+    neither ``run`` nor Beam declares is refused here, naming the closest.
+    """
+    known = own._option_string_actions  # noqa: SLF001 - argparse keeps them here
+    names = [a.split("=", 1)[0] for a in argv if a.startswith("--") and a != "--"]
+    strangers = [n for n in names if n not in known]
+    if not strangers:
+        return
+    beam = beam_parser()
+    for name in strangers:
+        if name not in beam._option_string_actions:  # noqa: SLF001
+            raise RunError(_unrecognized(name, own, beam))
 
 
 def check_worker_environment(beam_args: list[str]) -> None:
@@ -295,6 +319,7 @@ def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
 def _prepare(argv: list[str] | None):
     """Parse and check everything before any output is touched (RunError: exit 2)."""
     parser = build_parser()
+    check_option_names(list(sys.argv[1:] if argv is None else argv), parser)
     args, beam_args = parser.parse_known_args(argv)
     check_beam_args(beam_args, parser)
     check_worker_environment(beam_args)
@@ -335,7 +360,7 @@ def run(
         as_of_year=args.as_of_year, keep_metadata=metadata_keys(args.keep_metadata),
     )
 
-    options = PipelineOptions(beam_args)
+    options = PipelineOptions(beam_args + quiet_worker_args(beam_args))
     # Beam hands the options to its file systems only when a pipeline is
     # built; the driver matches inputs and creates staging before that, and
     # S3 (endpoint, keys, region) cannot be reached without them.
@@ -525,8 +550,9 @@ def _execute(
     )
     try:
         interrupts.raise_if_received()
-        result = pipeline.run()
-        result.wait_until_finish()
+        with quiet_workers(job.beam_args):
+            result = pipeline.run()
+            result.wait_until_finish()
     except BaseException:
         discard(staging)
         raise

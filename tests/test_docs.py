@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import glob
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -279,3 +280,72 @@ def test_when_examples_write_keys_and_reports_then_git_ignores_them(path):
         ["git", "-C", ROOT, "check-ignore", "--no-index", "-q", path], check=False
     )
     assert done.returncode == 0, f"{path} is not ignored"
+
+
+def _readme_block(command: str) -> str:
+    (block,) = [b for b in BASH.findall(_read(README)) if command in b]
+    return block
+
+
+def test_when_readme_feeds_the_gateway_then_only_the_install_is_needed_and_it_waits(
+    tmp_path,
+):
+    """The MLLP example as written (on a free port): no test-extra sender, and
+    the gateway's final status line comes before the block ends (``wait``)."""
+    import socket
+
+    block = _readme_block("deid-pipeline mllp")
+    assert "mllp_send" not in block  # python-hl7's, in the test extra only
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = str(probe.getsockname()[1])
+    shutil.copytree(os.path.join(ROOT, "samples"), tmp_path / "samples")
+    (tmp_path / "work").mkdir(mode=0o700)
+    (tmp_path / "work" / "deid.key").write_bytes(b"docs-gateway-key-0123456789abcdef")
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+               + os.environ["PATH"])
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c",
+         block.replace("2575", port) + "echo END-OF-BLOCK >&2\n"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    final = done.stderr.index("mllp: stopped after")
+    assert "total 5: AA 5" in done.stderr[final:]
+    assert final < done.stderr.index("END-OF-BLOCK")
+
+
+def test_when_examples_train_then_each_writes_its_own_model_and_readme_says_how_long():
+    models = [value for page in _pages() for words in _commands(_read(page))
+              if words[0] == "train"
+              for option, value in _options(words) if option == "--output"]
+    assert len(models) >= 2
+    assert len(models) == len(set(models)), models
+    text = _read(README)
+    before_train = text[: text.index(_readme_block("deid-pipeline train"))]
+    paragraph = before_train.rsplit("```bash", 1)[0].strip().split("\n\n")[-1]
+    assert re.search(r"[Tt]rain[^`]*\(about \d+ minutes\)", paragraph)
+
+
+def test_when_docs_show_the_rules_version_then_it_is_the_codes():
+    """A version string shown as an example is today's, or a placeholder."""
+    from deid_pipeline.tagger.detectors import TaggerConfig, create
+
+    version = create(TaggerConfig(detectors=("rules",)))[0].version
+    for page in _pages():
+        for shown in re.findall(r"\b\d+\+data\d+\b", _read(page)):
+            assert shown == version, f"{_rel(page)} shows rules version {shown}"
+
+
+def test_when_readme_lists_run_json_then_each_key_named_is_written(tmp_path):
+    row = next(line for line in _read(README).splitlines()
+               if line.startswith("| `run.json`"))
+    named = set(re.findall(r"`(\w+)`", row)) - {"run"}
+    assert {"seconds", "records_read", "files_skipped"} <= named
+    from deid_pipeline.pipelines.job import run
+
+    summary = run(["--input", os.path.join(ROOT, "samples", "notes.jsonl"),
+                   "--output", str(tmp_path / "o"), "--ephemeral-key",
+                   "--detectors", "rules"])
+    written = json.loads((tmp_path / "o" / "run.json").read_text())
+    assert named <= set(written) and written["seconds"] == summary["seconds"]

@@ -69,6 +69,41 @@ def test_when_option_unknown_then_exit_2_closest_named_and_nothing_written(
     assert not out.exists()
 
 
+@pytest.mark.parametrize("typo", ["--ouptut", "--out", "--outptu=o"])
+def test_when_a_required_option_is_misspelt_then_the_typo_is_named_not_a_missing_option(
+    tmp_path, key_file, capsys, typo
+):
+    from deid_pipeline.cli import main as cli_main
+
+    out = tmp_path / "o"
+    name, _, value = typo.partition("=")
+    given = [typo] if value else [typo, str(out)]
+    argv = ["--input", f"{ROOT}/samples/notes.jsonl", *given, "--key-file", key_file]
+    for entry, args in ((cli_main, ["run", *argv]), (main, argv)):
+        assert entry(args) == 2
+        err = capsys.readouterr().err
+        assert f"unrecognized option {name} (did you mean --output?)" in err
+        assert "required" not in err
+    assert not out.exists()
+
+
+def test_when_all_cores_then_beam_worker_logging_silent_but_with_v(tmp_path, key_file):
+    def run_cli(*extra):
+        out = tmp_path / f"o{len(extra)}"
+        done = subprocess.run(
+            [sys.executable, "-m", "deid_pipeline.entry", *extra, "run",
+             *_sample_args(out, key_file, "--direct_running_mode=multi_processing",
+                           "--direct_num_workers=2")],
+            capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stderr.splitlines()
+
+    lines = run_cli()
+    assert len(lines) == 1 and lines[0].startswith("deid-pipeline run: 10 records read")
+    # -v keeps what the workers say (their harness start-up, at least).
+    assert any("sdk_worker" in line for line in run_cli("-v"))
+
+
 def test_when_stray_argument_then_exit_2(tmp_path, key_file, capsys):
     assert main(_sample_args(tmp_path / "o", key_file, "limited-dataset")) == 2
     assert "unexpected argument 'limited-dataset'" in capsys.readouterr().err
