@@ -83,9 +83,11 @@ def _misspelt_run_option(argv: list[str]) -> str | None:
     first, so ``--ouptut out/`` came out as "--output is required". Beam is
     imported only when an option is not ``run``'s own.
     """
-    if "run" not in argv:
+    # The top-level options take no value: the first word is the command.
+    command = next((i for i, a in enumerate(argv) if not a.startswith("-")), None)
+    if command is None or argv[command] != "run":
         return None
-    rest = argv[argv.index("run") + 1:]
+    rest = argv[command + 1:]
     own = build_run_parser()
     if all(a.split("=", 1)[0] in own._option_string_actions  # noqa: SLF001
            for a in rest if a.startswith("--") and a != "--"):

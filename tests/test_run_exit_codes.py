@@ -87,6 +87,16 @@ def test_when_a_required_option_is_misspelt_then_the_typo_is_named_not_a_missing
     assert not out.exists()
 
 
+def test_when_another_command_has_a_value_run_then_its_options_are_not_runs(
+    tmp_path, capsys
+):
+    from deid_pipeline.cli import main as cli_main
+
+    # A folder named "run" given to report: report's own error, not run's.
+    assert cli_main(["report", "--run", "run", "--json", str(tmp_path / "r")]) != 0
+    assert "unrecognized option --json" not in capsys.readouterr().err
+
+
 def test_when_all_cores_then_beam_worker_logging_silent_but_with_v(tmp_path, key_file):
     def run_cli(*extra):
         out = tmp_path / f"o{len(extra)}"
