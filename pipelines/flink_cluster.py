@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import glob
 import hashlib
 import json
 import logging
@@ -49,6 +50,7 @@ JOB_SERVER_VERSION = "2.62.0"
 _JOB_SERVER_JAR = (
     f"beam-runners-flink-{FLINK_MINOR}-job-server-{JOB_SERVER_VERSION}.jar"
 )
+_CLUSTER_LIB_JAR = f"beam-runners-flink-{FLINK_MINOR}-lib-{JOB_SERVER_VERSION}.jar"
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 35 s on a quiet 2-core machine; JVMs started at niceness 10 on a machine
 # loaded 6 to 8 took over 120 s to register.
@@ -84,6 +86,9 @@ class ClusterConfig:
     jobmanager_memory: str = "1024m"
     taskmanager_memory: str = "1280m"
     nice: int = 10
+    # Beam's runner in the cluster's lib/ (fetch_cluster_lib_jar): one SDK
+    # worker per TaskManager for a whole job, not one per stage.
+    beam_in_lib: bool = False
 
 
 def default_cache_dir() -> str:
@@ -156,11 +161,30 @@ def fetch_job_server_jar(cache_dir: str) -> str:
     staged = os.path.join(beam_jar_cache(), _JOB_SERVER_JAR)
     if os.path.exists(staged):
         return staged
+    return _maven_build(cache_dir, job_server_pom(), _JOB_SERVER_JAR)
+
+
+def fetch_cluster_lib_jar(cache_dir: str) -> str:
+    """Beam's Flink runner without Flink, for the cluster's ``lib/`` (built once).
+
+    ``deploy/flink/job-server/lib/pom.xml``: with Beam on Flink's parent class
+    loader, a TaskManager keeps its SDK worker for the whole job
+    (``--environment_cache_millis``) instead of starting one per stage.
+    """
+    return _maven_build(
+        cache_dir,
+        os.path.join(os.path.dirname(job_server_pom()), "lib", "pom.xml"),
+        _CLUSTER_LIB_JAR,
+    )
+
+
+def _maven_build(cache_dir: str, pom: str, name: str) -> str:
+    """``mvn package`` of ``pom`` into ``cache_dir/name``, unless it is there."""
+    jar = os.path.join(cache_dir, name)
+    if os.path.exists(jar):
+        return jar
     if shutil.which("mvn") is None:
-        raise ClusterError(
-            f"mvn not found: cannot build {_JOB_SERVER_JAR}; put it at {jar}"
-        )
-    pom = job_server_pom()
+        raise ClusterError(f"mvn not found: cannot build {name}; put it at {jar}")
     if not os.path.exists(pom):
         raise ClusterError(f"{pom} not found: run from a checkout of the repository")
     os.makedirs(cache_dir, exist_ok=True)
@@ -168,10 +192,10 @@ def fetch_job_server_jar(cache_dir: str) -> str:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time, the others wait
         if os.path.exists(jar):
             return jar
-        build = os.path.join(cache_dir, "job-server-build")
+        build = os.path.join(cache_dir, "jar-build")
         shutil.rmtree(build, ignore_errors=True)
         started = time.monotonic()
-        log.info("building %s with Maven (about 1 to 3 min)", _JOB_SERVER_JAR)
+        log.info("building %s with Maven (about 1 to 3 min)", name)
         done = subprocess.run(
             [
                 "mvn", "-q", "-B", "-Dstyle.color=never", "-f", pom, "package",
@@ -182,7 +206,7 @@ def fetch_job_server_jar(cache_dir: str) -> str:
             ],
             capture_output=True, text=True, check=False,
         )
-        built = os.path.join(build, _JOB_SERVER_JAR)
+        built = os.path.join(build, name)
         if done.returncode != 0 or not os.path.exists(built):
             errors = [
                 _ANSI.sub("", line).removeprefix("[ERROR] ")
@@ -190,10 +214,10 @@ def fetch_job_server_jar(cache_dir: str) -> str:
                 if "ERROR" in line
             ]
             reason = errors[0] if errors else f"mvn exited {done.returncode}"
-            raise ClusterError(f"could not build {_JOB_SERVER_JAR}: {reason.strip()}")
+            raise ClusterError(f"could not build {name}: {reason.strip()}")
         os.replace(built, jar)  # whole or not at all
         shutil.rmtree(build, ignore_errors=True)
-        log.info("built in %.0f s", time.monotonic() - started)
+        log.info("built %s in %.0f s", name, time.monotonic() - started)
     return jar
 
 
@@ -222,11 +246,20 @@ def _set(conf: dict, dotted: str, value) -> None:
     node[last] = value
 
 
-def write_conf(home: str, cfg: ClusterConfig) -> str:
-    """Write the cluster's conf directory: the shipped one, our sizes and ports.
+def write_conf(home: str, cfg: ClusterConfig, beam_lib: str | None = None) -> str:
+    """Write the cluster's conf and lib directories: the shipped ones, our settings.
 
     The shipped ``env.java.opts.all`` (Java 17's ``--add-opens`` flags) is kept.
+    ``lib`` links the distribution's jars, plus ``beam_lib``
+    (:func:`fetch_cluster_lib_jar`) when given, with Beam's classes then
+    loaded parent-first.
     """
+    lib = os.path.join(cfg.state_dir, "lib")
+    shutil.rmtree(lib, ignore_errors=True)
+    os.makedirs(lib)
+    jars = glob.glob(os.path.join(home, "lib", "*.jar"))
+    for jar in jars + ([beam_lib] if beam_lib else []):
+        os.symlink(jar, os.path.join(lib, os.path.basename(jar)))
     conf_dir = os.path.join(cfg.state_dir, "conf")
     shutil.copytree(os.path.join(home, "conf"), conf_dir, dirs_exist_ok=True)
     path = os.path.join(conf_dir, "config.yaml")
@@ -252,6 +285,10 @@ def write_conf(home: str, cfg: ClusterConfig) -> str:
         "heartbeat.timeout": 10000,
     }.items():
         _set(conf, key, value)
+    if beam_lib:
+        # The job's own copy of Beam (in the job server jar) is not used:
+        # Beam then keeps a TaskManager's SDK worker across the job's stages.
+        _set(conf, "classloader.parent-first-patterns.additional", "org.apache.beam.")
     with open(path, "w", encoding="utf-8") as fh:
         yaml.safe_dump(conf, fh, default_flow_style=False)
     return conf_dir
@@ -264,6 +301,7 @@ def _flink_env(home: str, cfg: ClusterConfig) -> dict:
         FLINK_CONF_DIR=os.path.join(cfg.state_dir, "conf"),
         FLINK_LOG_DIR=os.path.join(cfg.state_dir, "log"),
         FLINK_PID_DIR=os.path.join(cfg.state_dir, "pids"),
+        FLINK_LIB_DIR=os.path.join(cfg.state_dir, "lib"),
     )
     return env
 
@@ -515,9 +553,15 @@ def start(cfg: ClusterConfig) -> str | None:
     except ClusterError as exc:
         log.warning("%s", exc)
         jar = None
+    beam_lib = None
+    if cfg.beam_in_lib:
+        try:
+            beam_lib = fetch_cluster_lib_jar(cfg.cache_dir)
+        except ClusterError as exc:
+            log.warning("%s: one SDK worker per stage", exc)
     for sub in ("log", "pids"):
         os.makedirs(os.path.join(cfg.state_dir, sub), exist_ok=True)
-    write_conf(home, cfg)
+    write_conf(home, cfg, beam_lib)
     try:
         _daemon(home, cfg, "jobmanager.sh")
         for _ in range(cfg.taskmanagers):
@@ -637,7 +681,13 @@ def runner_args(cfg: ClusterConfig, jar: str) -> list[str]:
         "--environment_type=EXTERNAL",
         f"--environment_config=localhost:{cfg.worker_pool_port}",
         f"--parallelism={cfg.taskmanagers * cfg.slots}",
-    ]
+    ] + (
+        # Kept for the job (released 5 s after its last stage); without
+        # Beam in lib/ Beam releases each stage's worker at once anyway.
+        ["--environment_cache_millis=5000"]
+        if os.path.exists(os.path.join(cfg.state_dir, "lib", _CLUSTER_LIB_JAR))
+        else []
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -657,6 +707,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rpc-port", type=int, default=6123)
     parser.add_argument("--worker-pool-port", type=int, default=50000)
     parser.add_argument("--taskmanager-memory", default="1280m")
+    parser.add_argument(
+        "--no-beam-in-lib", dest="beam_in_lib", action="store_false",
+        help="leave Beam out of the cluster's lib/ (one SDK worker per stage)",
+    )
     parser.add_argument("--cache-dir", default=None, help="default: %s" % (
         default_cache_dir(),))
     parser.add_argument(
@@ -677,6 +731,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         taskmanagers=args.taskmanagers,
         slots=args.slots,
         taskmanager_memory=args.taskmanager_memory,
+        beam_in_lib=args.beam_in_lib,
     )
 
 

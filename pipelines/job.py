@@ -33,6 +33,8 @@ from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
+from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
+from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
 from deid_pipeline.pipelines.incremental import (
     IncrementalError,
     OutputLock,
@@ -552,7 +554,7 @@ def _execute(
         interrupts.raise_if_received()
         with quiet_workers(job.beam_args):
             result = pipeline.run()
-            result.wait_until_finish()
+            wait_for_job(result, job.options)  # on Flink: fails if stuck
     except BaseException:
         discard(staging)
         raise
@@ -721,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     try:
         summary = run(argv)
-    except RunError as exc:
+    except (RunError, FlinkJobStalledError) as exc:
         print(f"deid-pipeline run: error: {exc}", file=sys.stderr)
         return 2
     except RunRejectedError as exc:

@@ -35,6 +35,7 @@ from deid_pipeline.pipelines.flink_cluster import (
     stop,
     taskmanager_pids,
 )
+from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.job import RunError, check_beam_args, run
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.synthetic import generate_notes
@@ -244,7 +245,7 @@ def test_when_run_on_flink_then_tables_and_hl7_equal_direct_runner(
     assert _workers_with_records(cluster, job["jid"]) == managers
 
 
-def test_when_taskmanager_killed_mid_job_then_nothing_published_looks_complete(
+def test_when_taskmanager_killed_mid_job_then_previous_extract_left_as_it_was(
     cluster, flink_args, tmp_path
 ):
     d = tmp_path / "in"
@@ -259,6 +260,10 @@ def test_when_taskmanager_killed_mid_job_then_nothing_published_looks_complete(
     argv = ["--input", str(d / "*.jsonl"), "--key-file", str(key), "--chunk-size",
             "16", "--output-shards", "2"]
     out = tmp_path / "out"
+    # Last night's extract (of the first half), published on the DirectRunner.
+    run(["--input", str(d / "notes-[01].jsonl"), "--key-file", str(key),
+         "--output", str(out), "--output-shards", "2"])
+    before = _tree(out)
     job = subprocess.Popen(
         [sys.executable, "-m", "deid_pipeline.entry", "run", *argv, "--output",
          str(out), *flink_args],
@@ -275,10 +280,10 @@ def test_when_taskmanager_killed_mid_job_then_nothing_published_looks_complete(
             os.killpg(job.pid, signal.SIGKILL)
             job.wait()
     assert not alive(victim)
-    left = os.listdir(out) if out.exists() else []
     if job.returncode != 0:
-        # The job failed: nothing published, no staging (spill: PHI) left.
-        assert left == [], left
+        # The job failed: the previous extract as it was, no staging (spill:
+        # PHI) left beside it.
+        assert _tree(out) == before
         return
     # Flink restarted it: complete, and what a DirectRunner run publishes.
     summary = json.loads((out / "run.json").read_text())
@@ -286,6 +291,54 @@ def test_when_taskmanager_killed_mid_job_then_nothing_published_looks_complete(
     run([*argv, "--output", str(tmp_path / "direct")])
     for table in TABLES:
         assert _rows(out / table) == _rows(tmp_path / "direct" / table), table
+
+
+def _tree(directory) -> dict[str, bytes]:
+    """Every file under ``directory``, by relative path, with its bytes."""
+    found = {}
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as fh:
+                found[os.path.relpath(path, directory)] = fh.read()
+    return found
+
+
+def test_when_workers_cannot_start_then_run_fails_clearly_in_bounded_time(
+    cluster, flink_args, tmp_path, monkeypatch
+):
+    """Beam's own pool starting workers with a ``python`` that has no Beam.
+
+    That hung the job at RUNNING for good; now it is cancelled after
+    ``DEID_FLINK_STALL_SECONDS`` without progress and nothing is published.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip",
+                    str(tmp_path / "bare")], check=True)
+    port = free_port()
+    env = dict(os.environ, PATH=f"{tmp_path / 'bare' / 'bin'}:/usr/bin:/bin")
+    pool = subprocess.Popen(
+        [sys.executable, "-m", "apache_beam.runners.worker.worker_pool_main",
+         f"--service_port={port}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    out = tmp_path / "out"
+    monkeypatch.setenv("DEID_FLINK_STALL_SECONDS", "40")
+    args = [f"--environment_config=localhost:{port}"
+            if a.startswith("--environment_config=") else a for a in flink_args]
+    started = time.monotonic()
+    try:
+        with pytest.raises(FlinkJobStalledError, match="no progress for 40 s"):
+            run(["--input", os.path.join(ROOT, "samples", "notes.jsonl"),
+                 "--output", str(out), "--ephemeral-key", *args])
+    finally:
+        os.killpg(pool.pid, signal.SIGKILL)
+        pool.wait()
+    assert time.monotonic() - started < 240
+    assert not out.exists() or os.listdir(out) == []
+    cancelled = [j for j in rest(cluster, "/jobs/overview")["jobs"]
+                 if j["state"] == "CANCELED"]
+    assert cancelled
 
 
 def _kill_when_working(cfg, job) -> int:
