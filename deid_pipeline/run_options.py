@@ -27,7 +27,10 @@ _SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 EPILOG = """\
 Options Apache Beam declares are passed to it (any other is an error, exit 2):
   --runner=DirectRunner --direct_running_mode=multi_processing --direct_num_workers=2
-  --runner=FlinkRunner --flink_master=HOST:8081 --environment_type=LOOPBACK
+  --runner=FlinkRunner --flink_master=HOST:8081 --flink_version=1.19
+    --flink_job_server_jar="$(deid-flink-cluster jar)" --environment_type=EXTERNAL
+    --environment_config=localhost:50000 --environment_cache_millis=5000
+    --parallelism=2   (deid-flink-cluster start prints these; docs/flink.md)
 
 Outputs under DIR: documents/ (research extract), identifiers/ and quarantine/
 (PROTECTED: contain PHI), run.json (counts, wall seconds, options; no PHI).

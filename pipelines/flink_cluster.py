@@ -88,7 +88,7 @@ class ClusterConfig:
     nice: int = 10
     # Beam's runner in the cluster's lib/ (fetch_cluster_lib_jar): one SDK
     # worker per TaskManager for a whole job, not one per stage.
-    beam_in_lib: bool = False
+    beam_in_lib: bool = True
 
 
 def default_cache_dir() -> str:
@@ -286,9 +286,11 @@ def write_conf(home: str, cfg: ClusterConfig, beam_lib: str | None = None) -> st
     }.items():
         _set(conf, key, value)
     if beam_lib:
-        # The job's own copy of Beam (in the job server jar) is not used:
-        # Beam then keeps a TaskManager's SDK worker across the job's stages.
-        _set(conf, "classloader.parent-first-patterns.additional", "org.apache.beam.")
+        # The job's own copy of Beam and its libraries (the job server jar) is
+        # not used (with Beam alone parent-first, joda-time's Duration of one
+        # loader was refused by the other's): Beam then keeps a TaskManager's
+        # SDK worker across the job's stages.
+        _set(conf, "classloader.resolve-order", "parent-first")
     with open(path, "w", encoding="utf-8") as fh:
         yaml.safe_dump(conf, fh, default_flow_style=False)
     return conf_dir
@@ -762,6 +764,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{FLINK_MINOR} (cluster {FLINK_VERSION}), "
                   f"{os.path.getsize(jar)} bytes, sha256 {sha256(jar)}",
                   file=sys.stderr)
+            if args.beam_in_lib:  # what start puts in the cluster's lib/
+                lib = fetch_cluster_lib_jar(cfg.cache_dir)
+                print(f"cluster lib: {lib}, {os.path.getsize(lib)} bytes, "
+                      f"sha256 {sha256(lib)}", file=sys.stderr)
             print(jar)
     except ClusterError as exc:
         print(f"deid-flink-cluster: {exc}", file=sys.stderr)

@@ -210,6 +210,22 @@ def test_when_two_taskmanagers_stop_worker_of_same_id_then_only_theirs_stopped(
             proc.wait()
 
 
+def test_when_run_help_and_docs_then_flink_example_is_what_start_prints(tmp_path):
+    from deid_pipeline.pipelines.flink_cluster import _CLUSTER_LIB_JAR
+    from deid_pipeline.run_options import EPILOG
+
+    cfg = ClusterConfig(str(tmp_path), str(tmp_path))
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / _CLUSTER_LIB_JAR).write_bytes(b"")  # Beam in lib/
+    with open(os.path.join(ROOT, "docs", "flink.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    for arg in runner_args(cfg, "/cache/job-server.jar"):
+        name = arg.split("=")[0]
+        assert name in EPILOG and name in doc, name
+    assert "--environment_cache_millis=5000" in EPILOG
+    assert "LOOPBACK" not in EPILOG
+
+
 def test_when_runner_args_then_beam_takes_each_for_a_flink_1_19_job(tmp_path):
     cfg = ClusterConfig(str(tmp_path), str(tmp_path), rest_port=18081,
                         worker_pool_port=15000, taskmanagers=2, slots=1)
