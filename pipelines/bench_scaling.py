@@ -7,6 +7,13 @@ worker and then every core, over N and ``--scale`` x N synthetic documents
 (``bench_inputs``)::
 
     python -m deid_pipeline.pipelines.bench_scaling --docs 5000 --scale 10 --nursing
+    python -m deid_pipeline.pipelines.bench_scaling --docs 5000 --runner flink
+
+``--runner flink`` runs the N set on the DirectRunner (multi-processing, all
+cores), then on a local Flink cluster (``deid-flink-cluster``) of one and of
+two TaskManagers, and prints the scaling from one to two TaskManagers, the
+per-core throughput against the DirectRunner and where each Flink run's time
+went (submission, the job on Flink, its longest stages).
 
 It prints documents/s, tokens/s (tokens of the project tokenizer over the input
 narratives), peak RSS of the whole process tree (the job and its SDK workers,
@@ -211,11 +218,17 @@ def run_job(
     key_file: str,
     workdir: str,
     extra_args: Sequence[str] = (),
+    runner_args: Sequence[str] | None = None,
 ) -> RunFigures:
-    """One ``deid-pipeline run`` in a subprocess, sampled from outside."""
+    """One ``deid-pipeline run`` in a subprocess, sampled from outside.
+
+    ``runner_args``: Beam options that replace the DirectRunner's (Flink's).
+    """
     out = os.path.join(workdir, f"out-{label.replace(' ', '-')}")
     shutil.rmtree(out, ignore_errors=True)
-    if workers == 1 and single_mode == "in_memory":
+    if runner_args is not None:
+        beam_args = list(runner_args)
+    elif workers == 1 and single_mode == "in_memory":
         beam_args = ["--direct_running_mode=in_memory"]
     else:
         beam_args = [
@@ -280,6 +293,7 @@ def run_set(
     workers: int,
     single_mode: str = "multi_processing",
     model: str | None = None,
+    runner_args: Sequence[str] | None = None,
 ) -> RunFigures:
     """One job over the N set (or the scale x N set) on ``workers`` workers."""
     parts = bench.inputs.parts(scaled)
@@ -294,6 +308,7 @@ def run_set(
         bench.key_file,
         bench.workdir,
         ["--model", model] if model else [],
+        runner_args,
     )
 
 
@@ -543,10 +558,142 @@ def finish(
     return figures
 
 
+# ---------------------------------------------------------------- Flink
+
+# Acceptance of issue 42 (2 cores).
+TARGET_FLINK_SCALING = 0.75  # throughput(2 TaskManagers) / (2 x throughput(1))
+TARGET_FLINK_PER_CORE = 0.70  # Flink docs/s per core / DirectRunner's
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def flink_timeline(cfg) -> dict:
+    """Where the last Flink job's time went, from the JobManager's REST API.
+
+    Its duration on Flink and its longest vertices (stage, seconds, records
+    in and out): the rest of ``run``'s time is submission (Beam's job server
+    start, the job server jar's upload to Flink's blob server) and publishing.
+    """
+    from deid_pipeline.pipelines.flink_cluster import rest
+
+    jobs = rest(cfg, "/jobs/overview")["jobs"]
+    job = max(jobs, key=lambda j: j["start-time"])
+    detail = rest(cfg, f"/jobs/{job['jid']}")
+    stages = sorted(detail["vertices"], key=lambda v: -v["duration"])[:4]
+    return {
+        "state": job["state"],
+        "flink_seconds": round(job["duration"] / 1000, 1),
+        "stages": [
+            {
+                "name": v["name"][:70],
+                "seconds": round(v["duration"] / 1000, 1),
+                "records_in": v["metrics"].get("read-records", 0),
+                "records_out": v["metrics"].get("write-records", 0),
+            }
+            for v in stages
+        ],
+    }
+
+
+def measure_flink(args: argparse.Namespace, bench: Bench) -> tuple[list, dict]:
+    """DirectRunner on all cores, then Flink on 1 and 2 TaskManagers; same notes.
+
+    Each Flink run gets a cluster of its own (one slot per TaskManager, the
+    SDK worker pool of ``deid-flink-cluster``), stopped after it.
+    """
+    from deid_pipeline.pipelines import flink_cluster as fc
+
+    cache = fc.default_cache_dir()
+    jar = fc.fetch_job_server_jar(cache)
+    cores = bench.cores
+    runs = []
+    print(f"running N direct {cores}w ...", end=" ", flush=True)
+    direct = run_set(bench, f"N direct-{cores}w", False, cores, model=args.model)
+    runs.append(direct)
+    print(f"{direct.pipeline_seconds:.1f} s, {direct.docs_per_s:.1f} docs/s",
+          flush=True)
+    timelines = {}
+    for tms in (1, 2):
+        cfg = fc.ClusterConfig(
+            state_dir=os.path.join(bench.workdir, f"flink-{tms}tm"), cache_dir=cache,
+            rest_port=_free_port(), rpc_port=_free_port(),
+            worker_pool_port=_free_port(), taskmanagers=tms, slots=1,
+            # At the niceness of the DirectRunner's workers: deid-flink-cluster
+            # starts its JVMs and pool (so the SDK workers) at 10, and on a
+            # shared machine they then got a fraction of a core.
+            nice=0,
+        )
+        print(f"running N flink {tms}tm ...", end=" ", flush=True)
+        started = time.perf_counter()
+        fc.start(cfg)
+        up = time.perf_counter() - started
+        try:
+            r = run_set(bench, f"N flink-{tms}tm", False, tms, model=args.model,
+                        runner_args=fc.runner_args(cfg, jar))
+            timelines[tms] = flink_timeline(cfg)
+        finally:
+            fc.stop(cfg)
+        timelines[tms]["cluster_start_seconds"] = round(up, 1)
+        runs.append(r)
+        print(f"{r.pipeline_seconds:.1f} s ({timelines[tms]['flink_seconds']} s on "
+              f"Flink), {r.docs_per_s:.1f} docs/s", flush=True)
+    return runs, report_flink(runs, timelines, cores)
+
+
+def report_flink(runs: list[RunFigures], timelines: dict, cores: int) -> dict:
+    """Print the Flink comparison; returns its figures."""
+    direct, one, two = runs
+    scaling = two.docs_per_s / (2 * one.docs_per_s)
+    # Flink's two TaskManagers use the machine's cores as the DirectRunner's
+    # workers do: per core, the same denominator.
+    per_core = (two.docs_per_s / cores) / (direct.docs_per_s / cores)
+    print(f"\n{'run':<18}{'docs':>8}{'seconds':>9}{'docs/s':>9}{'on Flink s':>11}"
+          f"{'peak RSS':>10}{'CPU s':>8}{'other CPU s':>12}")
+    for r, tl in ((direct, None), (one, timelines[1]), (two, timelines[2])):
+        print(f"{r.label:<18}{r.documents:>8}{r.pipeline_seconds:>9.1f}"
+              f"{r.docs_per_s:>9.1f}{tl['flink_seconds'] if tl else '-':>11}"
+              f"{fmt_bytes(r.peak_rss):>10}{r.tree_cpu:>8.0f}{r.other_cpu:>12.0f}")
+    for tms, tl in timelines.items():
+        run = one if tms == 1 else two
+        print(f"\n{tms} TaskManager(s): cluster start {tl['cluster_start_seconds']} s "
+              f"(not in the run); run {run.pipeline_seconds:.1f} s = "
+              f"{run.pipeline_seconds - tl['flink_seconds']:.1f} s submission and "
+              f"publishing + {tl['flink_seconds']} s on Flink; longest stages:")
+        for st in tl["stages"]:
+            print(f"  {st['seconds']:>7.1f} s  in {st['records_in']:>7} out "
+                  f"{st['records_out']:>7}  {st['name']}")
+    accounted = all(r.records_read == r.records_written + r.records_quarantined
+                    for r in runs)
+    print(f"\nscaling 1 -> 2 TaskManagers: {scaling:.2f} (target >= "
+          f"{TARGET_FLINK_SCALING}: {_verdict(scaling >= TARGET_FLINK_SCALING)})")
+    print(f"per-core throughput, Flink 2 TaskManagers / DirectRunner {cores} workers: "
+          f"{per_core:.2f} (target >= {TARGET_FLINK_PER_CORE}: "
+          f"{_verdict(per_core >= TARGET_FLINK_PER_CORE)})")
+    print(f"accounting exact in every run: {accounted}")
+    return {
+        "runs": [asdict(r) for r in runs],
+        "flink": {str(k): v for k, v in timelines.items()},
+        "flink_scaling": round(scaling, 3),
+        "flink_per_core_vs_direct": round(per_core, 3),
+        "accounted": accounted,
+    }
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The benchmark's command line."""
     parser = new_parser("bench_scaling", __doc__, docs=5000)
     add_scaling_arguments(parser)
+    parser.add_argument(
+        "--runner", choices=("direct", "flink"), default="direct",
+        help="flink: DirectRunner on all cores, then a local Flink cluster "
+        "(deid-flink-cluster) of 1 and of 2 TaskManagers, on the N set",
+    )
     return parser
 
 
@@ -554,6 +701,12 @@ def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark; returns (and prints) the figures."""
     args = build_parser().parse_args(argv)
     with workspace(args.workdir) as workdir:
+        if args.runner == "flink":
+            bench = prepare(args, 1, workdir, "bench_scaling")
+            _runs, figures = measure_flink(args, bench)
+            figures.update(summary(bench, args))
+            write_json(args.json, figures)
+            return figures
         bench = prepare(args, args.scale, workdir, "bench_scaling")
         runs, figures = measure_runs(args, bench)
         return finish(args, bench, runs, figures)
