@@ -24,6 +24,7 @@ from deid_pipeline.rewrite import (
 )
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.surrogates.dates import person_offset
+from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR, HeldForReviewError
 
 _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
@@ -79,6 +80,9 @@ class Rewriter:
     # extract publishes. Nothing de-identifies them: an "mrn" or "name" key
     # would reach the research output as written, so none is kept unless named.
     keep_metadata: frozenset[str] = frozenset()
+    # A document whose confidence (tagger/confidence.py) is below it is held
+    # for review instead of published; 0 publishes every document.
+    review_floor: float = DEFAULT_REVIEW_FLOOR
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", member_of(Mode, self.mode, "mode"))
@@ -135,6 +139,18 @@ class Rewriter:
             # One tuple assigned at once: a thread reading it sees either.
             object.__setattr__(self, "_last_context", last)
         return last[1]
+
+    def hold_if_unsure(self, tagged: TaggedDocument) -> None:
+        """Raise HeldForReviewError if the tagger's confidence is below the floor.
+
+        Tag mode is itself a review format: nothing is held.
+        """
+        confidence = tagged.confidence
+        if (self.mode != Mode.TAG and confidence is not None
+                and confidence < self.review_floor):
+            raise HeldForReviewError(
+                f"confidence {confidence:.3f} below the review floor "
+                f"{self.review_floor:g}")
 
     def guard(
         self, tagged: TaggedDocument, result: DeidentifiedDocument

@@ -48,6 +48,7 @@ __all__ = [
 TAG = "tag"
 SURROGATE = "surrogate"
 LEAK_GUARD = "leak_guard"
+REVIEW = "review"
 
 
 class Tagger(Protocol):
@@ -176,7 +177,13 @@ class DocumentFlow:
 
     def guard(self, tagged: TaggedDocument,
               result: DeidentifiedDocument) -> DeidentifiedDocument:
-        """``result``, unless a removed value is still in it (stage ``leak_guard``)."""
+        """``result``, unless held for review or a removed value is still in it.
+
+        Held: the tagger's confidence is below the rewriter's review floor
+        (stage ``review``); a leak is stage ``leak_guard``.
+        """
+        with stage(REVIEW):
+            self.rewriter.hold_if_unsure(tagged)
         with stage(LEAK_GUARD):
             return self.rewriter.guard(tagged, result)
 

@@ -14,6 +14,7 @@ import datetime
 from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.policy import Mode, Policy
+from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR
 from deid_pipeline.tagger.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 
 # Documents per chunk of the batch job (deid_pipeline.transforms.chunks, which
@@ -118,6 +119,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="what surrogate mode must remove (default: %(default)s)",
     )
     add_as_of_year(parser)
+    add_review_floor(parser)
     parser.add_argument(
         "--keep-metadata",
         metavar="KEY[,KEY...]",
@@ -239,6 +241,28 @@ def add_as_of_year(parser: argparse.ArgumentParser) -> None:
         "(default: this year, %(default)s). Pin it, e.g. "
         "to the archive's extraction year, so that re-runs across a new year "
         "give the same bytes",
+    )
+
+
+def _floor(value: str) -> float:
+    floor = float(value)
+    if not 0.0 <= floor <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return floor
+
+
+def add_review_floor(parser: argparse.ArgumentParser) -> None:
+    """``--review-floor``: shared by ``run`` and ``mllp``."""
+    parser.add_argument(
+        "--review-floor",
+        type=_floor,
+        default=DEFAULT_REVIEW_FLOOR,
+        metavar="C",
+        help="hold a document whose confidence (the F-score its tagging is "
+        "expected to have, 0-1) is below C for review: it goes to the "
+        "quarantine with stage 'review' and the review page lists it, instead "
+        "of the research output (default: %(default)s; 0 publishes every "
+        "document; docs/tagger.md shows what a floor holds)",
     )
 
 

@@ -360,6 +360,7 @@ def run(
     rewriter = Rewriter(
         mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version,
         as_of_year=args.as_of_year, keep_metadata=metadata_keys(args.keep_metadata),
+        review_floor=args.review_floor,
     )
 
     options = PipelineOptions(beam_args + quiet_worker_args(beam_args))

@@ -98,3 +98,22 @@ def test_when_an_interrupt_lands_in_a_stage_then_it_is_not_a_record_error(notes)
     flow = DocumentFlow(_Interrupted(), Rewriter("surrogate", KEY))
     with pytest.raises(RunInterrupted):
         flow.process(notes[0])
+
+
+def test_when_the_tagger_is_unsure_then_held_for_review_not_published(notes):
+    crf_tagger = PhiTagger.from_config(TaggerConfig())
+    tagged = crf_tagger.tag(notes[0])
+    assert tagged.confidence is not None
+    unsure = DocumentFlow(crf_tagger, Rewriter("surrogate", KEY,
+                                               review_floor=tagged.confidence + 1e-6))
+    record = unsure.process(notes[0])
+    assert isinstance(record, QuarantineRecord)
+    assert (record.stage, record.error_type) == ("review", "HeldForReviewError")
+    assert "review floor" in record.error_message
+    assert notes[0].text[:40] not in record.error_message
+    sure = DocumentFlow(crf_tagger, Rewriter("surrogate", KEY,
+                                             review_floor=tagged.confidence))
+    assert isinstance(sure.process(notes[0]), DeidentifiedDocument)
+    # Tag mode is itself a review format: nothing is held.
+    tag_mode = DocumentFlow(crf_tagger, Rewriter("tag", KEY, review_floor=1.0))
+    assert isinstance(tag_mode.process(notes[0]), DeidentifiedDocument)

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import zlib
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -23,6 +24,7 @@ from deid_pipeline.outputs.review import (
 )
 from deid_pipeline.pipelines.job import run
 from deid_pipeline.synthetic import generate_notes
+from deid_pipeline.tagger.confidence import TokenPhi
 from deid_pipeline.tagger.detectors import Detection, Detector, register
 
 # One place to switch on the CRF once its model ships.
@@ -53,7 +55,14 @@ class _FixedConfidence(Detector):
         return ()
 
     def analyze(self, doc):
-        return Detection((), CONFIDENCES.get(doc.doc_id))
+        wanted = CONFIDENCES.get(doc.doc_id)
+        if wanted is None:
+            return Detection(())
+        # Unmarked tokens whose P(PHI) adds up to 1/c - 1 give confidence c
+        # (tagger/confidence.py); empty ones at 0, which no span covers.
+        k = 40
+        zero = np.zeros(k, np.int64)
+        return Detection((), TokenPhi(zero, zero, np.full(k, (1 / wanted - 1) / k)))
 
 
 register("test-review-confidence")(lambda config: _FixedConfidence())
@@ -90,6 +99,8 @@ def review_run(tmp_path_factory):
             str(key),
             "--detectors",
             f"{DETECTORS},test-review-confidence",
+            "--review-floor",
+            "0",
         ]
     )
     assert summary["records_written"] == len(CONFIDENCES)
@@ -339,3 +350,31 @@ def test_when_page_rendered_in_headless_chromium_then_count_shown(review_run, tm
     assert len(_articles(rendered)) == n
     # Keep a copy beside the run for a human to look at after a failure.
     shutil.copy(shot, review_run["out"].parent / "review.png")
+
+
+def test_when_a_run_holds_documents_for_review_then_counted_and_the_page_lists_them(
+        tmp_path):
+    import glob
+
+    from deid_pipeline.outputs.review import load_held, write_html
+
+    out = tmp_path / "out"
+    # A floor above every sample's confidence holds some; the rest are published.
+    summary = run(["--input", "samples/notes.jsonl", "--output", str(out),
+                   "--ephemeral-key", "--review-floor", "0.985"])
+    held_rows = [r for f in glob.glob(str(out / "quarantine" / "*.parquet"))
+                 for r in pq.read_table(f).to_pylist() if r["stage"] == "review"]
+    published = [r for f in glob.glob(str(out / "documents" / "*.parquet"))
+                 for r in pq.read_table(f).to_pylist()]
+    assert held_rows and published
+    assert all(r["confidence"] >= 0.985 for r in published)
+    assert summary["records_read"] == len(published) + summary["records_quarantined"]
+    assert summary["quarantined_by_stage"]["review"] == len(held_rows)
+    count, held = load_held(str(out))
+    assert count == len(held_rows)
+    page = tmp_path / "review.html"
+    write_html(str(out), str(page))
+    html_text = page.read_text()
+    assert f"Held for review ({count})" in html_text
+    first = json.loads(held_rows[0]["raw"])["text"]
+    assert first.split("\n")[0][:30] in html_text.replace("&#x27;", "'")

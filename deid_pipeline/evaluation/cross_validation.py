@@ -34,6 +34,8 @@ from typing import NamedTuple
 from deid_pipeline.evaluation.metrics import OUTSIDE, Evaluation, Scores, evaluate
 from deid_pipeline.evaluation.phi_free import format_phi_free, phi_free_score
 from deid_pipeline.evaluation.sealed import (
+    floor_table,
+    format_floor_table,
     format_review_curve,
     group_key,
     review_curve,
@@ -49,6 +51,7 @@ from deid_pipeline.evaluation.swapped import (
 from deid_pipeline.evaluation.swapped import payload as swapped_payload
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.tagger.allowlist import drop_eponyms
+from deid_pipeline.tagger.confidence import TokenPhi, document_confidence
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
@@ -107,10 +110,10 @@ def parse_sweep(spec: str) -> list[float]:
 
 
 class BiasTagging(NamedTuple):
-    """Spans per document at each bias, and each document's confidence."""
+    """Spans per document at each bias, and each document's confidence at each bias."""
 
     spans: dict[float, list[tuple[PhiSpan, ...]]]
-    confidence: list[float | None]
+    confidence: dict[float, list[float | None]]
 
 
 def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
@@ -122,8 +125,9 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     ``PhiTagger.from_config(TaggerConfig(detectors, model_path,
     bias)).tag(doc)`` over the documents for every bias (a patient's notes
     lend each other their sure values), and its confidence to
-    ``.confidence`` (the CRF's; it does not depend on the bias) (tested).
+    ``.confidence`` at that bias (tested).
     """
+    from deid_pipeline.tagger.crf import token_phi
     from deid_pipeline.tagger.detectors import create
 
     low = min(biases)
@@ -131,23 +135,24 @@ def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
     crf = [d for d in created if d.name == "crf"]
     others = [d for d in created if d.name != "crf"]
     out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}
-    confidence: list[float | None] = []
+    confidence: dict[float, list[float | None]] = {b: [] for b in biases}
     for doc in docs:
         parts = document_parts(doc)
         fixed = [shifted(s, offset) for offset, part in parts
                  for d in others for s in d.analyze(part).spans]
         posteriors = [(offset, part, c, c.posterior(part, low))
                       for offset, part in parts for c in crf]
+        tokens = TokenPhi.concatenate([token_phi(post).shifted(offset)
+                                       for offset, _, _, post in posteriors])
         for bias in biases:
             spans = list(fixed)
             for offset, part, c, post in posteriors:
                 spans.extend(shifted(s, offset)
                              for s in c.decode(part, post, bias).spans)
-            merged = reconcile(doc.text, spans, doc.dictionary)
-            out[bias].append(drop_eponyms(doc.text, merged))
-        known = [post.confidence for *_, post in posteriors
-                 if post.confidence is not None]
-        confidence.append(min(known) if known else None)
+            merged = drop_eponyms(doc.text, reconcile(doc.text, spans, doc.dictionary))
+            out[bias].append(merged)
+            confidence[bias].append(document_confidence(tokens, merged))
+
     for bias, spans in out.items():
         out[bias] = [t.spans for t in reconcile_documents(
             [TaggedDocument(doc, s) for doc, s in zip(docs, spans, strict=True)])]
@@ -380,11 +385,18 @@ def _held_out(args, train: Sequence[ClinicalDocument],
             _report(results, _title("Sealed patients (scored once, errors not read)",
                                     sealed, detectors, args.bias, mode,
                                     time.monotonic() - started), args, out)
-            curve = review_curve(sealed, tagged.spans[args.bias], tagged.confidence)
+            curve = review_curve(sealed, tagged.spans[args.bias],
+                                 tagged.confidence[args.bias])
             print("", file=out)
             print(format_review_curve(curve), file=out)
+            floors, bands = floor_table(sealed, tagged.spans[args.bias],
+                                        tagged.confidence[args.bias])
+            print("", file=out)
+            print(format_floor_table(floors, bands), file=out)
             payload["sealed"] = _payload(results, mode, args)
             payload["sealed"]["review_curve"] = [dataclasses.asdict(p) for p in curve]
+            payload["sealed"]["review_floor"] = [dataclasses.asdict(p) for p in floors]
+            payload["sealed"]["calibration"] = bands
             if cv_results is not None:
                 print("", file=out)
                 print(_gap_lines(dict(cv_results)[args.bias], dict(results)[args.bias]),
@@ -467,7 +479,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                      "site_rules": site.sha256 if site else None}
     started = time.monotonic()
     try:
-        cv_results = None
+        cv_results = confidence = None
         if args.folds:
             mode = f"{args.folds}-fold cross-validation grouped by patient"
             preds = cross_validate(docs, args.folds, detectors, biases, options,
@@ -482,8 +494,8 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                 mode = f"model {model_id(args.model)}"
             else:
                 mode = "no CRF model"
-            preds = tag_at_biases(docs, detectors, args.model, biases,
-                                  args.rules).spans
+            tagged = tag_at_biases(docs, detectors, args.model, biases, args.rules)
+            preds, confidence = tagged.spans, tagged.confidence[args.bias]
         if preds is not None:
             what = ("Evaluation" if args.protocol == "all"
                     else "Development patients (the 70% not sealed)")
@@ -500,6 +512,12 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
                 payload["phi_free"] = {"documents": free.documents,
                                        "tagged": free.tagged,
                                        "share": round(free.share, 4)}
+            if confidence is not None and any(c is not None for c in confidence):
+                floors, bands = floor_table(docs, preds[args.bias], confidence)
+                print("", file=out)
+                print(format_floor_table(floors, bands), file=out)
+                payload["review_floor"] = [dataclasses.asdict(p) for p in floors]
+                payload["calibration"] = bands
         if args.protocol in ("sealed", "swapped"):
             _held_out(args, [*docs, *extra], sealed, detectors, biases, options,
                       cv_results, payload, out)

@@ -96,3 +96,75 @@ def format_review_curve(points: Sequence[ReviewPoint]) -> str:
         lines.append(f"  {p.share:>10.0%} {p.documents_read:>11} "
                      f"{p.missed_found:>14} {p.missed_total:>11}")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class FloorPoint:
+    """What a review floor holds back: documents, and the PHI missed in them."""
+
+    floor: float
+    held: int
+    documents: int
+    missed_tokens_held: int
+    missed_tokens: int
+    phi_tokens_held: int
+
+
+def _document_counts(doc: ClinicalDocument, predicted: Sequence[PhiSpan]):
+    """HIPAA binary-token true positives, false positives, misses of one document."""
+    from deid_pipeline.evaluation.metrics import evaluate
+
+    token = evaluate([(doc.text, doc.gold, predicted)]).hipaa.binary_token
+    return token.tp, token.fp, token.fn
+
+
+def floor_table(docs: Sequence[ClinicalDocument],
+                predicted: Sequence[Sequence[PhiSpan]],
+                confidence: Sequence[float | None],
+                floors: Sequence[float] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8),
+                ) -> tuple[list[FloorPoint], list[tuple[str, int, float, float]]]:
+    """Per floor what it holds; per confidence band, how good its documents are.
+
+    The bands give their document count, mean confidence and mean HIPAA
+    token F-score (Carafe's test of a confidence). A document with no gold
+    and no prediction scores F 1 (nothing to get wrong).
+    """
+    counts = [_document_counts(d, p) for d, p in zip(docs, predicted, strict=True)]
+    points = []
+    for floor in floors:
+        held = [i for i, c in enumerate(confidence) if c is not None and c < floor]
+        points.append(FloorPoint(
+            floor, len(held), len(docs), sum(counts[i][2] for i in held),
+            sum(c[2] for c in counts), sum(counts[i][0] + counts[i][2] for i in held)))
+    bands = []
+    edges = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0001)
+    for lo, hi in zip(edges, edges[1:]):
+        members = [i for i, c in enumerate(confidence)
+                   if c is not None and lo <= c < hi]
+        if not members:
+            continue
+        f_scores = []
+        for i in members:
+            tp, fp, fn = counts[i]
+            f_scores.append(1.0 if tp + fp + fn == 0 else 2 * tp / (2 * tp + fp + fn))
+        bands.append((f"{lo:.2f}-{min(hi, 1.0):.2f}", len(members),
+                      sum(confidence[i] for i in members) / len(members),
+                      sum(f_scores) / len(f_scores)))
+    return points, bands
+
+
+def format_floor_table(points: Sequence[FloorPoint],
+                       bands: Sequence[tuple[str, int, float, float]]) -> str:
+    """Both tables as counts and means (no text)."""
+    lines = ["Review floor (documents below it are held; missed = HIPAA gold tokens "
+             "no prediction covers)",
+             "  floor   held   of docs   missed in held   of missed   PHI tokens held"]
+    for p in points:
+        lines.append(f"  {p.floor:>5.2f} {p.held:>6} {p.documents:>9} "
+                     f"{p.missed_tokens_held:>16} {p.missed_tokens:>11} "
+                     f"{p.phi_tokens_held:>17}")
+    lines.append("Calibration (document confidence against its HIPAA token F-score)")
+    lines.append("  confidence    docs   mean confidence   mean F")
+    for band, n, mean_c, mean_f in bands:
+        lines.append(f"  {band:<11} {n:>5} {mean_c:>17.3f} {mean_f:>8.3f}")
+    return "\n".join(lines)

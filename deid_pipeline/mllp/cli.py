@@ -19,7 +19,11 @@ from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus
-from deid_pipeline.run_options import add_as_of_year, add_rules_option
+from deid_pipeline.run_options import (
+    add_as_of_year,
+    add_review_floor,
+    add_rules_option,
+)
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
@@ -86,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         choices=[p.value for p in Policy],
                         help="what surrogate mode must remove (default: %(default)s)")
     add_as_of_year(parser)
+    add_review_floor(parser)
     parser.add_argument("--key-file", metavar="FILE",
                         help="secret key for person ids and surrogates (default: "
                         "$DEID_KEY_FILE)")
@@ -171,6 +176,7 @@ def _config(args: argparse.Namespace):
                             rules_path=os.path.abspath(args.rules) if args.rules
                             else None),
         mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year,
+        review_floor=args.review_floor,
         z_segments=args.hl7_z_segments)
     config = GatewayConfig(
         output_dir=args.output, engine=engine, host=args.listen[0],

@@ -37,6 +37,7 @@ from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
 from deid_pipeline.outputs.rows import identifier_rows
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus, settle
+from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -82,6 +83,7 @@ class EngineConfig:
     key: bytes = field(repr=False)
     policy: Policy = Policy.SAFE_HARBOR
     as_of_year: int | None = None  # None: this year (see Rewriter)
+    review_floor: float = DEFAULT_REVIEW_FLOOR
     z_segments: str = "empty"  # hl7.writeback.Z_SEGMENT_MODES
 
 
@@ -147,7 +149,8 @@ class Engine:
     def __init__(self, config: EngineConfig) -> None:
         self.tagger = PhiTagger.from_config(config.tagger)
         self.rewriter = Rewriter(config.mode, config.key, config.policy,
-                                 as_of_year=config.as_of_year)
+                                 as_of_year=config.as_of_year,
+                                 review_floor=config.review_floor)
         self.z_segments = config.z_segments
 
     def warm_up(self) -> None:

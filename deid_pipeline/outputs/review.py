@@ -35,17 +35,19 @@ import pyarrow.dataset as ds
 
 from deid_pipeline.labels import CATEGORY_OF
 from deid_pipeline.outputs.protected import write_protected
-from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS
+from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, QUARANTINE
 
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_CHARS",
+    "HeldDocument",
     "Histogram",
     "PlacedSpan",
     "ReviewDocument",
     "confidence_histogram",
     "label_counts",
     "load_documents",
+    "load_held",
     "place_replacements",
     "render_html",
     "write_html",
@@ -277,6 +279,42 @@ def load_documents(
             )
         )
     return total, histogram, docs
+
+
+@dataclass(frozen=True, slots=True)
+class HeldDocument:
+    """A document held for review (quarantine stage ``review``): never published.
+
+    ``text`` is its original text (PHI): it only goes into the protected page.
+    """
+
+    doc_id: str
+    source: str
+    reason: str
+    text: str = field(repr=False)
+
+
+# The quarantine stage of documents held for review (flow.REVIEW; the page
+# does not import the flow, which pulls in the tagger).
+_REVIEW_STAGE = "review"
+
+
+def load_held(run_dir: str, limit: int = DEFAULT_LIMIT
+              ) -> tuple[int, list[HeldDocument]]:
+    """How many documents the run held for review, and the first ``limit`` by id."""
+    table = _read(run_dir, "quarantine", QUARANTINE,
+                  ["doc_id", "stage", "error_message", "raw", "source"])
+    rows = sorted((r for r in table.to_pylist() if r["stage"] == _REVIEW_STAGE),
+                  key=lambda r: r["doc_id"])
+    held = []
+    for row in rows[:max(limit, 0)]:
+        try:
+            text = json.loads(row["raw"].decode("utf-8")).get("text", "")
+        except (ValueError, AttributeError, UnicodeDecodeError):
+            text = ""
+        held.append(HeldDocument(row["doc_id"], row["source"] or "",
+                                 row["error_message"] or "", str(text)))
+    return len(rows), held
 
 
 def label_counts(run_dir: str) -> dict[str, int]:
@@ -559,6 +597,23 @@ def _document(rank: int, doc: ReviewDocument) -> str:
     )
 
 
+def _held_section(count: int, held: Sequence[HeldDocument]) -> str:
+    """The documents held for review: each with its reason and original text."""
+    if not count:
+        return ""
+    items = "".join(
+        f'<article class="doc" id="held-{_slug(h.doc_id)}">'
+        f"<h3>{_visible(h.doc_id)}</h3>"
+        f'<p class="facts">{_visible(h.source)} · {_visible(h.reason)}</p>'
+        f'<pre class="text">{_visible(h.text[:MAX_CHARS])}</pre></article>'
+        for h in held)
+    more = (f"<p>showing {len(held)} of {count}</p>" if len(held) < count else "")
+    return (f'<section class="held"><h2>Held for review ({count})</h2>'
+            "<p>Not published: the tagger was too unsure of these (confidence "
+            "below the run's review floor). Original text, nothing replaced.</p>"
+            f"{more}{items}</section>")
+
+
 def render_html(
     total: int,
     docs: Sequence[ReviewDocument],
@@ -566,11 +621,13 @@ def render_html(
     histogram: Histogram,
     summary: dict | None = None,
     title: str = "",
+    held: tuple[int, Sequence[HeldDocument]] = (0, ()),
 ) -> str:
     """The whole page as one string (pure: no file access).
 
     ``histogram`` is :func:`confidence_histogram` of every document of the
-    run, ``labels`` the PHI spans per label of the whole run.
+    run, ``labels`` the PHI spans per label of the whole run; ``held`` the
+    count and documents of :func:`load_held`.
     """
     summary = summary or {}
     counts, missing = histogram
@@ -607,6 +664,7 @@ def render_html(
         '<div class="charts"><div><h2>PHI spans per label</h2>'
         f"{_bar_chart(labels)}</div><div><h2>Confidence</h2>"
         f"{_histogram(counts, missing)}</div></div>{_legend()}</section>"
+        f"{_held_section(*held)}"
         f'<section class="queue"><h2>Queue</h2>{_queue_table(docs)}</section>'
         f'<section class="docs"><h2>Documents</h2>{docs_html}</section>'
         "</body></html>\n"
@@ -627,6 +685,7 @@ def write_html(run_dir: str, out_path: str, limit: int = DEFAULT_LIMIT) -> int:
         histogram,
         _run_summary(run_dir),
         title=f"run {os.path.abspath(run_dir)}",
+        held=load_held(run_dir, limit),
     )
     write_protected(out_path, page)
     return total

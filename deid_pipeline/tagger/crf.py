@@ -37,6 +37,7 @@ import numpy as np
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger import languages
+from deid_pipeline.tagger.confidence import TokenPhi
 from deid_pipeline.tagger.crf_decoder import (
     Decoded,
     ModelFormatError,
@@ -245,7 +246,14 @@ class Posterior:
     p_outside: tuple[float, ...]
     fallback: dict[int, str]
     min_bias: float
-    confidence: float | None
+
+
+def token_phi(posterior: Posterior) -> TokenPhi:
+    """The posterior's tokens and their P(PHI) = 1 - P(O) (document confidence)."""
+    tokens = posterior.tokens
+    return TokenPhi(np.fromiter((t[1] for t in tokens), np.int64, len(tokens)),
+                    np.fromiter((t[2] for t in tokens), np.int64, len(tokens)),
+                    1.0 - np.asarray(posterior.p_outside, dtype=float))
 
 
 def outside_threshold(bias: float) -> float:
@@ -795,7 +803,7 @@ class CrfDetector(Detector):
         min_bias = self.bias if min_bias is None else min_bias
         tokens = tuple(tokenize(doc.text))
         if not tokens:
-            return Posterior((), (), (), {}, min_bias, None)
+            return Posterior((), (), (), {}, min_bias)
         if doc.dictionary is not None and not self.model.uses_dictionary:
             doc = dataclasses.replace(doc, dictionary=None)
         threshold = outside_threshold(min_bias)
@@ -806,8 +814,7 @@ class CrfDetector(Detector):
         unsure = (outside < threshold) & (decoded.path == model.outside)
         fallback = {t: self._best_kind(decoded.marginals[t])
                     for t in np.flatnonzero(unsure).tolist()}
-        return Posterior(tokens, path, tuple(outside.tolist()), fallback, min_bias,
-                         decoded.probability)
+        return Posterior(tokens, path, tuple(outside.tolist()), fallback, min_bias)
 
     def _best_kind(self, marginals: np.ndarray) -> str:
         """Most probable PHI type of a token (B- and I- summed; ties: first by name)."""
@@ -857,7 +864,7 @@ class CrfDetector(Detector):
 
             return Detection(tidy_spans(doc.text, (s for s in spans
                                                    if _is_alnum_span(doc.text, s))),
-                             posterior.confidence)
+                             token_phi(posterior))
         spans = (_without_facility_noun(doc.text, s) for s in spans)
         spans = (_without_field_words(doc.text, s) for s in spans if s is not None)
         spans = tuple(s for s in spans if s is not None
@@ -867,10 +874,10 @@ class CrfDetector(Detector):
                       and not _in_value_series(doc.text, s)
                       and not _clinical_letters_alone(doc.text, s)
                       and not _clock_time(doc.text, s))
-        return Detection(spans, posterior.confidence)
+        return Detection(spans, token_phi(posterior))
 
     def analyze(self, doc: ClinicalDocument) -> Detection:
-        """Spans at this detector's bias plus the Viterbi path's probability."""
+        """Spans at this detector's bias plus each token's P(PHI)."""
         return self.decode(doc, self.posterior(doc))
 
     def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.tagger.confidence import TokenPhi
 
 # The gazetteer joined after a patient-grouped 5-fold CV of the development
 # notes: HIPAA token recall 0.9263 -> 0.9370 for 2 more false positives (the
@@ -60,10 +61,16 @@ class TaggerConfig:
 
 @dataclass(frozen=True, slots=True)
 class Detection:
-    """What a detector found in one document, and how sure it is of the whole."""
+    """What a detector found in one document, and how sure it is of each token.
+
+    ``tokens``: a probabilistic detector's P(PHI) per token, from which the
+    tagger computes the document's confidence once the spans of every
+    detector are merged (:mod:`deid_pipeline.tagger.confidence`).
+    """
 
     spans: tuple[PhiSpan, ...]
-    confidence: float | None = None
+    # Arrays: two Detections are equal when their spans are (the tokens follow).
+    tokens: TokenPhi | None = field(default=None, compare=False)
 
 
 class Detector(ABC):

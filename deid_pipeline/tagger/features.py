@@ -291,23 +291,54 @@ _SHORT_LINE = "SHORTLINE"
 _SHORT_LINE_MAX = 4
 
 
-def _document_case(text: str) -> str:
-    """``U`` (mostly upper case), ``L`` (mostly lower) or ``M`` (mixed) letters."""
-    upper = sum(map(str.isupper, text))
-    lower = sum(map(str.islower, text))
-    total = upper + lower
-    if total == 0 or upper >= 0.8 * total:
-        return "U"
-    if upper <= 0.03 * total:
-        return "L"
-    return "M"
+# What a token's document-wide features (df, dcase) count and what its line
+# features (position, KEY:, short line) see stop this many tokens away: a
+# name at the end of a line of 100,000 tokens, or a note pasted into a long
+# export, is then tagged from its neighbourhood as on its own, not from
+# whatever the rest of the file is. Both exceed every training document's
+# length (PhysioNet notes: at most 793 tokens, lines at most 372; synthetic
+# notes at most 1,500), so a document of ordinary size has exactly the
+# features the model was trained on. A ``KEY:`` keys at most _KEY_REACH tokens
+# after it (in training at most 486 did).
+_DOCUMENT_REACH = 2048
+_LINE_TOKENS_MAX = 2048
+_KEY_REACH = 512
+# A token's surroundings are mostly upper case (U), lower (L) or mixed (M).
+_DOCUMENT_CASES = ("U", "L", "M")
+_DCASE_NAMES = tuple(f"dcase={doc_case}{case}{starts}" for doc_case in _DOCUMENT_CASES
+                     for case in _CASES for starts in ("", "S"))
 
 
-def _dcase_names(text: str) -> tuple[str, ...]:
-    """The ``dcase`` feature of each code ``2 * case + starts-a-sentence``."""
-    doc_case = _document_case(text)
-    return tuple(f"dcase={doc_case}{case}{starts}" for case in _CASES
-                 for starts in ("", "S"))
+def _within_reach(values: np.ndarray, reach: int) -> np.ndarray:
+    """Per token, the sum of ``values`` over the tokens at most ``reach`` away."""
+    n = len(values)
+    if n <= reach + 1:
+        return np.full(n, values.sum())
+    total = np.concatenate(([0], np.cumsum(values)))
+    at = np.arange(n)
+    return total[np.minimum(at + reach, n - 1) + 1] - total[np.maximum(at - reach, 0)]
+
+
+def _counts_within_reach(word: np.ndarray, reach: int) -> np.ndarray:
+    """Per token, how often its word stands at most ``reach`` tokens away."""
+    n = len(word)
+    if n <= reach + 1:
+        return np.bincount(word)[word]
+    at = np.arange(n)
+    key = word * (n + 1) + at
+    ordered = np.sort(key)
+    lo = np.searchsorted(ordered, word * (n + 1) + np.maximum(at - reach, 0), "left")
+    hi = np.searchsorted(ordered, word * (n + 1) + np.minimum(at + reach, n - 1),
+                         "right")
+    return hi - lo
+
+
+def _surrounding_case(upper: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """Per token, the index in ``_DOCUMENT_CASES`` of the letters around it."""
+    up = _within_reach(upper, _DOCUMENT_REACH)
+    total = up + _within_reach(lower, _DOCUMENT_REACH)
+    return np.where((total == 0) | (up >= 0.8 * total), 0,
+                    np.where(up <= 0.03 * total, 1, 2))
 
 
 class _Layout(NamedTuple):
@@ -325,16 +356,17 @@ class _Layout(NamedTuple):
     line_pos: np.ndarray     # position in its line, 4 for the 5th and later
     key_word: np.ndarray     # the word of the line's last ``KEY:`` before it; -1
     df: np.ndarray           # _DF_BUCKETS of its word's count; -1 if not a word
-    dcase: np.ndarray        # 2 * case code + starts a sentence; -1 if not a word
+    dcase: np.ndarray        # its index in _DCASE_NAMES; -1 if not a word
     short_line: np.ndarray   # on a line of at most _SHORT_LINE_MAX tokens
 
 
 def _layout(text: str, starts: np.ndarray, ends: np.ndarray, code: np.ndarray,
-            word: np.ndarray) -> _Layout:
+            word: np.ndarray, letters: np.ndarray) -> _Layout:
     """Codes of the tokens with these spans, given per token.
 
     ``code``: its text's :func:`_text_code`; ``word``: an id of its
-    lower-cased text.
+    lower-cased text; ``letters``: its upper- and lower-case letter counts
+    (two columns).
     """
     case = (code & 7) - 1
     colon = (code & 8) != 0
@@ -346,6 +378,10 @@ def _layout(text: str, starts: np.ndarray, ends: np.ndarray, code: np.ndarray,
     breaks = np.searchsorted(newlines, starts) > np.searchsorted(
         newlines, np.concatenate(([0], ends[:-1])))
     breaks[0] = True
+    line = np.cumsum(breaks) - 1
+    pos = at - np.flatnonzero(breaks)[line]
+    # A very long line is read as lines of _LINE_TOKENS_MAX tokens.
+    breaks |= pos % _LINE_TOKENS_MAX == 0
     line = np.cumsum(breaks) - 1
     first = np.flatnonzero(breaks)[line]
     pos = at - first
@@ -366,11 +402,14 @@ def _layout(text: str, starts: np.ndarray, ends: np.ndarray, code: np.ndarray,
     is_key[1:] &= is_word[:-1]
     last_key = np.maximum.accumulate(np.where(is_key, at, -1))
     key_word = np.full(n, -1)
-    key_word[1:] = np.where(last_key[:-1] >= first[1:], last_key[:-1] - 1, -1)
-    df = np.where(is_word, np.searchsorted((1, 2, 4), np.bincount(word)[word]), -1)
+    keyed = (last_key[:-1] >= first[1:]) & (at[1:] - last_key[:-1] <= _KEY_REACH)
+    key_word[1:] = np.where(keyed, last_key[:-1] - 1, -1)
+    df = np.where(is_word, np.searchsorted(
+        (1, 2, 4), _counts_within_reach(word, _DOCUMENT_REACH)), -1)
     starts_sentence = pos == 0
     starts_sentence[1:] |= sentence_end[:-1]
-    dcase = np.where(is_word, 2 * case + starts_sentence, -1)
+    around = _surrounding_case(letters[:, 0], letters[:, 1])
+    dcase = np.where(is_word, 2 * len(_CASES) * around + 2 * case + starts_sentence, -1)
     short_line = (np.bincount(line) <= _SHORT_LINE_MAX)[line]
     return _Layout(chunk_start, chunk_end, cpos, np.minimum(pos, 4), key_word, df,
                    dcase, short_line)
@@ -423,7 +462,9 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
     codes = np.fromiter(map(itemgetter(11), bases), np.int64, len(bases))
     starts = np.fromiter(map(itemgetter(1), tokens), np.int64, n)
     ends = np.fromiter(map(itemgetter(2), tokens), np.int64, n)
-    layout = _layout(text, starts, ends, codes[slots], words[slots])
+    letters = np.array([(sum(map(str.isupper, t)), sum(map(str.islower, t)))
+                        for t in slot_of], np.int64).reshape(-1, 2)
+    layout = _layout(text, starts, ends, codes[slots], words[slots], letters[slots])
     lowers = list(map(slot_lowers.__getitem__, slots.tolist()))
     sparse = {i: [f"P={f}" for f in sorted(flags)]
               for i, flags in lexicons_module.phrase_flags(lowers, lex).items()}
@@ -439,7 +480,6 @@ def _extras(parts: _Parts) -> list[list[str]]:
     case, short line, phrase flags, dictionary features.
     """
     text, lowers, layout = parts.text, parts.lowers, parts.layout
-    dcase_names = _dcase_names(text)
     sparse = parts.sparse
     out = []
     rows = zip(layout.chunk_start.tolist(), layout.chunk_end.tolist(),
@@ -455,7 +495,7 @@ def _extras(parts: _Parts) -> list[list[str]]:
             ex.append(f"key={lowers[key_word][:_LINE_KEY_MAX]}")
         if df >= 0:
             ex.append(_DF_BUCKETS[df])
-            ex.append(dcase_names[dcase])
+            ex.append(_DCASE_NAMES[dcase])
         if short:
             ex.append(_SHORT_LINE)
         if i in sparse:
@@ -696,8 +736,7 @@ class FeatureEncoder:
         seg_start[in_chunk, chunk_col] = chunk_at[inverse]
         seg_len[in_chunk, chunk_col] = chunk_len[inverse]
 
-        names = (*_CPOS, *_LINE_POSITIONS, *_DF_BUCKETS, *_dcase_names(text),
-                 _SHORT_LINE)
+        names = (*_CPOS, *_LINE_POSITIONS, *_DF_BUCKETS, *_DCASE_NAMES, _SHORT_LINE)
         base = add(np.fromiter(map(get, names, repeat(-1)), np.int64, len(names)))
         seg_start[:, cpos_col] = base + layout.cpos
         seg_len[:, cpos_col] = in_chunk

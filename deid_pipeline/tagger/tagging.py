@@ -25,6 +25,7 @@ from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress, process_progress
 from deid_pipeline.tagger.allowlist import drop_eponyms, eponym_regions
+from deid_pipeline.tagger.confidence import TokenPhi, document_confidence
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
 from deid_pipeline.tagger.intervals import Intervals
 from deid_pipeline.tagger.merge import (
@@ -307,7 +308,7 @@ class PhiTagger:
         visible, positions = visible_view(doc.text)
         view = doc if positions is None else dataclasses.replace(doc, text=visible)
         spans = []
-        confidences = []
+        token_parts = []
         windows = document_windows(view, self.part_chars,
                                    min(OVERLAP_CHARS, self.part_chars // 4))
         progress = None
@@ -322,19 +323,17 @@ class PhiTagger:
                     for s in found.spans:
                         if start <= s.start + offset < end:
                             spans.append(shifted(s, offset))
-                    if found.confidence is not None:
-                        confidences.append(found.confidence)
+                    if found.tokens is not None:
+                        token_parts.append(
+                            found.tokens.shifted(offset).within(start, end))
                 if progress is not None:
                     # A long document takes minutes: say how far it is (a count).
                     progress.add(characters_tagged=end - start)
             spans = drop_eponyms(view.text, reconcile(view.text, spans, doc.dictionary))
+        confidence = document_confidence(TokenPhi.concatenate(token_parts), spans)
         if positions is not None:
             spans = tuple(_map_back(s, positions) for s in spans)
-        return TaggedDocument(
-            document=doc,
-            spans=spans,
-            confidence=min(confidences) if confidences else None,
-        )
+        return TaggedDocument(document=doc, spans=spans, confidence=confidence)
 
     def versions(self) -> dict[str, str]:
         """Detector name -> version, for run.json."""
