@@ -152,6 +152,76 @@ class TreeSampler:
         return self._machine_cpu() - self._machine_start
 
 
+# What each process of a run is, from its command line (first match wins).
+_ROLES = (
+    # First: the client's own command line names the job server jar.
+    ("run (client)", "deid_pipeline.pipelines.job"),
+    ("flink jobmanager", "StandaloneSessionClusterEntrypoint"),
+    ("flink taskmanagers", "TaskManagerRunner"),
+    ("beam job server", "FlinkJobServerDriver"),
+    ("beam job server", "-job-server-"),
+    ("sdk workers", "SdkHarness("),
+    ("sdk workers", "sdk_worker_main"),
+    ("worker pool", "flink_cluster worker-pool"),
+)
+
+
+class RoleSampler:
+    """CPU seconds of every process on the machine, summed by role.
+
+    A Flink run's work is spread over processes outside the job's own tree
+    (JobManager, TaskManagers, the worker pool and its SDK workers): this
+    tells which of them the CPU went to. A process's last sample counts, so
+    one that ends between samples loses at most ``interval`` of its time.
+    """
+
+    def __init__(self, interval: float = 0.5) -> None:
+        import psutil
+
+        self._psutil = psutil
+        self._interval = interval
+        self._start: dict[int, float] = {}
+        self._last: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._sample(baseline=True)
+
+    def _role(self, cmdline: list[str]) -> str:
+        line = " ".join(cmdline)
+        return next((role for role, mark in _ROLES if mark in line), "other")
+
+    def _sample(self, baseline: bool = False) -> None:
+        # Attributes a process cannot give (it ended, a zombie) come as None.
+        for proc in self._psutil.process_iter(["cmdline", "cpu_times"]):
+            times = proc.info["cpu_times"]
+            if times is None:
+                continue
+            cpu = times.user + times.system
+            if baseline:
+                self._start[proc.pid] = cpu
+            else:
+                self._last[proc.pid] = (self._role(proc.info["cmdline"] or []), cpu)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            self._sample()
+
+    def start(self) -> RoleSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> dict[str, float]:
+        """CPU seconds by role since the sampler was made."""
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        totals: dict[str, float] = {}
+        for pid, (role, cpu) in self._last.items():
+            used = cpu - self._start.get(pid, 0.0)
+            totals[role] = totals.get(role, 0.0) + used
+        return {role: round(cpu, 1) for role, cpu in sorted(totals.items())}
+
+
 def _busy(seconds: float) -> int:
     end = time.perf_counter() + seconds
     n = 0
@@ -197,6 +267,7 @@ class RunFigures:
     driver_cpu: float
     other_cpu: float
     beam_args: list[str]
+    cpu_by_role: dict[str, float] | None = None
 
     @property
     def docs_per_s(self) -> float:
@@ -219,10 +290,12 @@ def run_job(
     workdir: str,
     extra_args: Sequence[str] = (),
     runner_args: Sequence[str] | None = None,
+    by_role: bool = False,
 ) -> RunFigures:
     """One ``deid-pipeline run`` in a subprocess, sampled from outside.
 
-    ``runner_args``: Beam options that replace the DirectRunner's (Flink's).
+    ``runner_args``: Beam options that replace the DirectRunner's (Flink's);
+    ``by_role``: also the CPU of every process on the machine by role.
     """
     out = os.path.join(workdir, f"out-{label.replace(' ', '-')}")
     shutil.rmtree(out, ignore_errors=True)
@@ -253,10 +326,12 @@ def run_job(
     log_path = os.path.join(workdir, f"log-{label.replace(' ', '-')}.txt")
     started = time.perf_counter()
     with open(log_path, "wb") as log:
+        roles = RoleSampler().start() if by_role else None
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
         sampler = TreeSampler(proc.pid).start()
         code = proc.wait()
         sampler.stop()
+        cpu_by_role = roles.stop() if roles else None
     wall = time.perf_counter() - started
     if code != 0:
         with open(log_path, encoding="utf-8", errors="replace") as fh:
@@ -281,6 +356,7 @@ def run_job(
         driver_cpu=round(sampler.root_cpu, 2),
         other_cpu=round(max(0.0, sampler.machine_cpu - sampler.tree_cpu), 2),
         beam_args=beam_args,
+        cpu_by_role=cpu_by_role,
     )
 
 # ---------------------------------------------------------------- running
@@ -294,6 +370,7 @@ def run_set(
     single_mode: str = "multi_processing",
     model: str | None = None,
     runner_args: Sequence[str] | None = None,
+    by_role: bool = False,
 ) -> RunFigures:
     """One job over the N set (or the scale x N set) on ``workers`` workers."""
     parts = bench.inputs.parts(scaled)
@@ -309,6 +386,7 @@ def run_set(
         bench.workdir,
         ["--model", model] if model else [],
         runner_args,
+        by_role,
     )
 
 
@@ -614,7 +692,8 @@ def measure_flink(args: argparse.Namespace, bench: Bench) -> tuple[list, dict]:
     cores = bench.cores
     runs = []
     print(f"running N direct {cores}w ...", end=" ", flush=True)
-    direct = run_set(bench, f"N direct-{cores}w", False, cores, model=args.model)
+    direct = run_set(bench, f"N direct-{cores}w", False, cores, model=args.model,
+                     by_role=True)
     runs.append(direct)
     print(f"{direct.pipeline_seconds:.1f} s, {direct.docs_per_s:.1f} docs/s",
           flush=True)
@@ -627,7 +706,7 @@ def measure_flink(args: argparse.Namespace, bench: Bench) -> tuple[list, dict]:
             # At the niceness of the DirectRunner's workers: deid-flink-cluster
             # starts its JVMs and pool (so the SDK workers) at 10, and on a
             # shared machine they then got a fraction of a core.
-            nice=0,
+            nice=0, pin_taskmanagers=args.pin_taskmanagers,
         )
         print(f"running N flink {tms}tm ...", end=" ", flush=True)
         started = time.perf_counter()
@@ -635,7 +714,7 @@ def measure_flink(args: argparse.Namespace, bench: Bench) -> tuple[list, dict]:
         up = time.perf_counter() - started
         try:
             r = run_set(bench, f"N flink-{tms}tm", False, tms, model=args.model,
-                        runner_args=fc.runner_args(cfg, jar))
+                        runner_args=fc.runner_args(cfg, jar), by_role=True)
             timelines[tms] = flink_timeline(cfg)
         finally:
             fc.stop(cfg)
@@ -668,6 +747,15 @@ def report_flink(runs: list[RunFigures], timelines: dict, cores: int) -> dict:
         for st in tl["stages"]:
             print(f"  {st['seconds']:>7.1f} s  in {st['records_in']:>7} out "
                   f"{st['records_out']:>7}  {st['name']}")
+    roles = sorted({role for r in runs for role in r.cpu_by_role or {}})
+    print(f"\nCPU seconds by process role (the whole machine during each run):\n"
+          f"{'role':<20}" + "".join(f"{r.label:>16}" for r in runs))
+    for role in roles:
+        print(f"{role:<20}" + "".join(
+            f"{(r.cpu_by_role or {}).get(role, 0.0):>16.1f}" for r in runs))
+    print(f"{'CPU-ms a document':<20}" + "".join(
+        f"{1000 * sum((r.cpu_by_role or {}).values()) / r.documents:>16.1f}"
+        for r in runs))
     accounted = all(r.records_read == r.records_written + r.records_quarantined
                     for r in runs)
     print(f"\nscaling 1 -> 2 TaskManagers: {scaling:.2f} (target >= "
@@ -693,6 +781,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--runner", choices=("direct", "flink"), default="direct",
         help="flink: DirectRunner on all cores, then a local Flink cluster "
         "(deid-flink-cluster) of 1 and of 2 TaskManagers, on the N set",
+    )
+    parser.add_argument(
+        "--pin-taskmanagers", action="store_true",
+        help="with --runner flink: TaskManager i and its SDK worker confined to "
+        "CPU i, so that one TaskManager gets one core as on a machine of its own "
+        "(the JobManager, job server and client run anywhere)",
     )
     return parser
 

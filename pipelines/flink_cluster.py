@@ -89,6 +89,9 @@ class ClusterConfig:
     # Beam's runner in the cluster's lib/ (fetch_cluster_lib_jar): one SDK
     # worker per TaskManager for a whole job, not one per stage.
     beam_in_lib: bool = True
+    # TaskManager i (and so its SDK workers) confined to one CPU: on one
+    # machine, the share a TaskManager on a one-core machine of its own gets.
+    pin_taskmanagers: bool = False
 
 
 def default_cache_dir() -> str:
@@ -314,13 +317,27 @@ def _check_call(cmd: list[str], what: str, env: dict | None = None) -> None:
         raise ClusterError(f"{what} exited {done.returncode}: {done.stderr[-2000:]}")
 
 
-def _daemon(home: str, cfg: ClusterConfig, script: str) -> None:
-    """``bin/<script> start`` at the configured niceness (the JVM inherits it)."""
+def _daemon(home: str, cfg: ClusterConfig, script: str, cpu: int | None = None) -> None:
+    """``bin/<script> start`` at the configured niceness (the JVM inherits it).
+
+    ``cpu``: confined to that CPU (``taskset``), the JVM and what it starts.
+    """
+    pin = ["taskset", "-c", str(cpu)] if cpu is not None else []
     _check_call(
-        ["nice", "-n", str(cfg.nice), os.path.join(home, "bin", script), "start"],
+        [*pin, "nice", "-n", str(cfg.nice), os.path.join(home, "bin", script), "start"],
         f"{script} start",
         env=_flink_env(home, cfg),
     )
+
+
+def _taskmanager_cpu(cfg: ClusterConfig, index: int) -> int | None:
+    """The CPU TaskManager ``index`` is confined to, or None (not pinned)."""
+    if not cfg.pin_taskmanagers:
+        return None
+    from deid_pipeline.process import allowed_cpus
+
+    cpus = allowed_cpus()
+    return cpus[index % len(cpus)]
 
 
 def _start_worker_pool(cfg: ClusterConfig) -> None:
@@ -353,6 +370,10 @@ def _worker_pool_class():
     kept with its TaskManager's control endpoint: a TaskManager shuts its
     endpoint before it sends ``StopWorker``, so of the workers of that id
     the one to stop is the one whose endpoint is gone.
+
+    Each worker gets the CPU affinity of the TaskManager it serves (when that
+    TaskManager runs on this machine): confining a TaskManager to some CPUs
+    confines its Python work too, which is where a Beam job's CPU goes.
 
     Also: each worker runs on this interpreter (Beam's runs whatever
     ``python`` is first on ``PATH``: with one lacking the package the job
@@ -387,8 +408,15 @@ def _worker_pool_class():
                 )
             except OSError as exc:
                 return beam_fn_api_pb2.StartWorkerResponse(error=str(exc))
-            log.info("started SDK worker %s (pid %d) for %s", request.worker_id,
-                     proc.pid, endpoint)
+            cpus = _listener_affinity(endpoint)
+            if cpus is not None:
+                try:
+                    os.sched_setaffinity(proc.pid, cpus)
+                except OSError:  # it already ended: its exit is logged
+                    pass
+            log.info("started SDK worker %s (pid %d) for %s on CPUs %s",
+                     request.worker_id, proc.pid, endpoint,
+                     sorted(cpus) if cpus is not None else "any")
             with self._lock:
                 self._workers.setdefault(request.worker_id, []).append(
                     (proc, endpoint))
@@ -448,6 +476,25 @@ def sdk_worker_command(endpoint: str, worker_id: str, state_cache_size: int,
         f"data_buffer_time_limit_ms={data_buffer_time_limit_ms}).run()"
     )
     return [sys.executable, "-c", code]
+
+
+def _listener_affinity(endpoint: str) -> set[int] | None:
+    """CPUs allowed to the local process listening on ``endpoint``'s port.
+
+    None when no process of this machine listens there (a remote
+    TaskManager) or it cannot be read: the worker then runs anywhere.
+    """
+    import psutil
+
+    try:
+        port = int(endpoint.rpartition(":")[2])
+        for conn in psutil.net_connections(kind="tcp"):
+            listening = conn.status == psutil.CONN_LISTEN and conn.pid
+            if listening and conn.laddr.port == port:
+                return set(os.sched_getaffinity(conn.pid))
+    except (ValueError, OSError, psutil.Error):
+        pass
+    return None
 
 
 def _accepts_url(endpoint: str) -> bool:
@@ -566,8 +613,8 @@ def start(cfg: ClusterConfig) -> str | None:
     write_conf(home, cfg, beam_lib)
     try:
         _daemon(home, cfg, "jobmanager.sh")
-        for _ in range(cfg.taskmanagers):
-            _daemon(home, cfg, "taskmanager.sh")
+        for index in range(cfg.taskmanagers):
+            _daemon(home, cfg, "taskmanager.sh", _taskmanager_cpu(cfg, index))
         _start_worker_pool(cfg)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _ready(cfg):
@@ -591,7 +638,8 @@ def add_taskmanager(cfg: ClusterConfig) -> None:
     until its heartbeat times out.
     """
     home = flink_home(cfg.cache_dir)
-    _daemon(home, cfg, "taskmanager.sh")
+    _daemon(home, cfg, "taskmanager.sh",
+            _taskmanager_cpu(cfg, len(taskmanager_pids(cfg))))
     wanted = sum(alive(p) for p in taskmanager_pids(cfg))
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
@@ -710,6 +758,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--worker-pool-port", type=int, default=50000)
     parser.add_argument("--taskmanager-memory", default="1280m")
     parser.add_argument(
+        "--pin-taskmanagers", action="store_true",
+        help="confine TaskManager i and its SDK workers to CPU i (mod the CPUs "
+        "allowed): on one machine, what a TaskManager of a one-core machine gets "
+        "(bench_scaling --runner flink)",
+    )
+    parser.add_argument(
         "--no-beam-in-lib", dest="beam_in_lib", action="store_false",
         help="leave Beam out of the cluster's lib/ (one SDK worker per stage)",
     )
@@ -734,6 +788,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
         slots=args.slots,
         taskmanager_memory=args.taskmanager_memory,
         beam_in_lib=args.beam_in_lib,
+        pin_taskmanagers=args.pin_taskmanagers,
     )
 
 

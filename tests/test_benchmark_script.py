@@ -108,3 +108,32 @@ def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
         assert expected in out, expected
     assert figures["stage_documents"] == 3
     assert figures["baseline"]["records_read"] == 3
+
+
+def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart():
+    """The client's command line names the job server jar: still the client."""
+    import subprocess
+    import sys
+
+    sampler = bench_scaling.RoleSampler(interval=0.1)
+    roles = {
+        "deid_pipeline.pipelines.job --flink_job_server_jar=/c/x-job-server-2.62.0.jar":
+            "run (client)",
+        "java -jar /c/beam-runners-flink-1.19-job-server-2.62.0.jar": "beam job server",
+        "java org.apache.flink.runtime.taskexecutor.TaskManagerRunner":
+            "flink taskmanagers",
+        "python -c from apache_beam.runners.worker.sdk_worker import SdkHarness; "
+        "SdkHarness('localhost:1')": "sdk workers",
+        "python -m apache_beam.runners.worker.sdk_worker_main": "sdk workers",
+        "bash": "other",
+    }
+    for line, role in roles.items():
+        assert sampler._role(line.split()) == role
+    sampler.start()
+    busy = subprocess.run(
+        [sys.executable, "-c", "import time\nt = time.process_time()\n"
+         "while time.process_time() - t < 0.6: pass", "deid_pipeline.pipelines.job"],
+        check=True,
+    )
+    assert busy.returncode == 0
+    assert sampler.stop()["run (client)"] >= 0.3

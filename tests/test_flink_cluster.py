@@ -214,6 +214,45 @@ def test_when_two_taskmanagers_stop_worker_of_same_id_then_only_theirs_stopped(
             proc.wait()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs")
+def test_when_taskmanager_pinned_then_its_sdk_worker_gets_its_cpus(monkeypatch):
+    """A TaskManager confined to one CPU gets its Python worker confined too.
+
+    The listener stands in for a TaskManager started under ``taskset``
+    (``--pin-taskmanagers``); the worker is what the pool starts for it.
+    """
+    from apache_beam.portability.api import beam_fn_api_pb2, endpoints_pb2
+
+    import deid_pipeline.pipelines.flink_cluster as fc
+
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    listener = subprocess.Popen(
+        ["taskset", "-c", str(cpu), sys.executable, "-c",
+         "import socket, sys, time\ns = socket.socket(); s.bind(('127.0.0.1', 0))\n"
+         "s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    monkeypatch.setattr(fc, "sdk_worker_command", lambda *a: ["sleep", "120"])
+    pool = fc._worker_pool_class()(use_process=True)
+    try:
+        end = f"localhost:{listener.stdout.readline().strip()}"
+        response = pool.StartWorker(beam_fn_api_pb2.StartWorkerRequest(
+            worker_id="1-1",
+            control_endpoint=endpoints_pb2.ApiServiceDescriptor(url=end)), None)
+        assert not response.error
+        (worker, _), = pool._workers["1-1"]
+        assert os.sched_getaffinity(worker.pid) == {cpu}
+        # No local listener (a TaskManager elsewhere): the worker runs anywhere.
+        assert fc._listener_affinity(f"localhost:{free_port()}") is None
+    finally:
+        listener.kill()
+        listener.wait()
+        for procs in pool._workers.values():
+            for proc, _ in procs:
+                proc.kill()
+                proc.wait()
+
+
 def test_when_run_help_and_docs_then_flink_example_is_what_start_prints(tmp_path):
     from deid_pipeline.pipelines.flink_cluster import _CLUSTER_LIB_JAR
     from deid_pipeline.run_options import EPILOG
