@@ -55,6 +55,9 @@ setup(
             # moto's S3 API server on loopback.
             "apache-beam[aws]>=2.60",
             "moto[server]>=5",
+            # tests/test_mllp_tls.py and pipelines/bench_mllp.py make their CA and
+            # certificates with it (deid_pipeline/mllp/certs.py).
+            "cryptography>=42",
         ],
         # Inputs, spill, staging and outputs on s3:// (docs/object-storage.md).
         "aws": ["apache-beam[aws]>=2.60"],

@@ -8,7 +8,9 @@ loaded once per worker process), writes it durably and only then
 acknowledges it. Modules: ``server`` (connections, framing, forwarding),
 ``worker`` (the per-message work, in-thread or in processes), ``store``
 (rolled files, group commit), ``dedup`` (resends), ``ack`` (MSH reading,
-ACK building), ``metrics`` (the status line).
+ACK building), ``metrics`` (the status line), ``security`` (TLS, who may
+connect, plain TCP on loopback only), ``send`` (the package's sender),
+``certs`` (throw-away certificates for tests and the benchmark).
 """
 
 from deid_pipeline.mllp.server import GatewayConfig, MllpGateway

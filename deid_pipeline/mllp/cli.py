@@ -4,7 +4,8 @@ The de-identification options are those of ``run`` (same names, same
 defaults), so a feed and a nightly batch configured alike give the same
 bytes for the same message. Exit codes: 0 after a clean stop, 2 when the
 gateway could not start (bad options, no key, address in use, output
-directory held by another gateway).
+directory held by another gateway, plain TCP beyond loopback without
+``--insecure-plain-tcp``, a TLS file that cannot be loaded).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
+from deid_pipeline.mllp.security import TlsFiles, check_listen, parse_networks
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.process import allowed_cpus
 from deid_pipeline.run_options import (
@@ -38,10 +40,19 @@ EPILOG = """\
 Outputs under DIR: hl7/ (de-identified messages, MLLP-framed, rolled files;
 the one being written ends in .part), identifiers/ and quarantine/ (PROTECTED:
 JSON lines with PHI), state/ (dedup index). A status line goes to stderr every
---status-interval seconds and at shutdown (counts only).
+--status-interval seconds and at shutdown (counts only, with peers refused
+and connections dropped at the idle timeout).
 
-Send it messages with any MLLP client, e.g. python-hl7:
-  mllp_send --port 2575 --file messages.hl7 127.0.0.1
+Plain TCP is accepted on loopback only: on any other --listen address give
+--tls-cert/--tls-key (and --tls-client-ca for client certificates), or
+--insecure-plain-tcp to put PHI on the network in clear text on purpose.
+
+Send it messages with the package's sender (waits for each ACK):
+  python -m deid_pipeline.mllp.send --port 2575 messages.hl7
+over TLS with a client certificate:
+  python -m deid_pipeline.mllp.send --host gw.example --port 2575 \\
+    --tls-ca ca.pem --tls-cert client.pem --tls-key client.key messages.hl7
+See docs/gateway.md, "TLS and who may connect".
 """
 
 
@@ -143,7 +154,67 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--drain-seconds", type=_positive(float), default=60.0,
                         metavar="S", help="on SIGTERM, how long to wait for "
                         "messages in progress (default: %(default)s)")
+    _add_security(parser)
     return parser
+
+
+def _add_security(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "who may connect",
+        "TLS, client certificates, addresses and limits. Refused peers, failed\n"
+        "handshakes and dropped connections are logged by address and reason and\n"
+        "counted in the status line, never with message content.")
+    group.add_argument("--tls-cert", metavar="FILE",
+                       help="serve MLLP over TLS (1.2 or newer) with this PEM "
+                       "certificate chain, the gateway's certificate first")
+    group.add_argument("--tls-key", metavar="FILE",
+                       help="the certificate's private key, PEM (default: in "
+                       "--tls-cert)")
+    group.add_argument("--tls-client-ca", metavar="FILE",
+                       help="mutual TLS: require a client certificate signed by a "
+                       "CA in this PEM file; a client without one, or with one of "
+                       "another CA, fails the handshake")
+    group.add_argument("--allow-from", type=parse_networks, action="extend",
+                       metavar="CIDR[,CIDR...]",
+                       help="accept connections only from these networks or "
+                       "addresses (e.g. 10.20.0.0/16,192.168.1.7; repeatable); "
+                       "others are closed before a byte is read (default: any)")
+    group.add_argument("--max-connections", type=_positive(int), default=64,
+                       metavar="N", help="connections served at the same time; "
+                       "more are closed as soon as accepted (default: "
+                       "%(default)s)")
+    group.add_argument("--idle-timeout", type=_positive(float), default=300.0,
+                       metavar="S",
+                       help="per-frame deadline: after the handshake and after each "
+                       "ACK a whole frame must arrive within S seconds, however "
+                       "many bytes trickle in, else the connection is dropped "
+                       "(slow senders, slow-loris); also bounds taking an ACK, and "
+                       "the TLS handshake (at most 30 s). 0: no deadline "
+                       "(default: %(default)s)")
+    group.add_argument("--insecure-plain-tcp", action="store_true",
+                       help="allow plain TCP on a non-loopback --listen address: "
+                       "PHI crosses the network in clear text and any host that "
+                       "reaches the port can send (default: plain TCP on "
+                       "loopback only)")
+
+
+def _security(args: argparse.Namespace) -> dict:
+    """The security options as GatewayConfig fields, checked before anything loads.
+
+    A TLS file that cannot be read or plain TCP beyond loopback is a usage
+    error (ValueError, exit 2) before the key, the model or the port.
+    """
+    tls = None
+    if args.tls_cert:
+        tls = TlsFiles(args.tls_cert, args.tls_key, args.tls_client_ca)
+        tls.server_context()
+    elif args.tls_key or args.tls_client_ca:
+        raise ValueError("--tls-key and --tls-client-ca need --tls-cert")
+    check_listen(args.listen[0], tls is not None, args.insecure_plain_tcp)
+    return {"tls": tls, "allow_from": tuple(args.allow_from or ()),
+            "max_connections": max(1, args.max_connections),
+            "idle_timeout": args.idle_timeout,
+            "insecure_plain_tcp": args.insecure_plain_tcp}
 
 
 def add_subcommand(subparsers) -> argparse.ArgumentParser:
@@ -164,6 +235,7 @@ def _config(args: argparse.Namespace):
     from deid_pipeline.tagger.crf import default_bias
     from deid_pipeline.tagger.rules.site import load_site_rules
 
+    security = _security(args)
     detectors = check_names(d.strip() for d in args.detectors.split(",") if d.strip())
     key, how = load_key(args.key_file, args.ephemeral_key)
     # As ``run`` does: the site rules checked before a message is accepted, the
@@ -186,8 +258,22 @@ def _config(args: argparse.Namespace):
         roll_messages=max(1, args.roll_count), roll_seconds=args.roll_seconds or 1.0,
         status_interval=args.status_interval, dedup_days=args.dedup_days,
         max_frame_bytes=max(1024, int(args.max_frame_mb * (1 << 20))),
-        forward_timeout=args.forward_timeout, drain_seconds=args.drain_seconds)
+        forward_timeout=args.forward_timeout, drain_seconds=args.drain_seconds,
+        **security)
     return config, f"{how} {key_fingerprint(key)}"
+
+
+def _who(config) -> str:
+    """How the gateway is reached, for the startup line."""
+    if config.tls is None:
+        how = "plain TCP"
+    elif config.tls.client_ca:
+        how = "TLS, client certificates required"
+    else:
+        how = "TLS, no client certificates"
+    allowed = ",".join(str(n) for n in config.allow_from) or "any address"
+    return (f"{how}; from {allowed}; at most {config.max_connections} "
+            f"connections; idle timeout {config.idle_timeout:g}s")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,8 +299,8 @@ def run(args: argparse.Namespace) -> int:
         previous[signum] = signal.signal(signum, lambda n, _f: signalled.append(n))
     forward = f", forwarding to {config.forward[0]}:{config.forward[1]}" \
         if config.forward else ""
-    print(f"mllp: listening on {host}:{port}{forward}; output {config.output_dir}; "
-          f"{config.workers} worker process(es); detectors "
+    print(f"mllp: listening on {host}:{port} ({_who(config)}){forward}; "
+          f"output {config.output_dir}; {config.workers} worker process(es); detectors "
           f"{','.join(config.engine.tagger.detectors)}; mode {config.engine.mode}, "
           f"policy {config.engine.policy}; key {key_info}", file=sys.stderr, flush=True)
     try:

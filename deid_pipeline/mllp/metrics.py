@@ -1,8 +1,10 @@
 """Gateway counters and latency percentiles, printed as one status line.
 
 Counts and timings only: outcomes (``AA``, ``AE``, ``AR``), duplicates,
-quarantine by stage, forward failures, open connections. Nothing here ever
-sees a message, so the status line cannot carry PHI.
+quarantine by stage, forward failures, open connections, peers refused (by
+reason: address, connection limit, TLS handshake) and connections dropped
+at the idle timeout. Nothing here ever sees a message, so the status line
+cannot carry PHI.
 
 Latencies (frame received -> ACK sent) go into log-spaced histograms, so
 memory stays fixed however long the gateway runs and a percentile is exact
@@ -73,6 +75,8 @@ class GatewayMetrics:
         self.store_failures = 0
         self.connections = 0
         self.connections_total = 0
+        self.refused: Counter[str] = Counter()
+        self.timeouts = 0
 
     def record(self, code: str, seconds: float, duplicate: bool = False) -> None:
         """One answered frame: its ACK code and its latency."""
@@ -99,6 +103,16 @@ class GatewayMetrics:
             self.connections += 1 if opened else -1
             self.connections_total += opened
 
+    def refuse(self, reason: str) -> None:
+        """A peer turned away: ``address``, ``limit`` or ``handshake``."""
+        with self._lock:
+            self.refused[reason] += 1
+
+    def timed_out(self) -> None:
+        """A connection dropped for not completing a frame within the timeout."""
+        with self._lock:
+            self.timeouts += 1
+
     def status_line(self, final: bool = False) -> str:
         """The status line; starts a new rate/latency window unless ``final``.
 
@@ -116,6 +130,7 @@ class GatewayMetrics:
             rate = hist.total / span if span > 0 else 0.0
             total = sum(self.outcomes.values())
             stages = ", ".join(f"{s} {n}" for s, n in sorted(self.quarantine.items()))
+            refused = ", ".join(f"{r} {n}" for r, n in sorted(self.refused.items()))
             parts = [
                 f"mllp: {what} {span:.1f}s: {rate:.1f} msg/s, "
                 f"p50 {_ms(hist.percentile(0.5))}, p99 {_ms(hist.percentile(0.99))}",
@@ -127,6 +142,9 @@ class GatewayMetrics:
                 f"forward failures {self.forward_failures}, store failures "
                 f"{self.store_failures}",
                 f"connections {self.connections} open, {self.connections_total} total",
+                f"refused {sum(self.refused.values())}"
+                + (f" ({refused})" if refused else "")
+                + f", idle timeouts {self.timeouts}",
             ]
             return " | ".join(parts)
 
@@ -140,6 +158,8 @@ class GatewayMetrics:
                 "forward_failures": self.forward_failures,
                 "store_failures": self.store_failures,
                 "connections": self.connections,
+                "refused": dict(self.refused),
+                "timeouts": self.timeouts,
                 "p50": self._all.percentile(0.5),
                 "p99": self._all.percentile(0.99),
             }

@@ -7,9 +7,17 @@ as ``run`` reads it (one message, several, an HL7 batch or an MLLP capture:
 ``deid_pipeline.hl7.framing``), each message is sent in an MLLP frame and
 must be answered ``AA`` for its MSH-10 before the next goes.
 
+With ``--tls-ca`` (the CA that signed the gateway's certificate) it speaks
+TLS and checks the gateway's name (``--host``, or ``--tls-server-name``
+when the certificate names the gateway otherwise); ``--tls-cert`` and
+``--tls-key`` present a client certificate, as a gateway with
+``--tls-client-ca`` requires. So the README's example runs over TLS with
+three more options.
+
 Prints one line per file (messages sent and accepted; no content) and exits
 0 when every message was accepted, 1 when one was not (the rest of that file
-is not sent), 2 on a usage error.
+is not sent), 2 on a usage error (including a TLS file that cannot be
+loaded).
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ import argparse
 import sys
 
 from deid_pipeline.hl7.framing import frame_file
+from deid_pipeline.mllp.security import client_context
 from deid_pipeline.mllp.server import Forwarder
 
 MAX_ACK_BYTES = 1 << 20
@@ -50,8 +59,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True, help="listener port")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="seconds to wait for each ACK (default: %(default)s)")
+    tls = parser.add_argument_group("TLS (any of these options turns it on)")
+    tls.add_argument("--tls-ca", metavar="FILE",
+                     help="PEM CA certificate(s) to verify the gateway with "
+                     "(default: the system's CAs)")
+    tls.add_argument("--tls-cert", metavar="FILE",
+                     help="client certificate (PEM) for a gateway that requires "
+                     "one (--tls-client-ca)")
+    tls.add_argument("--tls-key", metavar="FILE",
+                     help="its private key (PEM; default: in --tls-cert)")
+    tls.add_argument("--tls-server-name", metavar="NAME",
+                     help="the name the gateway's certificate must carry "
+                     "(default: --host)")
     args = parser.parse_args(argv)
-    forwarder = Forwarder((args.host, args.port), args.timeout, MAX_ACK_BYTES)
+    context = None
+    if args.tls_ca or args.tls_cert or args.tls_key or args.tls_server_name:
+        if args.tls_key and not args.tls_cert:
+            parser.error("--tls-key needs --tls-cert")
+        try:
+            context = client_context(args.tls_ca, args.tls_cert, args.tls_key)
+        except ValueError as exc:
+            parser.error(str(exc))
+    forwarder = Forwarder((args.host, args.port), args.timeout, MAX_ACK_BYTES,
+                          tls=context, server_name=args.tls_server_name)
     code = 0
     try:
         for path in args.files:

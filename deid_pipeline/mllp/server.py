@@ -26,6 +26,16 @@ received are dropped unanswered, so their senders resend them; then the
 output files are synced and published. No message is ACKed before its
 output is on disk, so none is ACKed and lost.
 
+Who may connect (:mod:`deid_pipeline.mllp.security`): a peer outside
+``allow_from`` or beyond ``max_connections`` is closed by the accept loop
+before a byte is read; with ``tls`` the connection's thread completes the
+handshake (client certificate required when a client CA is set) within the
+handshake deadline before reading a frame. ``idle_timeout`` is a per-frame
+deadline, not a per-read one: from the previous ACK (or the handshake) a
+whole frame must arrive within it, however many bytes trickle in, so a
+slow-loris sender cannot hold a connection open. Refusals and drops are
+logged by address and reason and counted in the status line.
+
 Nothing here logs message content: logs and the status line carry counts,
 stages and peer addresses only.
 """
@@ -37,6 +47,7 @@ import logging
 import os
 import select
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -56,6 +67,15 @@ from deid_pipeline.mllp.ack import (
 )
 from deid_pipeline.mllp.dedup import DONE, WRITTEN, DedupIndex
 from deid_pipeline.mllp.metrics import GatewayMetrics
+from deid_pipeline.mllp.security import (
+    HandshakeError,
+    Network,
+    TlsFiles,
+    check_listen,
+    describe_tls_error,
+    refusal,
+    tls_accept,
+)
 from deid_pipeline.mllp.store import Commit, Store, StoreError, mllp_frame
 from deid_pipeline.mllp.worker import (
     ORIGIN,
@@ -66,13 +86,16 @@ from deid_pipeline.mllp.worker import (
 )
 from deid_pipeline.model import QuarantineRecord
 
-__all__ = ["Frame", "FrameReader", "GatewayConfig", "MllpGateway"]
+__all__ = ["Frame", "FrameReader", "FrameTimeoutError", "GatewayConfig", "MllpGateway"]
 
 logger = logging.getLogger(__name__)
 
 SB, EB, CR = b"\x0b", b"\x1c", b"\r"
 _POLL = 0.2
 _WHITESPACE = b" \t\r\n"
+# The longest a TLS handshake may take (a real one takes milliseconds): also
+# how long a peer stalling one can hold up a SIGTERM drain.
+HANDSHAKE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +117,17 @@ class GatewayConfig:
     max_frame_bytes: int = 16 << 20
     forward_timeout: float = 30.0
     drain_seconds: float = 60.0
+    # Who may connect (see module docstring and mllp.security).
+    tls: TlsFiles | None = None
+    allow_from: tuple[Network, ...] = ()  # empty: any address
+    max_connections: int = 64
+    idle_timeout: float = 300.0  # per frame; 0: no deadline
+    insecure_plain_tcp: bool = False
+
+    @property
+    def handshake_timeout(self) -> float:
+        """Seconds a TLS handshake may take: the idle timeout, at most 30."""
+        return min(self.idle_timeout or HANDSHAKE_SECONDS, HANDSHAKE_SECONDS)
 
 
 # ------------------------------------------------------------------- frames
@@ -112,6 +146,10 @@ class Frame:
     data: bytes = b""
 
 
+class FrameTimeoutError(TimeoutError):
+    """No whole frame within the reader's deadline (raised by :class:`FrameReader`)."""
+
+
 class FrameReader:
     """Cuts MLLP frames out of a socket's byte stream.
 
@@ -120,6 +158,12 @@ class FrameReader:
     them, so nobody waits for an answer). ``stopping`` is polled while
     waiting for data: once it is true and no frame is complete, the reader
     ends, dropping any partial frame unanswered.
+
+    ``timeout`` is a deadline for each whole frame, counted from the call
+    to :meth:`next`: bytes that arrive do not extend it. The socket may be
+    a TLS socket in timeout mode: decrypted bytes it holds are read without
+    waiting, and a read that times out on a TLS record not yet complete is
+    retried until the deadline.
     """
 
     def __init__(self, sock: socket.socket, max_bytes: int,
@@ -134,9 +178,11 @@ class FrameReader:
     def next(self) -> Frame | None:
         """The next frame, or None at end of stream or when stopping.
 
-        Raises TimeoutError when ``timeout`` passes without a whole frame.
+        Raises :class:`FrameTimeoutError` when ``timeout`` passes without a whole
+        frame.
         """
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        pending = getattr(self.sock, "pending", None)  # TLS: decrypted, unread
         while True:
             if self.stopping():
                 return None
@@ -147,11 +193,15 @@ class FrameReader:
             if deadline is not None:
                 wait = min(wait, deadline - time.monotonic())
                 if wait <= 0:
-                    raise TimeoutError("no complete MLLP frame in time")
-            readable, _, _ = select.select([self.sock], [], [], wait)
-            if not readable:
-                continue
-            chunk = self.sock.recv(1 << 16)
+                    raise FrameTimeoutError("no complete MLLP frame in time")
+            if not (pending and pending()):
+                readable, _, _ = select.select([self.sock], [], [], wait)
+                if not readable:
+                    continue
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except (TimeoutError, ssl.SSLWantReadError):
+                continue  # a TLS record not complete yet
             if not chunk:
                 return None
             self.buffer += chunk
@@ -208,13 +258,21 @@ class FrameReader:
 
 
 class Forwarder:
-    """One connection's link to the downstream MLLP endpoint (opened lazily)."""
+    """One connection's link to the downstream MLLP endpoint (opened lazily).
+
+    With ``tls`` (a client context, :func:`~deid_pipeline.mllp.security.client_context`)
+    the link is TLS, the server checked against ``server_name`` (default:
+    the address's host).
+    """
 
     def __init__(self, address: tuple[str, int], timeout: float,
-                 max_bytes: int) -> None:
+                 max_bytes: int, tls: ssl.SSLContext | None = None,
+                 server_name: str | None = None) -> None:
         self.address = address
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self.tls = tls
+        self.server_name = server_name or address[0]
         self.sock: socket.socket | None = None
         self.reader: FrameReader | None = None
 
@@ -227,7 +285,10 @@ class Forwarder:
         control_id = read_header(data).control_id
         try:
             if self.sock is None:
-                self.sock = socket.create_connection(self.address, self.timeout)
+                sock = socket.create_connection(self.address, self.timeout)
+                if self.tls is not None:
+                    sock = self.tls.wrap_socket(sock, server_hostname=self.server_name)
+                self.sock = sock
                 self.reader = FrameReader(self.sock, self.max_bytes,
                                           timeout=self.timeout)
             self.sock.sendall(mllp_frame(data))
@@ -240,7 +301,9 @@ class Forwarder:
             code, acked = read_ack(frame.data)
         except (OSError, AckError) as exc:
             self.close()
-            return f"downstream did not acknowledge ({type(exc).__name__})"
+            reason = f"TLS: {describe_tls_error(exc)}" \
+                if isinstance(exc, ssl.SSLError) else type(exc).__name__
+            return f"downstream did not acknowledge ({reason})"
         if acked != control_id:
             self.close()
             return "downstream acknowledged another message"
@@ -293,6 +356,7 @@ class MllpGateway:
         self._accept_thread: threading.Thread | None = None
         self._status_thread: threading.Thread | None = None
         self._ordinal = itertools.count(1)
+        self._tls: ssl.SSLContext | None = None
         self.address: tuple[str, int] = (config.host, config.port)
 
     # ------------------------------------------------------------ lifecycle
@@ -300,9 +364,15 @@ class MllpGateway:
     def start(self) -> tuple[str, int]:
         """Open the output, start the workers, listen; returns the bound address.
 
-        Raises before anything is accepted: OSError (address in use, output
-        directory held by another gateway), WorkerError (no tagger).
+        Raises before anything is accepted: ValueError (plain TCP beyond
+        loopback not asked for, a TLS file that cannot be loaded), OSError
+        (address in use, output directory held by another gateway),
+        WorkerError (no tagger).
         """
+        config = self.config
+        check_listen(config.host, config.tls is not None, config.insecure_plain_tcp)
+        if config.tls is not None:
+            self._tls = config.tls.server_context()
         self.store.open()
         index_fd = None
         try:
@@ -377,6 +447,15 @@ class MllpGateway:
                     sock, peer = listener.accept()
                 except OSError:
                     continue
+                # Only this loop adds threads: the count cannot grow meanwhile.
+                with self._threads_lock:
+                    busy = len(self._threads)
+                refused = refusal(peer[0], self.config.allow_from, busy,
+                                  self.config.max_connections)
+                if refused is not None:
+                    self._refused(peer, *refused)  # counted before the peer sees it
+                    sock.close()
+                    continue
                 thread = threading.Thread(target=self._serve, args=(sock, peer),
                                           name=f"mllp-{peer[0]}:{peer[1]}",
                                           daemon=True)
@@ -385,6 +464,18 @@ class MllpGateway:
                 thread.start()
         finally:
             listener.close()
+
+    def _refused(self, peer: tuple, counter: str, reason: str) -> None:
+        self.metrics.refuse(counter)
+        logger.warning("refused %s:%s: %s", peer[0], peer[1], reason)
+
+    def _reply(self, sock: socket.socket, ack: bytes) -> None:
+        """Send an ACK; a peer that does not take it within the timeout is dropped."""
+        sock.settimeout(self.config.idle_timeout or None)
+        try:
+            sock.sendall(mllp_frame(ack))
+        finally:
+            sock.settimeout(_POLL)
 
     def _status_loop(self) -> None:
         while not self._stopping.wait(self.config.status_interval):
@@ -399,22 +490,45 @@ class MllpGateway:
                 pass
 
     def _serve(self, sock: socket.socket, peer: tuple) -> None:
+        """Serve one connection: TLS handshake if configured, then frame by frame.
+
+        The handshake runs here, in the connection's thread, so a peer that
+        stalls it holds one connection slot until ``handshake_timeout``,
+        never the accept loop.
+        """
         self.metrics.connection(True)
-        reader = FrameReader(sock, self.config.max_frame_bytes, self._stopping.is_set)
         forwarder = None
-        if self.config.forward is not None:
-            forwarder = Forwarder(self.config.forward, self.config.forward_timeout,
-                                  self.config.max_frame_bytes)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self._tls is not None:
+                sock = tls_accept(self._tls, sock, self.config.handshake_timeout,
+                                  f"{peer[0]}:{peer[1]}")
+            # Reads wait in select, at most _POLL in a TLS record's recv.
+            sock.settimeout(_POLL)
+            reader = FrameReader(sock, self.config.max_frame_bytes,
+                                 self._stopping.is_set,
+                                 timeout=self.config.idle_timeout or None)
+            if self.config.forward is not None:
+                forwarder = Forwarder(self.config.forward, self.config.forward_timeout,
+                                      self.config.max_frame_bytes)
             while True:
                 frame = reader.next()
                 if frame is None:
                     break
                 started = time.perf_counter()
                 code, ack, duplicate = self._answer(frame, forwarder)
-                sock.sendall(mllp_frame(ack))
+                self._reply(sock, ack)
                 self.metrics.record(code, time.perf_counter() - started, duplicate)
+        except HandshakeError as exc:
+            if exc.attempted:
+                self._refused(peer, "handshake", str(exc))
+            else:
+                logger.info("%s:%s %s", peer[0], peer[1], exc)
+        except FrameTimeoutError:
+            self.metrics.timed_out()
+            logger.warning("dropped %s:%s: no complete frame within %gs "
+                           "(--idle-timeout)", peer[0], peer[1],
+                           self.config.idle_timeout)
         except OSError as exc:
             logger.info("connection from %s:%s ended: %s", peer[0], peer[1],
                         type(exc).__name__)
