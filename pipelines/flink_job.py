@@ -4,10 +4,19 @@ Beam's portable runner waits for a Flink job for as long as Flink says it
 runs. A job whose SDK workers never start (a worker pool whose ``python``
 lacks the package, a pool that is gone) stays RUNNING for good: Beam's Java
 side asks for the worker again every two minutes and logs at INFO. Here the
-JobManager's REST API is read while the job runs; when none of its vertices
-changes state or moves a record or a byte for ``stall_seconds``, the job is
+job is watched while it runs; when for ``stall_seconds`` none of its
+vertices changes state or moves a record or a byte (the JobManager's REST
+API) *and* the run's staging directory gains no file or byte, the job is
 cancelled and :class:`FlinkJobStalledError` says why (the run then publishes
 nothing, as for any failed run).
+
+Flink's counts alone are not progress enough: a Beam stage on Flink's batch
+runner is one bundle per task, and its records reach Flink's counters only
+when the bundle ends. The tagging stage of 50,000 notes on one TaskManager
+moved no record for over 600 s while it worked, and was cancelled. Its
+workers write a spill file per chunk into staging as they go, and so does
+every other long stage (spilled inputs, Parquet files): shared storage the
+submitting machine sees (docs/flink.md), so the watch reads it.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -80,10 +90,34 @@ def progress(base: str, jid: str) -> tuple:
     )
 
 
+def directory_activity(directory: str) -> tuple[int, int]:
+    """(files, bytes) under ``directory``: it grows while a job writes there.
+
+    Local directories are walked; any other file system (``gs://``, ``s3://``)
+    is listed with Beam's ``FileSystems``, whose ``*`` there spans ``/``.
+    """
+    if "://" not in directory:
+        files = size = 0
+        for root, _dirs, names in os.walk(directory):
+            for name in names:
+                try:
+                    size += os.stat(os.path.join(root, name)).st_size
+                except OSError:  # deleted between listing and stat
+                    continue
+                files += 1
+        return files, size
+    from apache_beam.io.filesystems import FileSystems
+
+    found = FileSystems.match([directory.rstrip("/") + "/*"])[0].metadata_list
+    return len(found), sum(m.size_in_bytes for m in found)
+
+
 class _Watch(threading.Thread):
-    def __init__(self, base: str, beam_job_id: str, limit: float) -> None:
+    def __init__(self, base: str, beam_job_id: str, limit: float,
+                 activity: Callable[[], object] | None = None) -> None:
         super().__init__(name="flink-stall-watch", daemon=True)
         self.base, self.beam_job_id, self.limit = base, beam_job_id, limit
+        self.activity = activity or (lambda: None)
         self.done = threading.Event()
         self.stalled: str | None = None
 
@@ -96,11 +130,11 @@ class _Watch(threading.Thread):
                     if job is None:
                         continue
                     jid, since = job["jid"], time.monotonic()
-                now = progress(self.base, jid)
+                now = progress(self.base, jid), self.activity()
             except (OSError, urllib.error.URLError, ValueError, KeyError) as exc:
-                log.debug("Flink REST not answering: %s", exc)
+                log.debug("Flink REST or staging not answering: %s", exc)
                 continue
-            if now[0] != "RUNNING" or now != last:
+            if now[0][0] != "RUNNING" or now != last:
                 last, since = now, time.monotonic()
                 continue
             if time.monotonic() - since >= self.limit:
@@ -118,10 +152,12 @@ class _Watch(threading.Thread):
             log.warning("could not cancel Flink job %s: %s", jid, exc)
 
 
-def wait_until_finish(result, options, limit: float | None = None) -> None:
+def wait_until_finish(result, options, limit: float | None = None,
+                      staging: str | None = None) -> None:
     """``result.wait_until_finish()``; on Flink, :class:`FlinkJobStalledError` if stuck.
 
-    ``limit``: seconds without progress (default :func:`stall_seconds`).
+    ``limit``: seconds without progress (default :func:`stall_seconds`);
+    ``staging``: the directory the job writes into (its growth is progress).
     """
     base = rest_url(options)
     limit = stall_seconds() if limit is None else limit
@@ -129,7 +165,8 @@ def wait_until_finish(result, options, limit: float | None = None) -> None:
     if base is None or not limit or not job_id:
         result.wait_until_finish()
         return
-    watch = _Watch(base, job_id, limit)
+    watch = _Watch(base, job_id, limit,
+                   (lambda: directory_activity(staging)) if staging else None)
     watch.start()
     try:
         result.wait_until_finish()
@@ -146,8 +183,9 @@ def wait_until_finish(result, options, limit: float | None = None) -> None:
 
 def _stalled(watch: _Watch, limit: float) -> FlinkJobStalledError:
     return FlinkJobStalledError(
-        f"Flink job {watch.stalled} made no progress for {limit:.0f} s and was "
-        "cancelled: its SDK workers never started or stopped working. Check "
+        f"Flink job {watch.stalled} made no progress for {limit:.0f} s (no record "
+        "moved, nothing written to staging) and was cancelled: its SDK workers "
+        "never started or stopped working. Check "
         "the worker pool named by --environment_config (running, with "
         "deid-pipeline installed in the python it starts workers with) and "
         "the TaskManagers' logs; nothing was published"

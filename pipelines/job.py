@@ -555,7 +555,8 @@ def _execute(
         interrupts.raise_if_received()
         with quiet_workers(job.beam_args):
             result = pipeline.run()
-            wait_for_job(result, job.options)  # on Flink: fails if stuck
+            # On Flink: fails if stuck (no record moved, staging not growing).
+            wait_for_job(result, job.options, staging=staging)
     except BaseException:
         discard(staging)
         raise
