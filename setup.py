@@ -77,7 +77,7 @@ setup(
     },
     entry_points={
         "console_scripts": [
-            "deid-pipeline=deid_pipeline.entry:main",
+            "deid-pipeline=deid_pipeline.pipelines.entry:main",
             # A local Flink session cluster for --runner=FlinkRunner (docs/flink.md).
             "deid-flink-cluster=deid_pipeline.pipelines.flink_cluster:main",
         ]

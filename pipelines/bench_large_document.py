@@ -123,8 +123,8 @@ def run_job(layout: str, pattern: str, notes: int, documents: int, size: int,
     import json
 
     out = os.path.join(workdir, f"out-{layout}")
-    cmd = [sys.executable, "-m", "deid_pipeline.cli", "run", "--input", pattern,
-           "--output", out, "--ephemeral-key", *extra]
+    cmd = [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run",
+           "--input", pattern, "--output", out, "--ephemeral-key", *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, errors="replace")

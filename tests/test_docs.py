@@ -28,7 +28,7 @@ import sys
 
 import pytest
 
-from deid_pipeline.cli import build_parser
+from deid_pipeline.pipelines.cli import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")

@@ -324,8 +324,8 @@ def test_when_taskmanager_killed_mid_job_then_previous_extract_left_as_it_was(
          "--output", str(out), "--output-shards", "2"])
     before = _tree(out)
     job = subprocess.Popen(
-        [sys.executable, "-m", "deid_pipeline.entry", "run", *argv, "--output",
-         str(out), *flink_args],
+        [sys.executable, "-m", "deid_pipeline.pipelines.entry", "run", *argv,
+         "--output", str(out), *flink_args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,  # with Beam's job server JVM, ended as one
     )

@@ -230,7 +230,7 @@ def corpus_run(tmp_path_factory):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get(
         "PYTHONPATH", ""))
     done = subprocess.run(
-        [sys.executable, "-m", "deid_pipeline.cli", "run"]
+        [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run"]
         + _argv([os.path.join(CORPUS, "*")], out, _key_file(root)),
         capture_output=True,
         timeout=600,
@@ -655,7 +655,7 @@ def _folder_with_gold_and_hidden(root) -> None:
 def test_when_glob_or_recursive_then_hidden_and_gold_files_skipped_named_files_read(
     tmp_path,
 ):
-    from deid_pipeline.pipelines.inputs import plan_inputs
+    from deid_pipeline.store.inputs import plan_inputs
 
     _folder_with_gold_and_hidden(tmp_path)
     base = str(tmp_path)
@@ -678,7 +678,7 @@ def test_when_glob_or_recursive_then_hidden_and_gold_files_skipped_named_files_r
 def test_when_directory_given_without_recursive_then_refused_with_a_glob_of_its_notes(
     tmp_path, suffix
 ):
-    from deid_pipeline.pipelines.inputs import plan_inputs
+    from deid_pipeline.store.inputs import plan_inputs
 
     _folder_with_gold_and_hidden(tmp_path)
     with pytest.raises(ValueError) as refused:

@@ -143,7 +143,7 @@ def test_when_span_scores_then_they_are_the_official_scorers():
 
 def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
         spanish_model, meddocan_dir, tmp_path):
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     stems = ["S0004-06142005000700014-1", "S0004-06142005000900015-1"]
     cases = tmp_path / "cases.jsonl"
@@ -172,7 +172,7 @@ def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
 
 def test_when_train_and_evaluate_commands_then_site_model_and_span_scores(
         train_dir, tmp_path, capsys):
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     model = str(tmp_path / "m.crfsuite")
     assert main(["train", "--corpus", f"brat:{train_dir}", "--language", "es",
@@ -190,7 +190,7 @@ def test_when_train_and_evaluate_commands_then_site_model_and_span_scores(
 def test_when_brat_labels_unknown_without_a_map_then_train_refuses(
         train_dir, tmp_path, capsys, monkeypatch):
     from deid_pipeline import labels
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     monkeypatch.setattr(labels, "_SITE_CATEGORY", {})
     assert main(["train", "--corpus", f"brat:{train_dir}", "--output",

@@ -31,7 +31,7 @@ from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.evaluation.corpora import sniff_format
 from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
-from deid_pipeline.pipelines.storage import FileSystemFlags, use_filesystem_flags
+from deid_pipeline.store.files import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     ChunkRef,

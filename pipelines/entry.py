@@ -21,12 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     if command != "run":
-        from deid_pipeline.cli import main as cli_main
+        from deid_pipeline.pipelines.cli import main as cli_main
 
         return cli_main(argv)
     with handling_signals():
         try:
-            from deid_pipeline.cli import main as cli_main
+            from deid_pipeline.pipelines.cli import main as cli_main
 
             return cli_main(argv)
         except RunInterrupted as exc:

@@ -25,7 +25,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline import interrupts
 from deid_pipeline.outputs.protected import protected_names
-from deid_pipeline.pipelines.storage import (
+from deid_pipeline.schemas import TABLES
+from deid_pipeline.store.files import (
     delete_files,
     delete_tree,
     is_local,
@@ -39,8 +40,7 @@ from deid_pipeline.pipelines.storage import (
     write_atomically,
     write_bytes,
 )
-from deid_pipeline.schemas import TABLES
-from deid_pipeline.transforms.write import write_empty_table
+from deid_pipeline.store.tables import write_empty_table
 
 log = logging.getLogger(__name__)
 

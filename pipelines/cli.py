@@ -134,6 +134,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from deid_pipeline.entry import main as entry_main
+    from deid_pipeline.pipelines.entry import main as entry_main
 
     sys.exit(entry_main())
