@@ -233,7 +233,7 @@ def test_when_clusters_rebuilt_then_byte_identical_and_manifest_matches(tmp_path
     import shutil
 
     pytest.importorskip("spacy_lookups_data")
-    from deid_pipeline.pipelines import build_clusters
+    from deid_pipeline.builders import build_clusters
     from deid_pipeline.tagger.clusters import MANIFEST_FILE, table_file
     from deid_pipeline.tagger.lexicons import DATA_DIR
 

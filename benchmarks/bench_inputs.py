@@ -227,7 +227,7 @@ def new_parser(module: str, doc: str, docs: int) -> argparse.ArgumentParser:
     description is the first paragraph of ``doc``, the module's docstring.
     """
     parser = argparse.ArgumentParser(
-        prog=f"python -m deid_pipeline.pipelines.{module}",
+        prog=f"python -m deid_pipeline.benchmarks.{module}",
         description=doc.split("\n\n")[0],
     )
     parser.add_argument("--docs", type=int, default=docs, help=f"N (default: {docs})")

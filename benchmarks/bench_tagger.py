@@ -2,7 +2,8 @@
 
 Not a test: run it by hand on the machine you size a job for::
 
-    python pipelines/bench_tagger.py --corpus physionet:../shared/corpora/physionet-deid
+    python -m deid_pipeline.benchmarks.bench_tagger \
+        --corpus physionet:../shared/corpora/physionet-deid
 
 It tags every note of the corpus ``--repeat`` times in this one process (one
 core) and reports the best pass, split into tokenization, feature extraction
