@@ -43,7 +43,7 @@ setup(
         # lexicon's town list, builders/build_lexicons.py).
         "zipcodes>=3.0",
         # Ends Beam's worker processes when a run is interrupted
-        # (deid_pipeline/interrupts.py).
+        # (deid_pipeline/runtime/interrupts.py).
         "psutil>=5.9",
         # One pass over a long document for all its PHI values (leak_guard).
         "pyahocorasick>=2.0",

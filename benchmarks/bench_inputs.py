@@ -47,7 +47,7 @@ def crf_model_path(model: str | None) -> str:
     if model:
         return os.path.abspath(model)
     try:
-        from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH
+        from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH
     except ImportError:  # the CRF code itself is missing: so is the model
         import deid_pipeline
 

@@ -56,13 +56,13 @@ def time_stages(
     Returns (seconds by stage, documents timed).
     """
     from deid_pipeline.document_rewriter import Rewriter
-    from deid_pipeline.evaluation.corpora import read_records
     from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
     from deid_pipeline.hl7.framing import decode_message, frame_file
     from deid_pipeline.linking.graph import link_record, resolve
     from deid_pipeline.linking.keys import document_key
     from deid_pipeline.model import ClinicalDocument
     from deid_pipeline.outputs.rows import document_row, identifier_rows
+    from deid_pipeline.readers.formats import read_records
     from deid_pipeline.store.tables import SCHEMAS, sort_key, write_table_file
     from deid_pipeline.tagger.tagging import PhiTagger
 

@@ -64,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from deid_pipeline.tagger import lexicons
-    from deid_pipeline.tagger.crf import CrfDetector, load_model
-    from deid_pipeline.tagger.training import load_corpora
+    from deid_pipeline.tagger.crf import CrfDetector
+    from deid_pipeline.tagger.crf_model import load_model
     from deid_pipeline.tokenizer import tokenize
+    from deid_pipeline.training.train import load_corpora
 
     try:
         import os

@@ -6,14 +6,14 @@ raised ``KeyboardInterrupt`` inside some library's import, where a bare
 installs the run's handlers before importing anything heavy; the handler
 records the signal, and the run refuses to publish once one was recorded,
 whoever caught the exception it raised. This module imports only
-``deid_pipeline.interrupts`` at load time.
+``deid_pipeline.runtime.interrupts`` at load time.
 """
 
 from __future__ import annotations
 
 import sys
 
-from deid_pipeline.interrupts import RunInterrupted, handling_signals
+from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
 
 
 def main(argv: list[str] | None = None) -> int:

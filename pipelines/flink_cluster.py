@@ -335,7 +335,7 @@ def _taskmanager_cpu(cfg: ClusterConfig, index: int) -> int | None:
     """The CPU TaskManager ``index`` is confined to, or None (not pinned)."""
     if not cfg.pin_taskmanagers:
         return None
-    from deid_pipeline.process import allowed_cpus
+    from deid_pipeline.runtime.process import allowed_cpus
 
     cpus = allowed_cpus()
     return cpus[index % len(cpus)]

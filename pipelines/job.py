@@ -28,15 +28,16 @@ from apache_beam.options.pipeline_options import (
     _BeamArgumentParser,
 )
 
-from deid_pipeline import __version__, interrupts
+from deid_pipeline import __version__
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
 from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
 from deid_pipeline.run_options import build_parser, metadata_keys
+from deid_pipeline.runtime import interrupts
+from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.store.files import (
     absolute,
     match_files,
@@ -154,7 +155,7 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
         "python": platform.python_version(),
     }
     if "crf" in tagger_config.detectors:
-        from deid_pipeline.tagger.crf import model_id
+        from deid_pipeline.tagger.crf_model import model_id
 
         versions["model"] = model_id(tagger_config.model_path)
     if tagger_config.rules_path:
@@ -328,7 +329,7 @@ def _prepare(argv: list[str] | None):
         if args.rules:
             load_site_rules(args.rules)
         if args.bias is None:  # the model's own, recorded in run.json as used
-            from deid_pipeline.tagger.crf import default_bias
+            from deid_pipeline.tagger.crf_model import default_bias
 
             args.bias = default_bias(args.model)
     except ValueError as exc:

@@ -289,7 +289,7 @@ def test_when_cluster_attributes_all_weighted_then_a_model_stays_under_25_mb():
     import os
 
     from deid_pipeline.tagger import clusters
-    from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH, load_model
+    from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model
     from deid_pipeline.tagger.features import _cluster_features
 
     attributes: set[str] = set()

@@ -27,7 +27,6 @@ from apache_beam.io.fileio import ReadableFile
 from apache_beam.io.filesystem import FileMetadata
 
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.linking.graph import link_record
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -36,6 +35,7 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.pipelines.job import run
+from deid_pipeline.readers.formats import FORMATS
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.read import FileTooLargeError, ReadFileFn, decompress

@@ -21,8 +21,8 @@ import time
 import psutil
 import pytest
 
-from deid_pipeline import interrupts
 from deid_pipeline.pipelines import job
+from deid_pipeline.runtime import interrupts
 from deid_pipeline.store import publish
 from deid_pipeline.tagger.tagging import PhiTagger
 

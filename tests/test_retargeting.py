@@ -12,13 +12,13 @@ from deid_pipeline.evaluation.span_scores import span_scores
 from deid_pipeline.label_maps import load_label_map
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.crf import load_model
-from deid_pipeline.tagger.crf_training import TrainOptions, train_model
+from deid_pipeline.tagger.crf_model import load_model
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.model_metadata import MAGIC, read_metadata
 from deid_pipeline.tagger.spanish import document_features
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.tokenizer import tokenize
+from deid_pipeline.training.crf import TrainOptions, train_model
 
 KEY = b"k" * 32
 CASES = 12

@@ -62,7 +62,7 @@ from deid_pipeline.linking.solver import (
 )
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import IdentifierColumns, document_row
-from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
+from deid_pipeline.runtime.progress import DOCUMENT_PROGRESS, process_progress
 from deid_pipeline.schemas import PERSON_MERGES
 from deid_pipeline.store.files import (
     FileSystemFlags,
