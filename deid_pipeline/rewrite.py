@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import PhiSpan, Replacement
 from deid_pipeline.policy import Policy, member_of
-from deid_pipeline.progress import (
+from deid_pipeline.runtime.interrupts import reraise_interrupt
+from deid_pipeline.runtime.progress import (
     DOCUMENT_PROGRESS,
     LONG_TEXT_CHARS,
     process_progress,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import datetime
 
-from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.policy import Mode, Policy
+from deid_pipeline.readers.formats import FORMATS
 from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR
 from deid_pipeline.tagger.detectors import DEFAULT_BIAS, DEFAULT_DETECTORS
 

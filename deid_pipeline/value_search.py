@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import ahocorasick
 
-from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
+from deid_pipeline.runtime.progress import DOCUMENT_PROGRESS, process_progress
 
 # Shorter values (initials) collide with surrogate initials and ordinary words.
 _MIN_ALNUM = 3

@@ -2,7 +2,7 @@
 
 Nightly runs add partitions and never rewrite one; a file read again
 supersedes its earlier rows. ``compact`` writes ``DIR/current/`` with only
-the current rows (``pipelines/incremental.py``), for readers
+the current rows (``deid_pipeline/store/incremental.py``), for readers
 that want one row per document without applying the manifest themselves.
 """
 
@@ -30,8 +30,8 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
 
 def run_compact(args: argparse.Namespace) -> int:
     """0 done; 2 not an incremental output, or another run holds its lock."""
-    from deid_pipeline.pipelines.incremental import IncrementalError, compact
-    from deid_pipeline.pipelines.storage import absolute
+    from deid_pipeline.store.files import absolute
+    from deid_pipeline.store.incremental import IncrementalError, compact
 
     try:
         written = compact(absolute(args.output))

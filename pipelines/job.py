@@ -4,7 +4,7 @@
 pipeline, writes into a staging directory and publishes the tables (and
 run.json last) only when the pipeline succeeded, so a failed or killed run
 never leaves output that looks complete. Every path goes through Beam's
-FileSystems (``pipelines/storage.py``): inputs, spill, staging and outputs
+FileSystems (``deid_pipeline/store/files.py``): inputs, spill, staging and outputs
 may be local or on s3://, gs://, hdfs://, where the workers write directly.
 """
 
@@ -28,14 +28,23 @@ from apache_beam.options.pipeline_options import (
     _BeamArgumentParser,
 )
 
-from deid_pipeline import __version__, interrupts
+from deid_pipeline import __version__
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
-from deid_pipeline.pipelines.incremental import (
+from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
+from deid_pipeline.run_options import build_parser, metadata_keys
+from deid_pipeline.runtime import interrupts
+from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
+from deid_pipeline.store.files import (
+    absolute,
+    match_files,
+    move_files,
+    write_atomically,
+)
+from deid_pipeline.store.incremental import (
     IncrementalError,
     OutputLock,
     check_layout,
@@ -49,9 +58,9 @@ from deid_pipeline.pipelines.incremental import (
     run_timestamp,
     staged_commit,
 )
-from deid_pipeline.pipelines.inputs import InputPlan
-from deid_pipeline.pipelines.inputs import plan_inputs as plan_input_files
-from deid_pipeline.pipelines.publish import (
+from deid_pipeline.store.inputs import InputPlan
+from deid_pipeline.store.inputs import plan_inputs as plan_input_files
+from deid_pipeline.store.publish import (
     StagingError,
     discard,
     new_staging_dir,
@@ -59,25 +68,14 @@ from deid_pipeline.pipelines.publish import (
     publish,
     staged_tables,
 )
-from deid_pipeline.pipelines.storage import (
-    absolute,
-    match_files,
-    move_files,
-    write_atomically,
-)
-from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
-from deid_pipeline.run_options import build_parser, metadata_keys
+from deid_pipeline.store.tables import read_counts
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
 from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.composites import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
-from deid_pipeline.transforms.write import (
-    WriteCounts,
-    WriteSortedParquet,
-    read_counts,
-)
+from deid_pipeline.transforms.write import WriteCounts, WriteSortedParquet
 
 log = logging.getLogger(__name__)
 
@@ -157,7 +155,7 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
         "python": platform.python_version(),
     }
     if "crf" in tagger_config.detectors:
-        from deid_pipeline.tagger.crf import model_id
+        from deid_pipeline.tagger.crf_model import model_id
 
         versions["model"] = model_id(tagger_config.model_path)
     if tagger_config.rules_path:
@@ -174,7 +172,7 @@ def expand_inputs(
 ) -> InputPlan:
     """What the run reads; a pattern that matches no input file cannot run.
 
-    Directories, hidden and gold files: ``pipelines/inputs.py``.
+    Directories, hidden and gold files: ``deid_pipeline/store/inputs.py``.
 
     A glob that matched nothing used to be a warning, and the run then
     published empty tables over a good extract. Now it is an error unless
@@ -331,7 +329,7 @@ def _prepare(argv: list[str] | None):
         if args.rules:
             load_site_rules(args.rules)
         if args.bias is None:  # the model's own, recorded in run.json as used
-            from deid_pipeline.tagger.crf import default_bias
+            from deid_pipeline.tagger.crf_model import default_bias
 
             args.bias = default_bias(args.model)
     except ValueError as exc:
@@ -349,7 +347,7 @@ def run(
     """Run the job; returns the run summary also written to ``OUTPUT/run.json``.
 
     With ``--incremental`` the summary goes to ``OUTPUT/runs/<ts>.json`` and
-    the tables to partitions (``pipelines/incremental.py``).
+    the tables to partitions (``deid_pipeline/store/incremental.py``).
     """
     args, beam_args, key, key_source, tagger_config = _prepare(argv)
     interrupts.raise_if_received()
@@ -474,7 +472,7 @@ class _Job(NamedTuple):
     hl7_target: str | None
     num_shards: int
     provenance: dict
-    # The files to read (``pipelines/inputs.py``), what was skipped.
+    # The files to read (``deid_pipeline/store/inputs.py``), what was skipped.
     inputs: InputPlan
 
 
@@ -613,7 +611,7 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
 def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
     """One night's partition: lock, recover, read only new or changed files, commit.
 
-    The order is the contract of ``pipelines/incremental.py``: everything
+    The order is the contract of ``deid_pipeline/store/incremental.py``: everything
     staged, then ``runs/<ts>.json`` (the commit), then the moves into place.
     """
     output = job.output

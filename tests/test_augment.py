@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from deid_pipeline.tagger.augment import augmented_copy, with_augmented_copies
-from deid_pipeline.tagger.crf_training import TrainOptions, train_model
+from deid_pipeline.training.augment import augmented_copy, with_augmented_copies
+from deid_pipeline.training.crf import TrainOptions, train_model
 
 
 def _disjoint(doc) -> bool:
@@ -112,7 +112,7 @@ def test_when_note_copied_then_names_and_places_come_from_the_training_half(
 
 
 def test_copies_are_told_from_their_notes_by_id(physionet_docs):
-    from deid_pipeline.tagger.augment import is_copy
+    from deid_pipeline.training.augment import is_copy
 
     doc = _annotated(physionet_docs, 1)[0]
     assert is_copy(augmented_copy(doc, 2)) and not is_copy(doc)
@@ -122,8 +122,8 @@ def test_copies_are_told_from_their_notes_by_id(physionet_docs):
 
 def test_when_copy_words_hidden_then_only_the_copies_lose_them_and_bytes_reproduce(
         physionet_docs, tmp_path):
-    from deid_pipeline.tagger.augment import is_copy
-    from deid_pipeline.tagger.crf_training import training_sequences
+    from deid_pipeline.training.augment import is_copy
+    from deid_pipeline.training.crf import training_sequences
 
     docs = _annotated(physionet_docs, 12)
     both = list(with_augmented_copies(docs[:2], 1))
@@ -145,9 +145,9 @@ def test_when_copy_words_hidden_then_only_the_copies_lose_them_and_bytes_reprodu
 
 def test_when_rare_words_hidden_then_a_copys_rare_clinical_word_is_unspelt_too(
         physionet_docs):
-    from deid_pipeline.tagger.augment import is_copy
-    from deid_pipeline.tagger.crf_training import training_sequences
     from deid_pipeline.tokenizer import tokenize
+    from deid_pipeline.training.augment import is_copy
+    from deid_pipeline.training.crf import training_sequences
 
     doc = _annotated(physionet_docs, 1)[0]
     copy = augmented_copy(doc, 1)

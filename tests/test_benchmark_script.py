@@ -7,7 +7,13 @@ import json
 
 import pytest
 
-from deid_pipeline.pipelines import bench_inputs, bench_scaling, bench_stages, benchmark
+from deid_pipeline.benchmarks import (
+    bench_inputs,
+    bench_scaling,
+    bench_stages,
+    benchmark,
+    sampling,
+)
 
 pytest.importorskip("psutil")
 
@@ -115,7 +121,7 @@ def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart
     import subprocess
     import sys
 
-    sampler = bench_scaling.RoleSampler(interval=0.1)
+    sampler = sampling.RoleSampler(interval=0.1)
     roles = {
         "deid_pipeline.pipelines.job --flink_job_server_jar=/c/x-job-server-2.62.0.jar":
             "run (client)",

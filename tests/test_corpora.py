@@ -7,14 +7,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.evaluation.corpora import (
+from deid_pipeline.model import ClinicalDocument, QuarantineRecord
+from deid_pipeline.readers.formats import (
     decode_text,
     read_physionet_gold,
     read_records,
     read_text,
     sniff_format,
 )
-from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 
 
 def test_when_physionet_corpus_then_1619_notes_and_gold_text_matches(

@@ -15,39 +15,37 @@ from deid_pipeline.model import (
     PatientDictionary,
     PhiSpan,
 )
-from deid_pipeline.tagger.crf import (
-    DEFAULT_MODEL_PATH,
-    CrfDetector,
+from deid_pipeline.tagger.bio import bio_to_spans, spans_to_bio
+from deid_pipeline.tagger.crf import CrfDetector, outside_threshold
+from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model, model_id
+from deid_pipeline.tagger.crf_spans import (
     _clinical_letters_alone,
     _clock_time,
+    _in_value_series,
+    _short_date_lookalike,
+    _without_facility_noun,
+    _without_field_words,
+    plausible,
+)
+from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_fractions,
     _drop_bias_only_young_ages,
     _drop_common_words,
     _drop_weekdays,
     _end_at_sentences,
-    _in_value_series,
     _propagate,
-    _short_date_lookalike,
     _widen_to_initials,
     _widen_to_places,
-    _without_facility_noun,
-    _without_field_words,
-    bio_to_spans,
-    load_model,
-    model_id,
-    outside_threshold,
-    plausible,
-    spans_to_bio,
 )
-from deid_pipeline.tagger.crf_training import (
+from deid_pipeline.tagger.detectors import TaggerConfig, create
+from deid_pipeline.tagger.tagging import PhiTagger
+from deid_pipeline.tokenizer import tokenize
+from deid_pipeline.training.crf import (
     TrainOptions,
     parse_sampling,
     train_model,
     training_sequences,
 )
-from deid_pipeline.tagger.detectors import TaggerConfig, create
-from deid_pipeline.tagger.tagging import PhiTagger
-from deid_pipeline.tokenizer import tokenize
 
 
 def _tiny_corpus() -> list[ClinicalDocument]:

@@ -8,13 +8,13 @@ import numpy as np
 import pycrfsuite
 import pytest
 
-from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH, load_model
 from deid_pipeline.tagger.crf_decoder import (
     CrfWeights,
     ModelFormatError,
     decode,
     read_model,
 )
+from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model
 from deid_pipeline.tagger.features import document_features
 from deid_pipeline.tokenizer import tokenize
 

@@ -28,7 +28,7 @@ import sys
 
 import pytest
 
-from deid_pipeline.cli import build_parser
+from deid_pipeline.pipelines.cli import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
@@ -39,7 +39,8 @@ IN_FLIGHT = {"docs/hl7-audit.md", "docs/object-storage.md", "docs/run-options.md
 
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 PATH = re.compile(
-    r"`((?:tests|deid_pipeline|pipelines|samples|schemas)/[\w./-]+?)(?:::(\w+))?`"
+    r"`((?:tests|deid_pipeline|pipelines|benchmarks|builders|samples|schemas)/"
+    r"[\w./-]+?)(?:::(\w+))?`"
 )
 BASH = re.compile(r"```bash\n(.*?)```", re.S)
 SEPARATORS = {"&&", "||", ";", "|", "&"}

@@ -18,10 +18,10 @@ from deid_pipeline.evaluation.cross_validation import (
 )
 from deid_pipeline.evaluation.metrics import evaluate
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger import training
-from deid_pipeline.tagger.crf_training import TrainOptions, train_model
 from deid_pipeline.tagger.detectors import DEFAULT_BIAS, TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger, reconcile_documents
+from deid_pipeline.training import train as training
+from deid_pipeline.training.crf import TrainOptions, train_model
 
 
 def _docs(groups: dict[str, int]) -> list[ClinicalDocument]:
@@ -182,8 +182,8 @@ def test_when_evaluate_options_bad_then_exit_2(tmp_path, capsys):
 
 
 def test_train_options_name_the_cluster_features_and_the_hidden_words():
-    from deid_pipeline.tagger.crf_training import TrainOptions
-    from deid_pipeline.tagger.training import train_options_from_args
+    from deid_pipeline.training.crf import TrainOptions
+    from deid_pipeline.training.train import train_options_from_args
 
     base = ["train", "--corpus", "synthetic:8", "--output", "m.crfsuite"]
     options = train_options_from_args(_parser().parse_args(

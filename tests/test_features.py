@@ -233,7 +233,7 @@ def test_when_clusters_rebuilt_then_byte_identical_and_manifest_matches(tmp_path
     import shutil
 
     pytest.importorskip("spacy_lookups_data")
-    from deid_pipeline.pipelines import build_clusters
+    from deid_pipeline.builders import build_clusters
     from deid_pipeline.tagger.clusters import MANIFEST_FILE, table_file
     from deid_pipeline.tagger.lexicons import DATA_DIR
 
@@ -289,7 +289,7 @@ def test_when_cluster_attributes_all_weighted_then_a_model_stays_under_25_mb():
     import os
 
     from deid_pipeline.tagger import clusters
-    from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH, load_model
+    from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model
     from deid_pipeline.tagger.features import _cluster_features
 
     attributes: set[str] = set()

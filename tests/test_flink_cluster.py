@@ -181,10 +181,10 @@ def test_when_two_taskmanagers_stop_worker_of_same_id_then_only_theirs_stopped(
 
     from apache_beam.portability.api import beam_fn_api_pb2, endpoints_pb2
 
-    import deid_pipeline.pipelines.flink_cluster as fc
+    import deid_pipeline.pipelines.flink_worker_pool as wp
 
-    monkeypatch.setattr(fc, "sdk_worker_command", lambda *a: ["sleep", "120"])
-    pool = fc._worker_pool_class()(use_process=True)
+    monkeypatch.setattr(wp, "sdk_worker_command", lambda *a: ["sleep", "120"])
+    pool = wp._worker_pool_class()(use_process=True)
     listeners = []
     for _ in range(2):
         s = socket.socket()
@@ -223,7 +223,7 @@ def test_when_taskmanager_pinned_then_its_sdk_worker_gets_its_cpus(monkeypatch):
     """
     from apache_beam.portability.api import beam_fn_api_pb2, endpoints_pb2
 
-    import deid_pipeline.pipelines.flink_cluster as fc
+    import deid_pipeline.pipelines.flink_worker_pool as wp
 
     cpu = sorted(os.sched_getaffinity(0))[-1]
     listener = subprocess.Popen(
@@ -232,8 +232,8 @@ def test_when_taskmanager_pinned_then_its_sdk_worker_gets_its_cpus(monkeypatch):
          "s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)"],
         stdout=subprocess.PIPE, text=True,
     )
-    monkeypatch.setattr(fc, "sdk_worker_command", lambda *a: ["sleep", "120"])
-    pool = fc._worker_pool_class()(use_process=True)
+    monkeypatch.setattr(wp, "sdk_worker_command", lambda *a: ["sleep", "120"])
+    pool = wp._worker_pool_class()(use_process=True)
     try:
         end = f"localhost:{listener.stdout.readline().strip()}"
         response = pool.StartWorker(beam_fn_api_pb2.StartWorkerRequest(
@@ -243,7 +243,7 @@ def test_when_taskmanager_pinned_then_its_sdk_worker_gets_its_cpus(monkeypatch):
         (worker, _), = pool._workers["1-1"]
         assert os.sched_getaffinity(worker.pid) == {cpu}
         # No local listener (a TaskManager elsewhere): the worker runs anywhere.
-        assert fc._listener_affinity(f"localhost:{free_port()}") is None
+        assert wp._listener_affinity(f"localhost:{free_port()}") is None
     finally:
         listener.kill()
         listener.wait()
@@ -324,8 +324,8 @@ def test_when_taskmanager_killed_mid_job_then_previous_extract_left_as_it_was(
          "--output", str(out), "--output-shards", "2"])
     before = _tree(out)
     job = subprocess.Popen(
-        [sys.executable, "-m", "deid_pipeline.entry", "run", *argv, "--output",
-         str(out), *flink_args],
+        [sys.executable, "-m", "deid_pipeline.pipelines.entry", "run", *argv,
+         "--output", str(out), *flink_args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,  # with Beam's job server JVM, ended as one
     )

@@ -8,8 +8,8 @@ import pytest
 
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow, StageError, quarantine_record, stage
-from deid_pipeline.interrupts import RunInterrupted
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
+from deid_pipeline.runtime.interrupts import RunInterrupted
 from deid_pipeline.synthetic import generate_notes
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger

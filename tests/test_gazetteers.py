@@ -126,7 +126,7 @@ def test_when_text_is_long_then_time_grows_linearly():
 @pytest.mark.skipif(not os.path.exists(HOSPITALS_CSV),
                     reason="needs ../shared/lexicons/us-hospitals.csv")
 def test_when_rebuilt_then_committed_files_byte_identical(tmp_path):
-    from pipelines.build_gazetteers import build
+    from deid_pipeline.builders.build_gazetteers import build
 
     manifest = build(str(tmp_path), HOSPITALS_CSV)
     for name in (DATA_FILE, MANIFEST_FILE):

@@ -3,7 +3,7 @@ targets are shown by the benchmark's printout, never by a timed test)."""
 
 from __future__ import annotations
 
-from deid_pipeline.pipelines import bench_hl7
+from deid_pipeline.benchmarks import bench_hl7
 
 
 def test_when_benchmark_runs_then_it_prints_both_rates_and_the_ratio(capsys):

@@ -27,7 +27,6 @@ from apache_beam.io.fileio import ReadableFile
 from apache_beam.io.filesystem import FileMetadata
 
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.evaluation.corpora import FORMATS
 from deid_pipeline.linking.graph import link_record
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -36,6 +35,7 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.pipelines.job import run
+from deid_pipeline.readers.formats import FORMATS
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.read import FileTooLargeError, ReadFileFn, decompress
@@ -230,7 +230,7 @@ def corpus_run(tmp_path_factory):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get(
         "PYTHONPATH", ""))
     done = subprocess.run(
-        [sys.executable, "-m", "deid_pipeline.cli", "run"]
+        [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run"]
         + _argv([os.path.join(CORPUS, "*")], out, _key_file(root)),
         capture_output=True,
         timeout=600,
@@ -655,7 +655,7 @@ def _folder_with_gold_and_hidden(root) -> None:
 def test_when_glob_or_recursive_then_hidden_and_gold_files_skipped_named_files_read(
     tmp_path,
 ):
-    from deid_pipeline.pipelines.inputs import plan_inputs
+    from deid_pipeline.store.inputs import plan_inputs
 
     _folder_with_gold_and_hidden(tmp_path)
     base = str(tmp_path)
@@ -678,7 +678,7 @@ def test_when_glob_or_recursive_then_hidden_and_gold_files_skipped_named_files_r
 def test_when_directory_given_without_recursive_then_refused_with_a_glob_of_its_notes(
     tmp_path, suffix
 ):
-    from deid_pipeline.pipelines.inputs import plan_inputs
+    from deid_pipeline.store.inputs import plan_inputs
 
     _folder_with_gold_and_hidden(tmp_path)
     with pytest.raises(ValueError) as refused:

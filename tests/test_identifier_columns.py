@@ -7,14 +7,14 @@ from faker import Faker
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.outputs.rows import IdentifierColumns, identifier_rows
-from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.tagger.tagging import PhiTagger
-from deid_pipeline.transforms.write import (
+from deid_pipeline.store.tables import (
     SCHEMAS,
     sort_columns,
     sort_key,
     written_counts,
 )
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.tagging import PhiTagger
 
 
 def _results():

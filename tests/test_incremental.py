@@ -18,10 +18,10 @@ import time
 import pyarrow.dataset as ds
 import pytest
 
-from deid_pipeline.cli import main as cli_main
 from deid_pipeline.pipelines import job
-from deid_pipeline.pipelines.incremental import OutputLock, current_files
+from deid_pipeline.pipelines.cli import main as cli_main
 from deid_pipeline.pipelines.job import RunError, main, run
+from deid_pipeline.store.incremental import OutputLock, current_files
 from deid_pipeline.synthetic.cli import main as generate
 
 ARGS = ["--as-of-year", "2026"]
@@ -195,7 +195,7 @@ def test_when_run_killed_mid_way_then_nothing_published_and_next_run_redoes_it(
     out = tmp_path / "out"
     archive = _archive(tmp_path, generated)
     command = [
-        sys.executable, "-m", "deid_pipeline.cli", "run", "--input",
+        sys.executable, "-m", "deid_pipeline.pipelines.cli", "run", "--input",
         f"{archive}/*.txt", "--input", f"{archive}/*.hl7", "--output", str(out),
         "--key-file", key_file, "--incremental", "--allow-empty-input", *ARGS,
     ]

@@ -21,8 +21,9 @@ import time
 import psutil
 import pytest
 
-from deid_pipeline import interrupts
-from deid_pipeline.pipelines import job, publish
+from deid_pipeline.pipelines import job
+from deid_pipeline.runtime import interrupts
+from deid_pipeline.store import publish
 from deid_pipeline.tagger.tagging import PhiTagger
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -178,7 +179,7 @@ def test_when_multiprocess_run_signalled_then_workers_end_and_nothing_stays(
         lines = fh.read()
     for i in range(40):
         (inputs / f"batch{i:03d}.jsonl").write_text(lines, encoding="utf-8")
-    argv = [sys.executable, "-m", "deid_pipeline.entry", "run",
+    argv = [sys.executable, "-m", "deid_pipeline.pipelines.entry", "run",
             "--input", str(inputs / "*.jsonl"), "--output", out,
             "--key-file", key, "--direct_running_mode=multi_processing",
             "--direct_num_workers=2"]

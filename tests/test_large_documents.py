@@ -18,7 +18,7 @@ from deid_pipeline import value_search
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.leak_guard import LeakDetectedError
 from deid_pipeline.model import ClinicalDocument, DeidentifiedDocument, PhiSpan
-from deid_pipeline.progress import DOCUMENT_PROGRESS, Progress
+from deid_pipeline.runtime.progress import DOCUMENT_PROGRESS, Progress
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
 from deid_pipeline.tagger.merge import reconcile
 from deid_pipeline.tagger.tagging import PhiTagger, part_bounds, shifted
@@ -160,7 +160,7 @@ def test_when_one_long_document_then_progress_lines_come_while_it_is_worked_on(
         monkeypatch, notes, rules_tagger):
     stream = io.StringIO()
     progress = Progress(DOCUMENT_PROGRESS, stream=stream, clock=_Clock())
-    from deid_pipeline import progress as progress_module
+    from deid_pipeline.runtime import progress as progress_module
 
     monkeypatch.setitem(progress_module._PROCESS_PROGRESS, DOCUMENT_PROGRESS,
                         progress)
@@ -237,8 +237,8 @@ def test_when_a_chunk_of_short_documents_is_tagged_then_progress_counts_each(
         monkeypatch, tmp_path, notes, rules_tagger):
     """A chunk of short notes was tagged for minutes with no line: only the
     rewrite counted documents."""
-    from deid_pipeline import progress as progress_module
     from deid_pipeline.flow import DocumentFlow
+    from deid_pipeline.runtime import progress as progress_module
     from deid_pipeline.transforms.chunks import (
         ChunkRef,
         TagChunkFn,

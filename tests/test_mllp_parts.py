@@ -301,7 +301,7 @@ def test_the_gateway_takes_a_site_models_bias_and_checks_its_rules_first(tmp_pat
     import shutil
 
     from deid_pipeline.mllp.cli import _config, add_arguments
-    from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH
+    from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH
     from deid_pipeline.tagger.model_metadata import append_metadata
 
     site_model = tmp_path / "site.crfsuite"

@@ -30,7 +30,6 @@ from test_mllp_gateway import (
     _written,
 )
 
-from deid_pipeline.cli import main as deid_main
 from deid_pipeline.mllp import MllpGateway
 from deid_pipeline.mllp import send as mllp_send
 from deid_pipeline.mllp.certs import CertificateAuthority
@@ -41,6 +40,7 @@ from deid_pipeline.mllp.security import (
     peer_allowed,
 )
 from deid_pipeline.mllp.store import mllp_frame
+from deid_pipeline.pipelines.cli import main as deid_main
 from deid_pipeline.synthetic import generate_messages
 
 SB = b"\x0b"

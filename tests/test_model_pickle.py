@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 
+from deid_pipeline.benchmarks.bench_hl7 import oru_messages
 from deid_pipeline.hl7.documents import read_hl7
 from deid_pipeline.model import (
     ClinicalDocument,
@@ -12,7 +13,6 @@ from deid_pipeline.model import (
     PhiSpan,
     QuarantineRecord,
 )
-from deid_pipeline.pipelines.bench_hl7 import oru_messages
 
 
 def test_header_documents_round_trip_and_share_nothing_mutable():

@@ -187,7 +187,7 @@ def test_when_cli_run_with_debug_logging_then_no_phi_on_console_or_run_json(
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get(
         "PYTHONPATH", ""))
     done = subprocess.run(
-        [sys.executable, "-m", "deid_pipeline.cli", "-v", "-v", "run"]
+        [sys.executable, "-m", "deid_pipeline.pipelines.cli", "-v", "-v", "run"]
         + _argv(phi_inputs, out)
         + [f"--direct_running_mode={mode}", "--direct_num_workers=2"],
         capture_output=True,

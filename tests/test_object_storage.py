@@ -217,7 +217,7 @@ def test_when_s3_run_is_killed_then_previous_output_whole_and_next_run_clears(
     _big_input(client)
     big = [*small[:1], f"s3://{BUCKET}/big/big.jsonl", *small[2:]]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "deid_pipeline.cli", "run", *big],
+        [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run", *big],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

@@ -127,7 +127,7 @@ _NAME_LABELS = ("PATIENT", "DOCTOR", "RELATIVE")
 
 
 def test_when_synthetic_training_corpus_loaded_then_its_names_are_training_half():
-    from deid_pipeline.tagger.training import load_training_corpus
+    from deid_pipeline.training.train import load_training_corpus
 
     docs = load_training_corpus("synthetic:40")
     names = cities = 0
@@ -157,9 +157,9 @@ def test_when_whole_pools_chosen_then_training_data_draws_from_both_halves():
     """``train --pools whole`` (a model for use): copies and synthetic notes
     draw names from every list, the evaluation half included; the default does not."""
     from deid_pipeline.model import ClinicalDocument, PhiSpan
-    from deid_pipeline.tagger.augment import augmented_copy
-    from deid_pipeline.tagger.crf_training import POOLS
-    from deid_pipeline.tagger.training import load_training_corpus
+    from deid_pipeline.training.augment import augmented_copy
+    from deid_pipeline.training.crf import POOLS
+    from deid_pipeline.training.train import load_training_corpus
 
     def name_halves(docs):
         return {half_of(w) for d in docs for s in d.gold if s.label in _NAME_LABELS

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from deid_pipeline.process import GC_THRESHOLDS, allowed_cpus
+from deid_pipeline.runtime.process import GC_THRESHOLDS, allowed_cpus
 
 _REPORT = "import gc\nprint(gc.get_freeze_count(), *gc.get_threshold())\n"
 

@@ -3,7 +3,7 @@
 import io
 import time
 
-from deid_pipeline.progress import Progress
+from deid_pipeline.runtime.progress import Progress
 
 
 class _Clock:

@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from deid_pipeline.cli import main
 from deid_pipeline.mllp.dedup import DedupIndex
 from deid_pipeline.mllp.store import Commit, Store, mllp_frame
 from deid_pipeline.outputs.protected import write_protected
+from deid_pipeline.pipelines.cli import main
 from deid_pipeline.pipelines.job import run
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -140,7 +140,7 @@ def test_when_run_publishes_then_protected_tables_and_staging_are_owner_only(
     tmp_path, umask, monkeypatch
 ):
     umask(0o022)
-    from deid_pipeline.pipelines import publish
+    from deid_pipeline.store import publish
 
     staging_modes = []
     real = publish.staged_tables

@@ -90,7 +90,7 @@ def test_when_report_on_a_text_only_run_then_it_says_no_quasi_identifier_known(
 ):
     import os
 
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
     from deid_pipeline.pipelines.job import run
 
     samples = os.path.join(os.path.dirname(os.path.dirname(__file__)), "samples")

@@ -12,13 +12,13 @@ from deid_pipeline.evaluation.span_scores import span_scores
 from deid_pipeline.label_maps import load_label_map
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.crf import load_model
-from deid_pipeline.tagger.crf_training import TrainOptions, train_model
+from deid_pipeline.tagger.crf_model import load_model
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.model_metadata import MAGIC, read_metadata
 from deid_pipeline.tagger.spanish import document_features
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.tokenizer import tokenize
+from deid_pipeline.training.crf import TrainOptions, train_model
 
 KEY = b"k" * 32
 CASES = 12
@@ -143,7 +143,7 @@ def test_when_span_scores_then_they_are_the_official_scorers():
 
 def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
         spanish_model, meddocan_dir, tmp_path):
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     stems = ["S0004-06142005000700014-1", "S0004-06142005000900015-1"]
     cases = tmp_path / "cases.jsonl"
@@ -172,7 +172,7 @@ def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
 
 def test_when_train_and_evaluate_commands_then_site_model_and_span_scores(
         train_dir, tmp_path, capsys):
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     model = str(tmp_path / "m.crfsuite")
     assert main(["train", "--corpus", f"brat:{train_dir}", "--language", "es",
@@ -190,7 +190,7 @@ def test_when_train_and_evaluate_commands_then_site_model_and_span_scores(
 def test_when_brat_labels_unknown_without_a_map_then_train_refuses(
         train_dir, tmp_path, capsys, monkeypatch):
     from deid_pipeline import labels
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     monkeypatch.setattr(labels, "_SITE_CATEGORY", {})
     assert main(["train", "--corpus", f"brat:{train_dir}", "--output",

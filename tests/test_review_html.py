@@ -200,7 +200,7 @@ def test_when_limit_smaller_than_run_then_count_still_whole_run(review_run, tmp_
 
 
 def test_when_report_cli_given_html_then_page_written(review_run, tmp_path, capsys):
-    from deid_pipeline.cli import main
+    from deid_pipeline.pipelines.cli import main
 
     page = tmp_path / "cli.html"
     assert main(["report", "--run", str(review_run["out"]), "--html", str(page)]) == 0

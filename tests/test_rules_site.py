@@ -139,7 +139,7 @@ def test_when_run_with_invalid_rules_file_then_exit_2_naming_it(tmp_path, capsys
 
 def test_when_evaluate_with_rules_then_scored_with_them_and_sha_in_json(
         tmp_path, example, capsys):
-    from deid_pipeline.cli import main as cli_main
+    from deid_pipeline.pipelines.cli import main as cli_main
 
     out = tmp_path / "eval.json"
     assert cli_main(["evaluate", "--corpus", "synthetic:20", "--detectors",
@@ -151,7 +151,7 @@ def test_when_evaluate_with_rules_then_scored_with_them_and_sha_in_json(
 
 def test_when_train_with_rules_then_counts_per_rule_printed(tmp_path, example,
                                                              capsys):
-    from deid_pipeline.cli import main as cli_main
+    from deid_pipeline.pipelines.cli import main as cli_main
 
     model = tmp_path / "m.crfsuite"
     assert cli_main(["train", "--corpus", "synthetic:5", "--output", str(model),
@@ -166,7 +166,7 @@ def test_when_train_with_rules_then_counts_per_rule_printed(tmp_path, example,
 
 def test_when_train_with_invalid_rules_then_exit_2_before_training(tmp_path,
                                                                    capsys):
-    from deid_pipeline.cli import main as cli_main
+    from deid_pipeline.pipelines.cli import main as cli_main
 
     bad = tmp_path / "bad.json"
     bad.write_text('{"deny": {"WARD": ["7B"]}}')

@@ -73,7 +73,7 @@ def test_when_option_unknown_then_exit_2_closest_named_and_nothing_written(
 def test_when_a_required_option_is_misspelt_then_the_typo_is_named_not_a_missing_option(
     tmp_path, key_file, capsys, typo
 ):
-    from deid_pipeline.cli import main as cli_main
+    from deid_pipeline.pipelines.cli import main as cli_main
 
     out = tmp_path / "o"
     name, _, value = typo.partition("=")
@@ -90,7 +90,7 @@ def test_when_a_required_option_is_misspelt_then_the_typo_is_named_not_a_missing
 def test_when_another_command_has_a_value_run_then_its_options_are_not_runs(
     tmp_path, capsys
 ):
-    from deid_pipeline.cli import main as cli_main
+    from deid_pipeline.pipelines.cli import main as cli_main
 
     # A folder named "run" given to report: report's own error, not run's.
     assert cli_main(["report", "--run", "run", "--json", str(tmp_path / "r")]) != 0
@@ -101,7 +101,7 @@ def test_when_all_cores_then_beam_worker_logging_silent_but_with_v(tmp_path, key
     def run_cli(*extra):
         out = tmp_path / f"o{len(extra)}"
         done = subprocess.run(
-            [sys.executable, "-m", "deid_pipeline.entry", *extra, "run",
+            [sys.executable, "-m", "deid_pipeline.pipelines.entry", *extra, "run",
              *_sample_args(out, key_file, "--direct_running_mode=multi_processing",
                            "--direct_num_workers=2")],
             capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
@@ -252,7 +252,7 @@ def test_when_run_is_sigkilled_then_previous_output_stays_whole(tmp_path, key_fi
         [
             sys.executable,
             "-m",
-            "deid_pipeline.cli",
+            "deid_pipeline.pipelines.cli",
             "run",
             "--input",
             str(big),

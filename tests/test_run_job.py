@@ -285,7 +285,7 @@ def test_when_cli_run_then_exit_zero_and_tables_written(tmp_path, key_file):
         [
             sys.executable,
             "-m",
-            "deid_pipeline.cli",
+            "deid_pipeline.pipelines.cli",
             "run",
             "--input",
             f"{ROOT}/samples/notes.jsonl",
@@ -311,7 +311,7 @@ def test_when_cli_run_then_exit_zero_and_tables_written(tmp_path, key_file):
 
 def test_when_cli_help_then_beam_passthrough_explained():
     proc = subprocess.run(
-        [sys.executable, "-m", "deid_pipeline.cli", "run", "--help"],
+        [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run", "--help"],
         capture_output=True,
         text=True,
         check=True,

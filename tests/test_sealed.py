@@ -134,7 +134,7 @@ def test_when_evaluate_sealed_then_dev_cv_sealed_scores_curve_and_gap(
 
 def test_when_evaluate_dev_then_no_sealed_document_is_scored(tmp_path, capsys,
                                                             jsonl_corpus):
-    from deid_pipeline.tagger.crf_training import TrainOptions, train_model
+    from deid_pipeline.training.crf import TrainOptions, train_model
 
     docs = _synthetic_patients()
     dev, _ = split(docs)

@@ -10,7 +10,7 @@ from apache_beam.testing.util import assert_that, equal_to, is_empty
 from shipped_path import run_files
 
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.evaluation.corpora import read_physionet
+from deid_pipeline.readers.formats import read_physionet
 from deid_pipeline.synthetic import generate_notes
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.composites import DeidentifyRecords

@@ -15,9 +15,10 @@ import pytest
 from hl7apy.consts import VALIDATION_LEVEL
 from hl7apy.parser import parse_message
 
-from deid_pipeline.evaluation.corpora import load_jsonl_corpus, read_jsonl
+from deid_pipeline.evaluation.corpora import load_jsonl_corpus
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument
+from deid_pipeline.readers.formats import read_jsonl
 from deid_pipeline.synthetic import generate_messages, generate_notes
 from deid_pipeline.synthetic.cli import add_subcommand
 from deid_pipeline.synthetic.hl7 import escape, iter_messages, unescape

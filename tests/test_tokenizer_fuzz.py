@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from deid_pipeline.evaluation.corpora import FORMATS, decode_text, read_records
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
+from deid_pipeline.readers.formats import FORMATS, decode_text, read_records
 from deid_pipeline.tokenizer import metric_tokens, token_spans, tokenize
 
 FUZZ = settings(max_examples=500, deadline=None,

@@ -178,7 +178,7 @@ class _FoldJob:
 
 
 def _run_fold(job: _FoldJob) -> tuple[int, list[int], dict, float, float]:
-    from deid_pipeline.tagger.crf_training import train_model
+    from deid_pipeline.training.crf import train_model
 
     train = [d for d, f in zip(_CV_DOCS, job.folds) if f != job.fold] + _CV_EXTRA
     test_idx = [i for i, f in enumerate(job.folds) if f == job.fold]
@@ -317,7 +317,7 @@ def _dev_model(train: Sequence[ClinicalDocument], options, workdir: str,
     splits can be scored again, at another bias or on other copies, with
     ``--model`` and without retraining), else into ``workdir``.
     """
-    from deid_pipeline.tagger.crf_training import train_model
+    from deid_pipeline.training.crf import train_model
 
     path = keep or os.path.join(workdir, "model.crfsuite")
     train_model(train, path, options, progress=None)
@@ -368,7 +368,7 @@ def _held_out(args, train: Sequence[ClinicalDocument],
     swapped copies (:mod:`deid_pipeline.evaluation.swapped`). One model
     serves both, trained once.
     """
-    from deid_pipeline.tagger.crf import model_id
+    from deid_pipeline.tagger.crf_model import model_id
 
     with tempfile.TemporaryDirectory(prefix="deid-sealed-") as workdir:
         started = time.monotonic()
@@ -440,7 +440,7 @@ def _report_span_scores(docs: Sequence[ClinicalDocument], preds: dict,
 def run_evaluate(args: argparse.Namespace, out=None) -> int:
     """The ``evaluate`` subcommand; returns the exit code."""
     out = sys.stdout if out is None else out
-    from deid_pipeline.tagger.training import (
+    from deid_pipeline.training.train import (
         label_map_from_args,
         load_corpora,
         train_options_from_args,
@@ -449,7 +449,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         if args.bias is None:
-            from deid_pipeline.tagger.crf import load_model
+            from deid_pipeline.tagger.crf_model import load_model
 
             args.bias = (load_model(args.model).default_bias if args.model
                          else DEFAULT_BIAS)
@@ -489,7 +489,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
             preds = None
         else:
             if "crf" in detectors:
-                from deid_pipeline.tagger.crf import model_id
+                from deid_pipeline.tagger.crf_model import model_id
 
                 mode = f"model {model_id(args.model)}"
             else:
@@ -540,7 +540,7 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
 
 def add_subcommand(subparsers) -> argparse.ArgumentParser:
     """Add ``evaluate`` to the ``deid-pipeline`` command line."""
-    from deid_pipeline.tagger.training import add_training_options
+    from deid_pipeline.training.train import add_training_options
 
     parser = subparsers.add_parser(
         "evaluate", help="score the tagger on annotated corpora",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from deid_pipeline.evaluation.metrics import PRF, Evaluation
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.halves import PoolHalf
-from deid_pipeline.tagger.augment import CASE_STYLES, replaced_copy
+from deid_pipeline.training.augment import CASE_STYLES, replaced_copy
 
 # Seeds of the copies scored by default; more copies, more seeds from 1 up.
 DEFAULT_COPIES = 3

@@ -20,20 +20,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
-from deid_pipeline.byte_order import narrow
 from deid_pipeline.hl7.dates import parse_written_date, shift_ts
 from deid_pipeline.hl7.escapes import unescape
 from deid_pipeline.hl7.fields import NARRATIVE_OBX_TYPES, repetitions
 from deid_pipeline.hl7.framing import decode_message, frame_file
 from deid_pipeline.hl7.message import Hl7Message, Hl7ParseError, parse_message
 from deid_pipeline.hl7.seed import date_forms, seed_dictionary
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import (
     ClinicalDocument,
     DictionaryEntry,
     PatientDictionary,
     QuarantineRecord,
 )
+from deid_pipeline.readers.byte_order import narrow
+from deid_pipeline.runtime.interrupts import reraise_interrupt
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.surrogates.years import birth_of, parse_birth
 from deid_pipeline.tokenizer import is_digits

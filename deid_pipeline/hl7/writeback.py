@@ -37,7 +37,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from deid_pipeline.byte_order import narrow
 from deid_pipeline.document_rewriter import originals_of
 from deid_pipeline.flow import DocumentFlow, StageError, stage
 from deid_pipeline.flow import quarantine_record as stage_quarantine
@@ -89,6 +88,7 @@ from deid_pipeline.model import (
     TaggedDocument,
 )
 from deid_pipeline.policy import Mode
+from deid_pipeline.readers.byte_order import narrow
 from deid_pipeline.surrogates import Originals
 
 __all__ = [

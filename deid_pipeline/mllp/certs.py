@@ -1,7 +1,7 @@
 """Throw-away certificate authorities for the gateway's TLS tests and benchmark.
 
 A site's gateway uses certificates of its own PKI (docs/gateway.md shows the
-openssl commands). The tests and ``pipelines/bench_mllp.py`` need a CA, a
+openssl commands). The tests and ``benchmarks/bench_mllp.py`` need a CA, a
 server certificate for loopback and client certificates in milliseconds and
 without a shell tool, so this makes them with ``cryptography`` (the ``test``
 extra; imported here only), on EC P-256 keys: small and quick to make, and

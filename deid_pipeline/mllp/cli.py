@@ -20,12 +20,12 @@ from deid_pipeline.hl7.writeback import Z_SEGMENT_MODES
 from deid_pipeline.keys import KeyUnavailableError, key_fingerprint, load_key
 from deid_pipeline.mllp.security import TlsFiles, check_listen, parse_networks
 from deid_pipeline.policy import Mode, Policy
-from deid_pipeline.process import allowed_cpus
 from deid_pipeline.run_options import (
     add_as_of_year,
     add_review_floor,
     add_rules_option,
 )
+from deid_pipeline.runtime.process import allowed_cpus
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
@@ -232,7 +232,7 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
 def _config(args: argparse.Namespace):
     from deid_pipeline.mllp.server import GatewayConfig
     from deid_pipeline.mllp.worker import EngineConfig
-    from deid_pipeline.tagger.crf import default_bias
+    from deid_pipeline.tagger.crf_model import default_bias
     from deid_pipeline.tagger.rules.site import load_site_rules
 
     security = _security(args)

@@ -36,7 +36,7 @@ from deid_pipeline.hl7.writeback import WritebackError, deidentify_message
 from deid_pipeline.model import DeidentifiedDocument, QuarantineRecord
 from deid_pipeline.outputs.rows import identifier_rows
 from deid_pipeline.policy import Mode, Policy
-from deid_pipeline.process import allowed_cpus, settle
+from deid_pipeline.runtime.process import allowed_cpus, settle
 from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger

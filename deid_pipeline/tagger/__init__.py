@@ -1,15 +1,22 @@
 """The PHI tagger: tokens in, labelled spans out.
 
-Everything that decides what is PHI lives here: features and lexicons, the
-CRFsuite model (training and the numba decoder), the high-precision rules,
-the header-seeded patient dictionary, and the merge that reconciles them.
-The public face is small: :class:`~deid_pipeline.tagger.tagging.PhiTagger`
-(tag a document), :func:`~deid_pipeline.tagger.crf.load_model` (load a
-model) and ``deid-pipeline train`` (:mod:`deid_pipeline.tagger.training`).
+Everything that decides at run time what is PHI lives here: features and
+lexicons, the CRF (loading a model, the numba decoder, biased tagging), the
+high-precision rules, the header-seeded patient dictionary, the gazetteer,
+and the merge that reconciles them. The public face is small:
+:class:`~deid_pipeline.tagger.tagging.PhiTagger` (tag a document),
+:func:`~deid_pipeline.tagger.crf_model.load_model` (load a model) and the
+detector registry (:mod:`~deid_pipeline.tagger.detectors`).
+
+Layers, top down: ``tagging`` (the document's way through the detectors and
+the merge) -> ``detectors`` (the registry, which builds each detector by name)
+-> the detectors (``rules``, ``dictionary``, ``crf``, ``gazetteers``) ->
+what they share (``detection``: the interface and its config; ``bio``,
+``features``, ``lexicons``, ...). No module imports one above it.
 
 Imports only the core (data model, tokenizer, labels, leak guard's matcher)
-and never Beam, HL7, linking or evaluation: the tagger must be usable and
-testable on a plain string. The one exception is training's
-:mod:`~deid_pipeline.tagger.augment`, which borrows the surrogate generators
-to make surrogate copies of annotated notes; tagging never loads it.
+and never Beam, HL7, linking, evaluation, the surrogates or the synthetic
+generators: the tagger must be usable and testable on a plain string.
+Building a model (``deid-pipeline train``, augmented copies, CRFsuite
+training) is :mod:`deid_pipeline.training`, which may use them.
 """

@@ -1,26 +1,40 @@
-"""Pluggable PHI detectors: one interface for rules, the header dictionary and the CRF.
+"""The detector registry: detectors built by name from a picklable config.
 
 A detector only proposes spans; it never rewrites text and never resolves
 conflicts with other detectors. That happens once, in :mod:`deid_pipeline.tagger.merge`.
-Detectors are built by name from a registry so that a pipeline option, not
+Detectors are built by name from this registry so that a pipeline option, not
 code, chooses which run, and so a Beam worker can rebuild them from a small
-picklable :class:`TaggerConfig`.
+picklable :class:`TaggerConfig`. The interface and the config live below it
+(:mod:`deid_pipeline.tagger.detection`, re-exported here); the built-in
+detectors' modules are imported only when one is built, so a run without the
+CRF never loads its model code.
 """
 
 from __future__ import annotations
 
-import importlib
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.confidence import TokenPhi
+from deid_pipeline.tagger.detection import (
+    DEFAULT_BIAS,
+    DEFAULT_DETECTORS,
+    Detection,
+    Detector,
+    TaggerConfig,
+)
 
-# The gazetteer joined after a patient-grouped 5-fold CV of the development
-# notes: HIPAA token recall 0.9263 -> 0.9370 for 2 more false positives (the
-# CRF alone misses hospitals and cities it never saw; docs/tagger.md).
-DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary", "crf", "gazetteer")
+__all__ = [
+    "DEFAULT_BIAS",
+    "DEFAULT_DETECTORS",
+    "LANGUAGE_DETECTORS",
+    "Detection",
+    "Detector",
+    "TaggerConfig",
+    "check_names",
+    "create",
+    "register",
+    "registered",
+]
 
 # The default detectors of a model of another language: the rules and the
 # gazetteer are English (US phone shapes, month names, US places) and would
@@ -28,74 +42,42 @@ DEFAULT_DETECTORS: tuple[str, ...] = ("rules", "dictionary", "crf", "gazetteer")
 # that wants them anyway names them (``--detectors rules,dictionary,crf``).
 LANGUAGE_DETECTORS: dict[str, tuple[str, ...]] = {"es": ("dictionary", "crf")}
 
-# The CRF's O-label bias when none is given. Recall first (a leaked name is a
-# reportable breach): the lowest bias whose patient-grouped cross-validated
-# precision is still 0.90 (see deid_pipeline/models/README.md).
-DEFAULT_BIAS = -2.4
-
-# Where the built-in detectors live; importing the module registers the detector.
-# Imported on demand so a run without the CRF never loads its model code.
-_BUILTIN_MODULES = {
-    "rules": "deid_pipeline.tagger.rules",
-    "dictionary": "deid_pipeline.tagger.dictionary",
-    "crf": "deid_pipeline.tagger.crf",
-    "gazetteer": "deid_pipeline.tagger.gazetteers",
-}
-
-
-@dataclass(frozen=True, slots=True)
-class TaggerConfig:
-    """Everything needed to rebuild the detectors in another process.
-
-    ``model_path`` None means the model shipped in the package; ``bias`` shifts
-    the CRF's O-label score (negative = more recall, Carafe; None: the bias the
-    model file records, else :data:`DEFAULT_BIAS`); ``rules_path`` is
-    a site rules file (:mod:`deid_pipeline.tagger.rules.site`), None for none.
-    """
-
-    detectors: tuple[str, ...] = DEFAULT_DETECTORS
-    model_path: str | None = None
-    bias: float | None = DEFAULT_BIAS
-    rules_path: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Detection:
-    """What a detector found in one document, and how sure it is of each token.
-
-    ``tokens``: a probabilistic detector's P(PHI) per token, from which the
-    tagger computes the document's confidence once the spans of every
-    detector are merged (:mod:`deid_pipeline.tagger.confidence`).
-    """
-
-    spans: tuple[PhiSpan, ...]
-    # Arrays: two Detections are equal when their spans are (the tokens follow).
-    tokens: TokenPhi | None = field(default=None, compare=False)
-
-
-class Detector(ABC):
-    """Finds PHI spans in one document.
-
-    Subclasses set ``name`` (written as the span ``source``), ``labels`` (what
-    they can emit) and ``version`` (recorded in run.json so a score can be tied
-    to the code that produced it).
-    """
-
-    name: str = ""
-    labels: tuple[str, ...] = ()
-    version: str = "1"
-
-    @abstractmethod
-    def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:
-        """Return the spans this detector finds in ``doc.text``."""
-
-    def analyze(self, doc: ClinicalDocument) -> Detection:
-        """Spans plus a document confidence; only probabilistic detectors give one."""
-        return Detection(self.detect(doc))
-
-
 Factory = Callable[[TaggerConfig], Detector]
-_REGISTRY: dict[str, Factory] = {}
+
+
+# The built-in detectors; each imports its module on first use.
+
+
+def _rules(config: TaggerConfig) -> Detector:
+    from deid_pipeline.tagger.rules.detector import from_config
+
+    return from_config(config)
+
+
+def _dictionary(config: TaggerConfig) -> Detector:
+    from deid_pipeline.tagger.dictionary import from_config
+
+    return from_config(config)
+
+
+def _crf(config: TaggerConfig) -> Detector:
+    from deid_pipeline.tagger.crf import from_config
+
+    return from_config(config)
+
+
+def _gazetteer(config: TaggerConfig) -> Detector:
+    from deid_pipeline.tagger.gazetteers import from_config
+
+    return from_config(config)
+
+
+_REGISTRY: dict[str, Factory] = {
+    "rules": _rules,
+    "dictionary": _dictionary,
+    "crf": _crf,
+    "gazetteer": _gazetteer,
+}
 
 
 def register(name: str) -> Callable[[Factory], Factory]:
@@ -110,12 +92,6 @@ def register(name: str) -> Callable[[Factory], Factory]:
     return wrap
 
 
-def _load_builtins(names: Iterable[str]) -> None:
-    for name in names:
-        if name in _BUILTIN_MODULES and name not in _REGISTRY:
-            importlib.import_module(_BUILTIN_MODULES[name])
-
-
 def create(config: TaggerConfig) -> list[Detector]:
     """Instantiate the detectors ``config`` names, in its order.
 
@@ -123,12 +99,11 @@ def create(config: TaggerConfig) -> list[Detector]:
     (:data:`LANGUAGE_DETECTORS`): the model file says its language.
     """
     if config.detectors == DEFAULT_DETECTORS:
-        from deid_pipeline.tagger.crf import load_model
+        from deid_pipeline.tagger.crf_model import load_model
 
         language = load_model(config.model_path).language
         config = replace(config, detectors=LANGUAGE_DETECTORS.get(language,
                                                                   config.detectors))
-    _load_builtins(config.detectors)
     unknown = [n for n in config.detectors if n not in _REGISTRY]
     if unknown:
         raise ValueError(f"unknown detector(s) {unknown}; known: {sorted(_REGISTRY)}")
@@ -146,7 +121,7 @@ def create(config: TaggerConfig) -> list[Detector]:
 
 def registered() -> list[str]:
     """Names of all registered detectors."""
-    return sorted(set(_REGISTRY) | set(_BUILTIN_MODULES))
+    return sorted(_REGISTRY)
 
 
 def check_names(names: Iterable[str]) -> tuple[str, ...]:

@@ -25,7 +25,7 @@ from deid_pipeline.model import (
     PatientDictionary,
     PhiSpan,
 )
-from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
+from deid_pipeline.tagger.detection import Detector, TaggerConfig
 from deid_pipeline.tokenizer import is_digits, token_spans
 
 # Single letters would match every article and initial in the note; initials
@@ -218,6 +218,6 @@ class DictionaryDetector(Detector):
         return tuple(find_entries(doc.text, doc.dictionary))
 
 
-@register("dictionary")
-def _make_dictionary(config: TaggerConfig) -> Detector:
+def from_config(config: TaggerConfig) -> Detector:
+    """The detector ``config`` asks for (the registry's ``dictionary``)."""
     return DictionaryDetector()

@@ -32,7 +32,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
+from deid_pipeline.tagger import lexicons
+from deid_pipeline.tagger.detection import Detector, TaggerConfig
+from deid_pipeline.tagger.rules.detector import default_config
+from deid_pipeline.tagger.rules.places import _care_units
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 DATA_FILE = "gazetteers.tsv.gz"
@@ -93,8 +96,6 @@ def _rare_word(word: str, band: int) -> bool:
     And no drug, finding or one of rules.json's units and clinical letters
     (``dht``, ``ich``, ``osh``).
     """
-    from deid_pipeline.tagger import lexicons
-
     lex = lexicons.load()
     return (lex.english_band(word) <= band and word not in clinical_letters()
             and not {"drug", "dx"} & set(lex.flags(word)))
@@ -103,9 +104,6 @@ def _rare_word(word: str, band: int) -> bool:
 @functools.lru_cache(maxsize=1)
 def clinical_letters() -> frozenset[str]:
     """rules.json ``places.care_units`` and ``not_facility_initialisms``."""
-    from deid_pipeline.tagger.rules.detector import default_config
-    from deid_pipeline.tagger.rules.places import _care_units
-
     return _care_units(default_config().get("places", {}))
 
 
@@ -397,6 +395,6 @@ class GazetteerDetector(Detector):
         return None
 
 
-@register("gazetteer")
-def _make_gazetteer(config: TaggerConfig) -> Detector:
+def from_config(config: TaggerConfig) -> Detector:
+    """The detector ``config`` asks for (the registry's ``gazetteer``)."""
     return GazetteerDetector()

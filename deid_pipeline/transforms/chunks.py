@@ -62,25 +62,20 @@ from deid_pipeline.linking.solver import (
 )
 from deid_pipeline.model import ClinicalDocument, TaggedDocument
 from deid_pipeline.outputs.rows import IdentifierColumns, document_row
-from deid_pipeline.pipelines.incremental import (
-    LinkHistory,
-    read_history,
-    write_history,
-)
-from deid_pipeline.pipelines.storage import (
+from deid_pipeline.runtime.progress import DOCUMENT_PROGRESS, process_progress
+from deid_pipeline.schemas import PERSON_MERGES
+from deid_pipeline.store.files import (
     FileSystemFlags,
     delete_tree,
     is_local_directory,
     use_filesystem_flags,
 )
-from deid_pipeline.progress import DOCUMENT_PROGRESS, process_progress
-from deid_pipeline.schemas import PERSON_MERGES
-from deid_pipeline.surrogates import Originals
-from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
-from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
-from deid_pipeline.transforms.tag import acquire_tagger
-from deid_pipeline.transforms.write import (
+from deid_pipeline.store.incremental import (
+    LinkHistory,
+    read_history,
+    write_history,
+)
+from deid_pipeline.store.tables import (
     SCHEMAS,
     chunk_path,
     sort_columns,
@@ -88,6 +83,11 @@ from deid_pipeline.transforms.write import (
     write_table_file,
     written_counts,
 )
+from deid_pipeline.surrogates import Originals
+from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
+from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
+from deid_pipeline.transforms.tag import acquire_tagger
 
 
 @dataclass(frozen=True, slots=True)

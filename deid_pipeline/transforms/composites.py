@@ -19,10 +19,10 @@ from apache_beam.utils import shared
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
-from deid_pipeline.pipelines.incremental import LinkHistory
-from deid_pipeline.pipelines.storage import FileSystemFlags
-from deid_pipeline.progress import process_progress
 from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
+from deid_pipeline.runtime.progress import process_progress
+from deid_pipeline.store.files import FileSystemFlags
+from deid_pipeline.store.incremental import LinkHistory
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     MatchIndexedFiles,

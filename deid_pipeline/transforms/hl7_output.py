@@ -28,10 +28,10 @@ from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
 from deid_pipeline.document_rewriter import Rewriter
-from deid_pipeline.evaluation.corpora import sniff_format
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord, TaggedDocument
-from deid_pipeline.pipelines.storage import FileSystemFlags, use_filesystem_flags
+from deid_pipeline.readers.formats import sniff_format
+from deid_pipeline.runtime.interrupts import reraise_interrupt
+from deid_pipeline.store.files import FileSystemFlags, use_filesystem_flags
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
     ChunkRef,

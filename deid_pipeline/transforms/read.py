@@ -12,11 +12,11 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from deid_pipeline.evaluation.corpora import read_records
-from deid_pipeline.interrupts import reraise_interrupt
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
-from deid_pipeline.progress import process_progress
+from deid_pipeline.readers.formats import read_records
 from deid_pipeline.run_options import DEFAULT_MAX_FILE_BYTES
+from deid_pipeline.runtime.interrupts import reraise_interrupt
+from deid_pipeline.runtime.progress import process_progress
 
 
 class FileTooLargeError(ValueError):

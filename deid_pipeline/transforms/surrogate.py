@@ -13,7 +13,7 @@ from apache_beam.metrics import Metrics
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.flow import DocumentFlow, StageError
 from deid_pipeline.model import TaggedDocument
-from deid_pipeline.progress import process_progress
+from deid_pipeline.runtime.progress import process_progress
 from deid_pipeline.surrogates import Originals
 from deid_pipeline.transforms.quarantine import dead_letter, with_quarantine
 

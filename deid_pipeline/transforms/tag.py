@@ -8,7 +8,7 @@ from apache_beam.utils import shared
 
 from deid_pipeline.flow import DocumentFlow, StageError
 from deid_pipeline.model import ClinicalDocument
-from deid_pipeline.process import settle
+from deid_pipeline.runtime.process import settle
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.quarantine import dead_letter, with_quarantine

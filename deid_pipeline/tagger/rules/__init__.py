@@ -34,8 +34,9 @@ never by ``str.isdigit``, which is also true for ``²`` and ``①``: a note with
 
 The package: :mod:`.base` holds the shared pattern machinery, one module per
 recognizer family (:mod:`.contact`, :mod:`.ids`, :mod:`.dates`, :mod:`.ages`,
-:mod:`.names`, :mod:`.places`), and :mod:`.detector` the detector and its
-registry entry. Every public name is importable from here.
+:mod:`.names`, :mod:`.places`), and :mod:`.detector` the detector, which
+the registry (:mod:`deid_pipeline.tagger.detectors`) builds. Every public
+name is importable from here.
 """
 
 from deid_pipeline.tagger.rules.ages import AgeRecognizer

@@ -1,4 +1,4 @@
-"""The rule detector: every recognizer built from rules.json, and its registry entry."""
+"""The rule detector: every recognizer built from rules.json (or a site's copy)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.detectors import Detector, TaggerConfig, register
+from deid_pipeline.tagger.detection import Detector, TaggerConfig
 from deid_pipeline.tagger.rules.ages import AgeRecognizer
 from deid_pipeline.tagger.rules.base import PatternRecognizer
 from deid_pipeline.tagger.rules.contact import (
@@ -152,8 +152,8 @@ class RuleDetector(Detector):
         return tuple(spans)
 
 
-@register("rules")
-def _make_rules(config: TaggerConfig) -> Detector:
+def from_config(config: TaggerConfig) -> Detector:
+    """The detector ``config`` asks for (the registry's ``rules``)."""
     if config.rules_path is None:
         return RuleDetector()
     return RuleDetector(site=load_site_rules(config.rules_path))

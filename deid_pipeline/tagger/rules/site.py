@@ -33,7 +33,7 @@ from typing import Any
 
 from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.detectors import Detection, Detector
+from deid_pipeline.tagger.detection import Detection, Detector
 from deid_pipeline.tagger.rules.base import (
     _BLANKS,
     Pattern,

@@ -1,7 +1,7 @@
 """Fitting the CRF with CRFsuite: options, HIDE's token sampling, the training run.
 
-Apart from :mod:`deid_pipeline.tagger.crf` (BIO conversion, loading and
-biased tagging) because a worker that only tags never needs any of it. The
+Apart from :mod:`deid_pipeline.tagger.crf` (loading and biased tagging)
+because a worker that only tags never needs any of it. The
 same features and BIO conversion serve both, so training and tagging cannot
 disagree about a boundary.
 """
@@ -23,7 +23,7 @@ import pycrfsuite
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.surrogates.halves import PoolHalf
 from deid_pipeline.tagger import languages
-from deid_pipeline.tagger.crf import spans_to_bio
+from deid_pipeline.tagger.bio import OUTSIDE, spans_to_bio
 from deid_pipeline.tagger.features import (
     document_features,
     own_clusters_only,
@@ -35,12 +35,6 @@ from deid_pipeline.tokenizer import tokenize
 
 if TYPE_CHECKING:
     from deid_pipeline.label_maps import LabelMap
-
-OUTSIDE = "O"
-SOURCE = "crf"
-DEFAULT_MODEL_PATH = os.path.join(os.path.dirname(os.path.dirname(__file__)), "models",
-                                  "default.crfsuite")
-
 
 
 @dataclass(frozen=True)
@@ -55,7 +49,8 @@ class TrainOptions:
     many times with its PHI replaced by surrogates (:mod:`.augment`).
     ``clusters``: the Brown-cluster features trained on, ``all``, ``own``
     (the token's path prefixes only) or ``none``; ``hide_copy_words``: the
-    copies' PHI words are unspelt (:func:`.features.without_identity`), and
+    copies' PHI words are unspelt
+    (:func:`~deid_pipeline.tagger.features.without_identity`), and
     with ``hide_rare`` N > 0 also their words met at most N times in the
     training documents that are not copies, so unspelt words are not all PHI. All three
     only remove features, so tagging needs no option: the decoder ignores
@@ -238,14 +233,14 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
     Deterministic: the same documents in the same order with the same options
     give the same model bytes (L-BFGS is deterministic, sampling is seeded).
     A model of another language or of a site's labels carries both in its
-    file (:mod:`.model_metadata`), with the bias tagging uses by default
-    (``bias``; None: 0, the best path); an English model of the label set
-    has no trailer, as before.
+    file (:mod:`deid_pipeline.tagger.model_metadata`), with the bias
+    tagging uses by default (``bias``; None: 0, the best path); an English
+    model of the label set has no trailer, as before.
     """
     started = time.monotonic()
     hide_words = None
     if options.augment:
-        from deid_pipeline.tagger.augment import is_copy, with_augmented_copies
+        from deid_pipeline.training.augment import is_copy, with_augmented_copies
 
         docs = list(with_augmented_copies(docs, options.augment, options.seed,
                                           POOLS[options.pools]))

@@ -6,14 +6,14 @@ raised ``KeyboardInterrupt`` inside some library's import, where a bare
 installs the run's handlers before importing anything heavy; the handler
 records the signal, and the run refuses to publish once one was recorded,
 whoever caught the exception it raised. This module imports only
-``deid_pipeline.interrupts`` at load time.
+``deid_pipeline.runtime.interrupts`` at load time.
 """
 
 from __future__ import annotations
 
 import sys
 
-from deid_pipeline.interrupts import RunInterrupted, handling_signals
+from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,12 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     if command != "run":
-        from deid_pipeline.cli import main as cli_main
+        from deid_pipeline.pipelines.cli import main as cli_main
 
         return cli_main(argv)
     with handling_signals():
         try:
-            from deid_pipeline.cli import main as cli_main
+            from deid_pipeline.pipelines.cli import main as cli_main
 
             return cli_main(argv)
         except RunInterrupted as exc:

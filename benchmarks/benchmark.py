@@ -10,7 +10,7 @@ a busy-loop calibration, growth from N to ``--scale`` x N) and what
 functions over the same documents, against the 1-worker N run), and prints
 the targets of issue 6, met or missed::
 
-    python -m deid_pipeline.pipelines.benchmark --docs 5000 --scale 10 [--nursing]
+    python -m deid_pipeline.benchmarks.benchmark --docs 5000 --scale 10 [--nursing]
 
 Only counts, timings and sizes are printed; never document content.
 """
@@ -20,14 +20,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from deid_pipeline.pipelines.bench_inputs import new_parser, prepare, workspace
-from deid_pipeline.pipelines.bench_scaling import (
+from deid_pipeline.benchmarks.bench_inputs import new_parser, prepare, workspace
+from deid_pipeline.benchmarks.bench_scaling import (
     add_scaling_arguments,
     by_set,
     finish,
     measure_runs,
 )
-from deid_pipeline.pipelines.bench_stages import (
+from deid_pipeline.benchmarks.bench_stages import (
     add_profile_argument,
     measure_stages,
     profile,

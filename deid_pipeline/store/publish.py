@@ -10,7 +10,7 @@ Locally the publish is a transaction: every step is a rename whose inverse is
 kept (the previous tables, run.json and HL7 files wait inside staging), and
 an interrupt or error before run.json is written puts all of them back, so the
 previous extract stays byte-identical. Interrupts are deferred while it runs
-(``deid_pipeline.interrupts.deferred``) and looked at once, just before the
+(``deid_pipeline.runtime.interrupts.deferred``) and looked at once, just before the
 commit. On an object store a rename is a copy: there the publish, once
 begun, finishes, and a signal is acted on after it.
 """
@@ -23,9 +23,10 @@ import uuid
 
 from apache_beam.io.filesystems import FileSystems
 
-from deid_pipeline import interrupts
 from deid_pipeline.outputs.protected import protected_names
-from deid_pipeline.pipelines.storage import (
+from deid_pipeline.runtime import interrupts
+from deid_pipeline.schemas import TABLES
+from deid_pipeline.store.files import (
     delete_files,
     delete_tree,
     is_local,
@@ -39,8 +40,7 @@ from deid_pipeline.pipelines.storage import (
     write_atomically,
     write_bytes,
 )
-from deid_pipeline.schemas import TABLES
-from deid_pipeline.transforms.write import write_empty_table
+from deid_pipeline.store.tables import write_empty_table
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from deid_pipeline.run_options import build_parser as build_run_parser
 
 # Modules that contribute a subcommand, in --help order.
 _SUBCOMMAND_MODULES = (
-    "deid_pipeline.tagger.training",
+    "deid_pipeline.training.train",
     "deid_pipeline.evaluation.cross_validation",
     "deid_pipeline.synthetic.cli",
     "deid_pipeline.outputs.report",
@@ -134,6 +134,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from deid_pipeline.entry import main as entry_main
+    from deid_pipeline.pipelines.entry import main as entry_main
 
     sys.exit(entry_main())

@@ -32,12 +32,12 @@ kind of evidence it needs before :mod:`deid_pipeline.tagger.gazetteers` tags it:
   ``stab``: its postal code, only after a city and a comma.
 
 Nothing comes from an annotated corpus. English-word bands and first-name
-flags are read from the committed lexicons (``pipelines/build_lexicons.py``).
+flags are read from the committed lexicons (``builders/build_lexicons.py``).
 The manifest ``gazetteers.json`` records each source's version, sha256 and
 licence, and the sha256 of the file written; the output is byte-for-byte the
 same for the same inputs (``tests/test_gazetteers.py``).
 
-Run ``python pipelines/build_gazetteers.py`` (a few seconds).
+Run ``python -m deid_pipeline.builders.build_gazetteers`` (a few seconds).
 """
 
 from __future__ import annotations

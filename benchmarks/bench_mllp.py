@@ -13,7 +13,7 @@ shared machine's load weighs on both alike. Every message is new to each
 gateway (no dedup hits), and every ACK is checked to be ``AA`` (written) or
 ``AE`` (quarantined by the leak guard, counted) for its own MSH-10.
 
-    python -m deid_pipeline.pipelines.bench_mllp --count 400 --clients 1,4
+    python -m deid_pipeline.benchmarks.bench_mllp --count 400 --clients 1,4
 
 Prints per client count and transport: messages, seconds, messages/s and
 client-side p50/p99 latency (send -> ACK, a TLS connection's handshake
@@ -38,12 +38,12 @@ import tempfile
 import threading
 import time
 
+from deid_pipeline.benchmarks.bench_hl7 import oru_messages
 from deid_pipeline.mllp.ack import read_ack
 from deid_pipeline.mllp.certs import CertificateAuthority
 from deid_pipeline.mllp.security import client_context
 from deid_pipeline.mllp.server import FrameReader
 from deid_pipeline.mllp.store import mllp_frame
-from deid_pipeline.pipelines.bench_hl7 import oru_messages
 from deid_pipeline.tagger.detectors import DEFAULT_DETECTORS
 
 # The detectors the benchmark runs by default: the gateway's own default (the

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from deid_pipeline.pipelines.incremental import literal_pattern
-from deid_pipeline.pipelines.storage import is_local, is_local_directory
+from deid_pipeline.store.files import is_local, is_local_directory
+from deid_pipeline.store.incremental import literal_pattern
 
 WILDCARDS = "*?["
 # Standoff annotation files that are never notes (BRAT, PhysioNet gold).

@@ -5,7 +5,7 @@ more, runs night 1 over the archive, adds the new notes, runs night 2 over
 everything (it lists the whole archive and reads only the new files), then a
 plain run over the new notes alone, and prints the three times::
 
-    python -m deid_pipeline.pipelines.bench_incremental --archive 50000 --new 1000
+    python -m deid_pipeline.benchmarks.bench_incremental --archive 50000 --new 1000
 
 Night 2 should take about as long as the plain run over the new notes: its
 time is proportional to the new files, not to the archive. Only counts and
@@ -30,7 +30,7 @@ from deid_pipeline.synthetic.cli import main as generate
 def build_parser() -> argparse.ArgumentParser:
     """Sizes, note lengths and where to work."""
     parser = argparse.ArgumentParser(
-        prog="python -m deid_pipeline.pipelines.bench_incremental",
+        prog="python -m deid_pipeline.benchmarks.bench_incremental",
         description=__doc__.split("\n\n")[0],
     )
     parser.add_argument("--archive", type=int, default=50_000, help="notes of night 1")

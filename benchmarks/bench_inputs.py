@@ -47,7 +47,7 @@ def crf_model_path(model: str | None) -> str:
     if model:
         return os.path.abspath(model)
     try:
-        from deid_pipeline.tagger.crf import DEFAULT_MODEL_PATH
+        from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH
     except ImportError:  # the CRF code itself is missing: so is the model
         import deid_pipeline
 
@@ -227,7 +227,7 @@ def new_parser(module: str, doc: str, docs: int) -> argparse.ArgumentParser:
     description is the first paragraph of ``doc``, the module's docstring.
     """
     parser = argparse.ArgumentParser(
-        prog=f"python -m deid_pipeline.pipelines.{module}",
+        prog=f"python -m deid_pipeline.benchmarks.{module}",
         description=doc.split("\n\n")[0],
     )
     parser.add_argument("--docs", type=int, default=docs, help=f"N (default: {docs})")

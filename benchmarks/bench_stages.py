@@ -8,7 +8,7 @@ the same run, is one ``run`` job on 1 worker over those documents
 which the stage functions are a share and Beam (encoding, data plane,
 shuffles, start-up) the rest::
 
-    python -m deid_pipeline.pipelines.bench_stages --docs 2000 --nursing
+    python -m deid_pipeline.benchmarks.bench_stages --docs 2000 --nursing
 
 ``--pyinstrument OUT.html`` also profiles one in-process (``in_memory``) run.
 Only counts and timings are printed; never document content.
@@ -23,14 +23,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict
 
-from deid_pipeline.pipelines.bench_inputs import (
+from deid_pipeline.benchmarks.bench_inputs import (
     Bench,
     new_parser,
     prepare,
     workspace,
     write_json,
 )
-from deid_pipeline.pipelines.bench_scaling import RunFigures, run_set, summary
+from deid_pipeline.benchmarks.bench_scaling import RunFigures, run_set, summary
 from deid_pipeline.tagger.detectors import TaggerConfig
 
 STAGES = (
@@ -56,20 +56,15 @@ def time_stages(
     Returns (seconds by stage, documents timed).
     """
     from deid_pipeline.document_rewriter import Rewriter
-    from deid_pipeline.evaluation.corpora import read_records
     from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
     from deid_pipeline.hl7.framing import decode_message, frame_file
     from deid_pipeline.linking.graph import link_record, resolve
     from deid_pipeline.linking.keys import document_key
     from deid_pipeline.model import ClinicalDocument
+    from deid_pipeline.outputs.rows import document_row, identifier_rows
+    from deid_pipeline.readers.formats import read_records
+    from deid_pipeline.store.tables import SCHEMAS, sort_key, write_table_file
     from deid_pipeline.tagger.tagging import PhiTagger
-    from deid_pipeline.transforms.write import (
-        SCHEMAS,
-        document_row,
-        identifier_rows,
-        sort_key,
-        write_table_file,
-    )
 
     seconds: dict[str, float] = {}
 

@@ -41,8 +41,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline.linking.graph import PriorPerson
 from deid_pipeline.outputs.protected import protected_names
-from deid_pipeline.pipelines.publish import protect_staging
-from deid_pipeline.pipelines.storage import (
+from deid_pipeline.store.files import (
     FileSystemFlags,
     delete_tree,
     is_local,
@@ -55,6 +54,7 @@ from deid_pipeline.pipelines.storage import (
     write_atomically,
     write_bytes,
 )
+from deid_pipeline.store.publish import protect_staging
 
 TABLES = ("documents", "identifiers", "persons", "quarantine")
 # Also partitioned per run, besides the tables every run writes: the person
@@ -444,7 +444,7 @@ def compact(output: str) -> dict[str, int]:
     """
     import uuid
 
-    from deid_pipeline.pipelines.storage import replace_directory
+    from deid_pipeline.store.files import replace_directory
 
     if not committed_runs(output):
         raise IncrementalError(f"{output!r} holds no --incremental run")
@@ -492,7 +492,7 @@ def _filter_quarantine(output: str, tmp: str, paths: list[str]) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from deid_pipeline.transforms.write import SCHEMAS, write_table_file
+    from deid_pipeline.store.tables import SCHEMAS, write_table_file
 
     origins = current_origins(output)
     count = 0

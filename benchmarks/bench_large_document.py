@@ -6,7 +6,7 @@ names, places, phones and dates), writes them (a) as ONE text document and
 and runs the real ``deid-pipeline run`` CLI (a subprocess, ``--ephemeral-key``)
 on each::
 
-    python -m deid_pipeline.pipelines.bench_large_document --sizes 400,4000
+    python -m deid_pipeline.benchmarks.bench_large_document --sizes 400,4000
 
 For each size it prints the input size, wall time, peak RSS of the job's
 process tree (sampled with psutil), the longest silence on the job's stderr
@@ -26,8 +26,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from deid_pipeline.pipelines.bench_inputs import fmt_bytes, workspace, write_json
-from deid_pipeline.pipelines.bench_scaling import TreeSampler
+from deid_pipeline.benchmarks.bench_inputs import fmt_bytes, workspace, write_json
+from deid_pipeline.benchmarks.sampling import TreeSampler
 
 NOTE_TOKENS = (150, 300)  # about 1.2 KB a note: 40,000 notes are about 50 MB
 SEPARATOR = "\n\n"
@@ -123,8 +123,8 @@ def run_job(layout: str, pattern: str, notes: int, documents: int, size: int,
     import json
 
     out = os.path.join(workdir, f"out-{layout}")
-    cmd = [sys.executable, "-m", "deid_pipeline.cli", "run", "--input", pattern,
-           "--output", out, "--ephemeral-key", *extra]
+    cmd = [sys.executable, "-m", "deid_pipeline.pipelines.cli", "run",
+           "--input", pattern, "--output", out, "--ephemeral-key", *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, errors="replace")
@@ -155,7 +155,7 @@ def _line(f: JobFigures) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m deid_pipeline.pipelines.bench_large_document",
+        prog="python -m deid_pipeline.benchmarks.bench_large_document",
         description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="400",
                         help="comma-separated note counts (default: 400; 40000 "

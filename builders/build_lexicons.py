@@ -20,9 +20,9 @@ Sources (build-time only; the runtime needs none of them):
   Wikipedia, NHS), so drugs are not mistaken for names;
 - simple-icd-10-cm: words of the ICD-10-CM descriptions, for disease names.
 
-Run ``python pipelines/build_lexicons.py`` (about 30 s, 2 GB RAM peak); the
-output is byte-for-byte reproducible for the same package versions, which are
-recorded in ``deid_pipeline/data/lexicons.json``.
+Run ``python -m deid_pipeline.builders.build_lexicons`` (about 30 s, 2 GB RAM
+peak); the output is byte-for-byte reproducible for the same package versions,
+which are recorded in ``deid_pipeline/data/lexicons.json``.
 """
 
 from __future__ import annotations

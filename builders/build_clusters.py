@@ -20,7 +20,7 @@ version. ``clusters.json`` beside it records, per language, the source
 package, its version and licence, the sha256 of the source file and of the
 table, and counts.
 
-``pip install -e '.[lexicons]' && python -m deid_pipeline.pipelines.build_clusters``
+``pip install -e '.[lexicons]' && python -m deid_pipeline.builders.build_clusters``
 (``--lang es`` builds Spanish the same way).
 """
 
@@ -36,7 +36,7 @@ import os
 import re
 import sys
 
-from deid_pipeline.pipelines.build_lexicons import (
+from deid_pipeline.builders.build_lexicons import (
     DATA_DIR,
     _write_tsv_gz,
     write_manifest,

@@ -7,7 +7,7 @@ on the same messages in the same run, hl7apy's plain
 ratio. Input: generated ORU^R01 reports with 10-40 OBX lines (the project's
 synthetic generator; a built-in sample builder if it is not installed).
 
-    python -m deid_pipeline.pipelines.bench_hl7 --count 300
+    python -m deid_pipeline.benchmarks.bench_hl7 --count 300
 
 Prints figures only: no message content.
 """

@@ -33,7 +33,7 @@ def load_training_corpus(spec: str, seed: int = 0, pools: str = "training"
             raise ValueError(
                 f"corpus spec {spec!r}: expected synthetic:COUNT") from None
         from deid_pipeline.synthetic import generate_notes
-        from deid_pipeline.tagger.crf_training import POOLS
+        from deid_pipeline.training.crf import POOLS
 
         # The training half by default: the genre set and the swapped sealed
         # split are written from the other (surrogates.halves).
@@ -54,7 +54,7 @@ def load_corpora(specs: Sequence[str], seed: int = 0, pools: str = "training"
 
 def add_training_options(parser: argparse.ArgumentParser) -> None:
     """CRF options shared by ``train`` and ``evaluate --folds`` (same defaults)."""
-    from deid_pipeline.tagger.crf_training import TrainOptions
+    from deid_pipeline.training.crf import TrainOptions
 
     defaults = TrainOptions()
     group = parser.add_argument_group("CRF training")
@@ -122,7 +122,7 @@ def label_map_from_args(args: argparse.Namespace):
 
 def train_options_from_args(args: argparse.Namespace):
     """TrainOptions from parsed ``add_training_options`` arguments (validated)."""
-    from deid_pipeline.tagger.crf_training import TrainOptions, parse_sampling
+    from deid_pipeline.training.crf import TrainOptions, parse_sampling
 
     parse_sampling(args.sampling)
     if (args.c1 < 0 or args.c2 < 0 or args.max_iterations < 1 or args.augment < 0
@@ -138,8 +138,8 @@ def train_options_from_args(args: argparse.Namespace):
 
 def run_train(args: argparse.Namespace) -> int:
     """The ``train`` subcommand; returns the exit code."""
-    from deid_pipeline.tagger.crf_training import train_model
     from deid_pipeline.tagger.rules.site import load_site_rules, site_report
+    from deid_pipeline.training.crf import train_model
 
     try:
         options = train_options_from_args(args)

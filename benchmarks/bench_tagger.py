@@ -2,7 +2,8 @@
 
 Not a test: run it by hand on the machine you size a job for::
 
-    python pipelines/bench_tagger.py --corpus physionet:../shared/corpora/physionet-deid
+    python -m deid_pipeline.benchmarks.bench_tagger \
+        --corpus physionet:../shared/corpora/physionet-deid
 
 It tags every note of the corpus ``--repeat`` times in this one process (one
 core) and reports the best pass, split into tokenization, feature extraction
@@ -63,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from deid_pipeline.tagger import lexicons
-    from deid_pipeline.tagger.crf import CrfDetector, load_model
-    from deid_pipeline.tagger.training import load_corpora
+    from deid_pipeline.tagger.crf import CrfDetector
+    from deid_pipeline.tagger.crf_model import load_model
     from deid_pipeline.tokenizer import tokenize
+    from deid_pipeline.training.train import load_corpora
 
     try:
         import os

@@ -1,0 +1,1 @@
+"""Builders of deid_pipeline/data/: lexicons, gazetteers, word clusters."""

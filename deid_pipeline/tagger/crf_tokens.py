@@ -1,0 +1,307 @@
+"""The CRF's token decisions after decoding, in English.
+
+The model marks tokens at a recall bias; these rules, written against the
+development notes' errors, unmark what the bias alone made PHI and is
+almost never PHI (common words, weekdays, year-less fractions, ages under
+90), and widen what it found to what must go with it (every occurrence of a
+name, all of a multi-word place, the initial beside a name), never across a
+sentence's end. English word lists and US places: another language's model
+skips them (:class:`~deid_pipeline.tagger.crf.CrfDetector`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+from deid_pipeline.tagger import lexicons
+from deid_pipeline.tagger.bio import OUTSIDE
+from deid_pipeline.tagger.rules.detector import default_config
+from deid_pipeline.tokenizer import Token, is_digits
+
+
+def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
+                   confidences: list[float], viterbi: Sequence[str],
+                   propagate: bool = True) -> None:
+    """Apply every English token rule, in order, to ``kinds`` and ``confidences``.
+
+    ``kinds[t]``: the PHI kind of token t at the bias (None: not PHI);
+    ``viterbi``: the best path's tags, which no rule overrules.
+    """
+    _drop_common_words(tokens, kinds, viterbi)
+    _drop_weekdays(tokens, kinds)
+    _drop_bias_only_fractions(tokens, kinds, viterbi)
+    _drop_bias_only_young_ages(tokens, kinds, viterbi)
+    if propagate:
+        _propagate(tokens, kinds, confidences, viterbi)
+    _widen_to_places(tokens, kinds, confidences)
+    _widen_to_initials(tokens, kinds, confidences)
+    _end_at_sentences(tokens, kinds)
+
+
+# A word this common in English (wordfreq Zipf >= 5: "will", "may", "bill") is
+# not propagated from one occurrence to the others: it is too often not PHI.
+_PROPAGATE_MAX_ENGLISH_BAND = 4
+
+
+def _is_clinical_word(flags: Sequence[str]) -> bool:
+    """A drug or diagnosis word that is no listed name (``dopamine``, not ``Cross``)."""
+    return (any(f in ("drug", "dx") for f in flags)
+            and not any(f[:2] in ("fn", "ln") for f in flags))
+
+
+def _propagate(tokens: Sequence[Token], kinds: list[str | None],
+               confidences: list[float], viterbi: Sequence[str]) -> None:
+    """Mark every occurrence of a word found as PHI elsewhere in the document.
+
+    A name is often spelled out once with its cue ("son David") and then
+    alone ("David called"); the model finds the first and misses the rest.
+    Only letter tokens of two or more letters that are not common English
+    words, and that the best path calls PHI, are propagated, with the label
+    and confidence of their best occurrence: a word only the recall bias
+    marked (``neo``, ``aline``) is too unsure to be copied everywhere. The
+    seeds do not depend on the bias, so the result stays monotone in it.
+    """
+    seeds: dict[str, tuple[float, str]] = {}
+    for t, kind in enumerate(kinds):
+        if kind is not None and viterbi[t] != OUTSIDE:
+            text = tokens[t].text
+            if len(text) > 1 and text.isalpha():
+                key = text.lower()
+                if key not in seeds or confidences[t] > seeds[key][0]:
+                    seeds[key] = (confidences[t], kind)
+    if not seeds:
+        return
+    lex = lexicons.load()
+    seeds = {k: v for k, v in seeds.items()
+             if lex.english_band(k) <= _PROPAGATE_MAX_ENGLISH_BAND
+             and not _is_clinical_word(lex.flags(k))}
+    for t, tok in enumerate(tokens):
+        if kinds[t] is None and len(tok.text) > 1:
+            seed = seeds.get(tok.text.lower())
+            if seed is not None:
+                confidences[t], kinds[t] = seed
+
+
+_COMMON_WORD_BAND = 6
+
+
+def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
+                       viterbi: Sequence[str]) -> None:
+    """Unmark very common English words that only a negative bias made PHI.
+
+    Lowering the O score marks whatever the model is least sure of, and in
+    notes that includes ``and``, ``will`` or ``home`` next to a name. A word
+    this common (wordfreq Zipf >= 6) is PHI only when the best path says so.
+    """
+    lex = lexicons.load()
+    for t, kind in enumerate(kinds):
+        if (kind is not None and viterbi[t] == OUTSIDE
+                and lex.english_band(tokens[t].text.lower()) >= _COMMON_WORD_BAND):
+            kinds[t] = None
+
+
+# Flags of a multi-word place name (Bel Air, Glen Burnie, New Hampshire).
+_PLACE_PHRASE_KINDS = (("state", "STATE"), ("country", "COUNTRY"), ("town", "CITY"),
+                       ("uscity", "CITY"), ("city", "CITY"))
+
+
+def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
+                     confidences: list[float]) -> None:
+    """Mark all of a multi-word place name of which any word is marked.
+
+    The model often finds one word of "Bel Air" (and may call it a name):
+    half a place name left in clear still names the place. The whole name
+    takes the place kind and the surest confidence of its marked words.
+    """
+    marked = [t for t, kind in enumerate(kinds) if kind is not None]
+    if not marked:
+        return
+    lowers = [tok.text.lower() for tok in tokens]
+    for i, k, flags in lexicons.phrase_matches(lowers, lexicons.load()):
+        hits = [t for t in range(i, i + k) if kinds[t] is not None]
+        kind = next((kind for flag, kind in _PLACE_PHRASE_KINDS if flag in flags),
+                    None)
+        if not hits or kind is None or len(hits) == k and all(
+                kinds[t] == kind for t in hits):
+            continue
+        confidence = max(confidences[t] for t in hits)
+        for t in range(i, i + k):
+            kinds[t] = kind
+            confidences[t] = max(confidences[t], confidence)
+
+
+_NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+
+
+# Lower-case letters that are words or abbreviations before a stop ("smith a.
+# fib"), never read as a lower-case name's initial.
+_NOT_LOWER_INITIALS = frozenset("aio")
+
+
+def _is_initial(tokens: Sequence[Token], t: int, lower: bool = False) -> bool:
+    """Token t is one capital letter with its full stop right after it (``G.``).
+
+    With ``lower`` (the name beside it is written in lower case: ``christine
+    y.``) a lower-case letter too, but for ``a``, ``i`` and ``o``. Not when a
+    letter follows the stop unspaced: ``M.D.``, ``R.N.`` are credentials, not
+    an initial of the name before them.
+    """
+    if not (0 <= t < len(tokens) - 1 and len(tokens[t].text) == 1):
+        return False
+    letter = tokens[t].text
+    return (("A" <= letter <= "Z"
+             or lower and "a" <= letter <= "z" and letter not in _NOT_LOWER_INITIALS)
+            and tokens[t + 1].text == "."
+            and tokens[t + 1].start == tokens[t].end
+            and not (t + 2 < len(tokens) and tokens[t + 2].start == tokens[t + 1].end
+                     and tokens[t + 2].text.isalpha()))
+
+
+def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
+                       confidences: list[float]) -> None:
+    """Mark the initial written against a marked name (``G. Johnson``, ``Anna S.``).
+
+    The model learns the initials of the corpus's doctors as strings (the
+    same few letters before the same surnames) and misses another letter
+    before another surname; an initial left in clear beside a redacted name
+    still narrows it down. The initial takes the name's kind and confidence.
+    """
+    for t, kind in enumerate(kinds):
+        if kind not in _NAME_KINDS:
+            continue
+        # "G. Johnson": the initial two tokens back, a blank or two after its stop;
+        # "Anna S.": the next token, a blank or two after the name.
+        for i, gap in ((t - 2, tokens[t].start - tokens[t - 1].end),
+                       (t + 1, tokens[min(t + 1, len(tokens) - 1)].start
+                        - tokens[t].end)):
+            if (1 <= gap <= 2 and kinds[i] is None
+                    and _is_initial(tokens, i, lower=tokens[t].text.islower())):
+                kinds[i] = kind
+                confidences[i] = confidences[t]
+        # "Kevin M with CHF": a capital alone after a title-case name, then a
+        # lower-case word or a clause's end (not "I", nor capitals running on).
+        i = t + 1
+        if (i < len(tokens) and kinds[i] is None and tokens[t].text.istitle()
+                and tokens[i].start - tokens[t].end == 1
+                and _is_bare_initial(tokens, i)):
+            kinds[i] = kind
+            confidences[i] = confidences[t]
+
+
+_CLAUSE_ENDS = frozenset(",;:?!)")
+
+
+def _is_bare_initial(tokens: Sequence[Token], t: int) -> bool:
+    """Token t is one capital (not ``I``) before a lower-case word or a clause end."""
+    letter = tokens[t].text
+    if not (len(letter) == 1 and "A" <= letter <= "Z" and letter != "I"):
+        return False
+    if t + 1 == len(tokens):
+        return True
+    after = tokens[t + 1]
+    if after.start == tokens[t].end:
+        return after.text in _CLAUSE_ENDS or after.text in ("'", "\u2019")
+    return after.text[:1].islower()
+
+
+# Days of the week are in no HIPAA category, yet stand where names and dates
+# do ("going home on MON", "?CABG FRIDAY 10/7"). "Sat" and "Sun" are left to
+# the model: they are also a verb and a surname.
+_WEEKDAYS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "mon tue tues wed thu thur thurs fri".split())
+
+
+def _drop_weekdays(tokens: Sequence[Token], kinds: list[str | None]) -> None:
+    """Unmark days of the week, whatever the model called them."""
+    for t, kind in enumerate(kinds):
+        if kind is not None and tokens[t].text.lower() in _WEEKDAYS:
+            kinds[t] = None
+
+
+@lru_cache(maxsize=1)
+def _kin_words() -> frozenset[str]:
+    return frozenset(default_config()["names"]["relations"])
+
+
+_SENTENCE_MARKS = frozenset("?!")
+
+
+def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
+    """No model span holds a kin word, nor the full stop before one.
+
+    ``PT IS A RETIRED EDITOR. BROTHER ANGEL``: the model carried PROFESSION
+    over the full stop into ``BROTHER``. As one value, ``EDITOR. BROTHER``
+    was then searched for in the whole document, and a surrogate ``...
+    editor`` before another untouched ``. brother`` spelled it: the leak
+    guard quarantined a document of 40,000 notes. A kin word (rules.json
+    ``names.relations``) is a cue, never part of a value (no gold span of the
+    development notes holds one), and a stop before it ends the sentence.
+    Other stops stay: ``St. Mary``, ``Mass. General`` are one name. A
+    question or exclamation mark always ends a sentence: ``in Dayton?`` was
+    one span, and its surrogate took the question away.
+    """
+    kin = _kin_words()
+    last = len(tokens) - 1
+    for t, kind in enumerate(kinds):
+        if kind is None:
+            continue
+        word = tokens[t].text
+        if word.lower() in kin or set(word) <= _SENTENCE_MARKS or (
+                word == "." and t < last and tokens[t + 1].text.lower() in kin):
+            kinds[t] = None
+
+
+def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
+    """The tokens around t joined without blanks that are digits or ``/``.
+
+    At most three tokens each way: callers only ask whether the run is three
+    tokens long, and a hostile run of thousands must not cost n² steps.
+    """
+    lo = hi = t
+    while lo > max(t - 3, 0) and tokens[lo - 1].end == tokens[lo].start and (
+            is_digits(tokens[lo - 1].text) or tokens[lo - 1].text == "/"):
+        lo -= 1
+    last = min(t + 3, len(tokens) - 1)
+    while hi < last and tokens[hi].end == tokens[hi + 1].start and (
+            is_digits(tokens[hi + 1].text) or tokens[hi + 1].text == "/"):
+        hi += 1
+    return lo, hi
+
+
+def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
+                              viterbi: Sequence[str]) -> None:
+    """Unmark year-less ``5/5``, ``3/10`` that only a negative bias made dates.
+
+    Such fractions are vent settings, pain scores and strengths far more
+    often than dates; the rules find the dated ones by their context words,
+    and the model still marks those its best path calls dates.
+    """
+    for t, kind in enumerate(kinds):
+        if kind != "DATE" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
+            continue
+        lo, hi = _fraction_run(tokens, t)
+        if hi - lo == 2 and tokens[lo + 1].text == "/" and all(
+                len(tokens[i].text) <= 2 for i in (lo, hi)):
+            kinds[t] = None
+
+
+# Safe Harbor's line: an age under it is no PHI (rules/ages.py).
+_OLDEST_KEPT_AGE = 89
+
+
+def _drop_bias_only_young_ages(tokens: Sequence[Token], kinds: list[str | None],
+                               viterbi: Sequence[str]) -> None:
+    """Unmark ages under 90 that only a negative bias made AGE (``a 69 yr old``).
+
+    The model's AGE is an age over 89, as its gold and the rules have it; at a
+    recall bias it also marks the ages every note states, with a confidence
+    near 0.1. An age its best path calls AGE stays (a site's model trained
+    on every age marks them so).
+    """
+    for t, kind in enumerate(kinds):
+        if (kind == "AGE" and viterbi[t] == OUTSIDE and is_digits(tokens[t].text)
+                and int(tokens[t].text) <= _OLDEST_KEPT_AGE):
+            kinds[t] = None
+
