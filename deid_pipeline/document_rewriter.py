@@ -22,7 +22,7 @@ from deid_pipeline.rewrite import (
     replacement_of,
     rewrite,
 )
-from deid_pipeline.surrogates import Originals
+from deid_pipeline.surrogates import ENGLISH, Originals, check_language
 from deid_pipeline.surrogates.dates import person_offset
 from deid_pipeline.tagger.confidence import DEFAULT_REVIEW_FLOOR, HeldForReviewError
 
@@ -83,8 +83,12 @@ class Rewriter:
     # A document whose confidence (tagger/confidence.py) is below it is held
     # for review instead of published; 0 publishes every document.
     review_floor: float = DEFAULT_REVIEW_FLOOR
+    # Whose surrogates: ``en`` or ``es`` (names, places, ids, day-first
+    # dates); ``run`` takes the model's recorded language unless --language.
+    language: str = ENGLISH
 
     def __post_init__(self) -> None:
+        check_language(self.language)
         object.__setattr__(self, "mode", member_of(Mode, self.mode, "mode"))
         object.__setattr__(self, "policy", member_of(Policy, self.policy, "policy"))
         if self.as_of_year is None:
@@ -126,7 +130,8 @@ class Rewriter:
     def _new_context(self, pid: str, avoid: Originals | None = None
                      ) -> RewriteContext:
         return RewriteContext(key=self.key, person_id=pid, policy=self.policy,
-                              as_of_year=self.as_of_year, avoid=avoid)
+                              as_of_year=self.as_of_year, avoid=avoid,
+                              language=self.language)
 
     def _context(self, pid: str, avoid: Originals | None = None) -> RewriteContext:
         """The person's context, kept while the same person's values come in.

@@ -9,8 +9,10 @@ The map is stored in the model (:mod:`deid_pipeline.tagger.model_metadata`),
 so ``run`` needs no option to know it.
 
 A map is a JSON object ``{"name": ..., "description": ..., "labels": {LABEL:
-category}}``, validated strictly: an unknown key or category is an error
-naming it, never a silent default.
+category}, "surrogate_labels": {LABEL: built-in label}}`` (the last optional:
+which built-in label's surrogates a label takes, within its category, e.g.
+``CALLE`` -> ``STREET``), validated strictly: an unknown key, category or
+built-in label is an error naming it, never a silent default.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping
 
-from deid_pipeline.labels import register_site_labels
+from deid_pipeline.labels import CATEGORY_OF, register_site_labels
 
 __all__ = ["LABEL_MAP_CATEGORIES", "LabelMap", "load_label_map", "shipped_label_maps"]
 
@@ -33,7 +35,7 @@ LABEL_MAP_CATEGORIES: Mapping[str, str] = MappingProxyType({
     "other": "OTHER", "keep": "KEEP",
 })
 _DIRECTORY = os.path.join(os.path.dirname(__file__), "data", "label_maps")
-_KEYS = frozenset({"name", "description", "labels"})
+_KEYS = frozenset({"name", "description", "labels", "surrogate_labels"})
 # A label is one BIO-able word: no blanks (BRAT's own rule), no ``-`` prefix
 # confusion with B-/I- (the CRF's labels are ``B-LABEL``; a ``-`` inside is fine).
 _LABEL = re.compile(r"[^\s]+")
@@ -49,18 +51,26 @@ class LabelMap:
 
     name: str
     categories: Mapping[str, str]
+    # Site label -> the built-in label whose surrogates it takes (optional,
+    # same category: ``CALLE`` -> STREET); unnamed labels take their
+    # category's (deid_pipeline.labels.builtin_label).
+    surrogate_labels: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({}))
 
     def register(self) -> LabelMap:
         """Make the map's labels valid PHI labels in this process; returns self."""
-        register_site_labels(self.categories)
+        register_site_labels(self.categories, self.surrogate_labels)
         return self
 
     def to_json(self) -> dict:
         """The map as stored in a model (categories as a map file spells them)."""
         back = {v: k for k, v in LABEL_MAP_CATEGORIES.items()}
-        return {"name": self.name,
-                "labels": {label: back[cat] for label, cat in
-                           sorted(self.categories.items())}}
+        out = {"name": self.name,
+               "labels": {label: back[cat] for label, cat in
+                          sorted(self.categories.items())}}
+        if self.surrogate_labels:
+            out["surrogate_labels"] = dict(sorted(self.surrogate_labels.items()))
+        return out
 
 
 def shipped_label_maps() -> tuple[str, ...]:
@@ -92,7 +102,19 @@ def label_map_from_json(obj: object, where: str) -> LabelMap:
     name = obj.get("name", os.path.splitext(os.path.basename(where))[0])
     if not isinstance(name, str):
         raise LabelMapError(f"{where}: 'name' must be a string")
-    return LabelMap(name, MappingProxyType(categories))
+    finer = obj.get("surrogate_labels", {})
+    if not isinstance(finer, dict):
+        raise LabelMapError(f"{where}: 'surrogate_labels' must be an object "
+                            "{LABEL: built-in label}")
+    for label, builtin in finer.items():
+        if label not in categories or label in CATEGORY_OF:
+            raise LabelMapError(f"{where}: surrogate_labels: {label!r} is not "
+                                "one of the map's own labels")
+        if CATEGORY_OF.get(builtin) != categories[label]:
+            raise LabelMapError(f"{where}: surrogate_labels: {label!r} is of "
+                                f"category {categories[label]}; {builtin!r} is "
+                                "no built-in label of it")
+    return LabelMap(name, MappingProxyType(categories), MappingProxyType(dict(finer)))
 
 
 def load_label_map(spec: str) -> LabelMap:

@@ -68,15 +68,23 @@ PHYSIONET_TAGS: dict[str, str] = {
 # (annotated, but the site's policy does not remove it).
 SITE_ONLY_CATEGORIES = ("OTHER", "KEEP")
 _SITE_CATEGORY: dict[str, str] = {}
+# A site label's finer built-in label, when its map names one (``CALLE`` ->
+# STREET, ``NOMBRE_PERSONAL_SANITARIO`` -> DOCTOR): its surrogate generator,
+# scope and leak-guard rules are that label's, not its category's default.
+_SITE_BUILTIN: dict[str, str] = {}
 
 
-def register_site_labels(categories: Mapping[str, str]) -> None:
+def register_site_labels(categories: Mapping[str, str],
+                         builtins: Mapping[str, str] | None = None) -> None:
     """Make a label map's labels valid in this process (idempotent).
 
     A site label may not redefine a built-in label's category, nor one
     already registered with another category: the same label string would
-    then pick two different surrogates.
+    then pick two different surrogates. ``builtins`` (site label -> built-in
+    label of the same category) refines which generator a label uses; a
+    label registered with another refinement is refused for the same reason.
     """
+    builtins = builtins or {}
     for label, cat in categories.items():
         if cat not in CATEGORIES and cat not in SITE_ONLY_CATEGORIES:
             raise ValueError(f"label {label!r}: unknown category {cat!r}")
@@ -84,9 +92,21 @@ def register_site_labels(categories: Mapping[str, str]) -> None:
         if known is not None and known != cat:
             raise ValueError(f"label {label!r} is already of category {known}, "
                              f"not {cat}")
+    for label, builtin in builtins.items():
+        if label not in categories or label in CATEGORY_OF:
+            raise ValueError(f"surrogate label of {label!r}: not a site label "
+                             "of the map")
+        if CATEGORY_OF.get(builtin) != categories[label]:
+            raise ValueError(f"label {label!r} of category {categories[label]} "
+                             f"cannot use the surrogates of {builtin!r}")
+        known = _SITE_BUILTIN.get(label)
+        if known is not None and known != builtin:
+            raise ValueError(f"label {label!r} already uses the surrogates of "
+                             f"{known}, not {builtin}")
     for label, cat in categories.items():
         if label not in CATEGORY_OF:
             _SITE_CATEGORY[label] = cat
+    _SITE_BUILTIN.update(builtins)
 
 
 def site_labels(cat: str) -> tuple[str, ...]:
@@ -112,11 +132,15 @@ def builtin_label(label: str, value: str = "") -> str:
     (a ``contact`` value with ``@`` is an EMAIL, one starting ``http`` or
     ``www.`` a URL, any other a PHONE). OTHER and KEEP have none: returned
     as they are, so a surrogate for them fails and is masked (OTHER), or is
-    never asked for (KEEP spans are not rewritten).
+    never asked for (KEEP spans are not rewritten). A label its map refines
+    (``surrogate_labels``) stands for the label named there.
     """
     cat = _SITE_CATEGORY.get(label)
     if cat is None:
         return label
+    finer = _SITE_BUILTIN.get(label)
+    if finer is not None:
+        return finer
     if cat == "CONTACT":
         if "@" in value:
             return "EMAIL"

@@ -184,6 +184,29 @@ _LIMITED_DATASET_KEEPS = frozenset(
 )
 
 
+_WORD = re.compile(r"[^\W\d_]+")
+# Number words of 90 and over (English and Spanish): what an age in words
+# must not hold to stand as written.
+_NINETY_AND_OVER = frozenset({"ninety", "hundred", "noventa", "cien", "ciento"})
+
+
+def _age_in_words_under_90(value: str) -> bool:
+    """``trece años``, ``fifty-two years``: an age in words, under 90, stands.
+
+    Every word must be one the age generators keep (English or Spanish, so
+    nothing else of the span stands with it), one of them a number word, none
+    of 90 or over; the generators then return the value as written.
+    """
+    from deid_pipeline.surrogates.ages import _AGE_WORDS, _ANY_WORD_NUMBER
+    from deid_pipeline.surrogates.es.ages import _AGE_WORDS as _SPANISH_WORDS
+    from deid_pipeline.surrogates.es.ages import _ANY_WORD_NUMBER as _SPANISH_NUMBER
+
+    words = [w.casefold() for w in _WORD.findall(value)]
+    return (bool(words) and all(w in _AGE_WORDS or w in _SPANISH_WORDS for w in words)
+            and not any(w in _NINETY_AND_OVER for w in words)
+            and bool(_ANY_WORD_NUMBER.search(value) or _SPANISH_NUMBER.search(value)))
+
+
 def policy_keeps(label: str, value: str, policy: str) -> bool:
     """Whether the policy lets this value stand (so finding it is not a leak).
 
@@ -195,6 +218,8 @@ def policy_keeps(label: str, value: str, policy: str) -> bool:
     label = builtin_label(label, value)  # a site label: its category's
     if label == "AGE":
         numbers = _AGE.findall(value)
+        if not numbers and policy != _LIMITED_DATASET:
+            return _age_in_words_under_90(value)
         return policy == _LIMITED_DATASET or bool(numbers) and int(numbers[0]) <= 89
     if policy == _LIMITED_DATASET:
         return label in _LIMITED_DATASET_KEEPS

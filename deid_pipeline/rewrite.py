@@ -35,7 +35,9 @@ from deid_pipeline.runtime.progress import (
 from deid_pipeline.surrogates import (
     DEFAULT_MAX_SHIFT_DAYS,
     DEFAULT_MIN_SHIFT_DAYS,
+    ENGLISH,
     Originals,
+    check_language,
     surrogate,
     warm_up,
 )
@@ -63,7 +65,9 @@ class RewriteContext:
     over 89; how 2-digit years expand): pin it for byte-identical re-runs
     across a new year. ``avoid``: the originals of the message or document
     (in the batch run, of all the person's documents) that no surrogate may
-    spell (drawn again, keyed, when one does).
+    spell (drawn again, keyed, when one does). ``language``: whose
+    surrogates (``en``: US names, places and month-first dates; ``es``:
+    Spanish ones and day-first dates, ``deid_pipeline.surrogates.es``).
     """
 
     key: bytes = field(repr=False)
@@ -73,11 +77,13 @@ class RewriteContext:
     max_shift_days: int = DEFAULT_MAX_SHIFT_DAYS
     as_of_year: int = field(default_factory=_this_year)
     avoid: Originals | None = field(default=None, repr=False, compare=False)
+    language: str = ENGLISH
 
     def __post_init__(self) -> None:
         """Reject a context that could not be used safely, at construction."""
         if not isinstance(self.key, bytes) or not self.key:
             raise ValueError("RewriteContext.key must be non-empty bytes")
+        check_language(self.language)
         object.__setattr__(self, "policy", member_of(Policy, self.policy, "policy"))
         if not 0 <= self.min_shift_days <= self.max_shift_days:
             raise ValueError(

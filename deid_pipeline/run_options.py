@@ -119,6 +119,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="what surrogate mode must remove (default: %(default)s)",
     )
     add_as_of_year(parser)
+    add_language(parser)
     add_review_floor(parser)
     parser.add_argument(
         "--keep-metadata",
@@ -242,6 +243,33 @@ def add_as_of_year(parser: argparse.ArgumentParser) -> None:
         "to the archive's extraction year, so that re-runs across a new year "
         "give the same bytes",
     )
+
+
+def add_language(parser: argparse.ArgumentParser) -> None:
+    """``--language``: shared by ``run`` and ``mllp``.
+
+    Absent unless given (``argparse.SUPPRESS``): the model's recorded language
+    decides, and run.json's options stay as they were for a run without it.
+    """
+    parser.add_argument(
+        "--language",
+        choices=("en", "es"),
+        default=argparse.SUPPRESS,
+        help="language of the surrogates: en (US names and places, dates read "
+        "month first) or es (Spanish names, places, DNI/NIE, phones, dates read "
+        "day first); default: the language the model records (en for the "
+        "shipped model)",
+    )
+
+
+def surrogate_language(args: argparse.Namespace) -> str:
+    """``--language`` if given, else the language ``--model`` records."""
+    given = getattr(args, "language", None)
+    if given is not None:
+        return given
+    from deid_pipeline.tagger.crf_model import model_language
+
+    return model_language(args.model)
 
 
 def _floor(value: str) -> float:

@@ -35,7 +35,7 @@ from deid_pipeline.outputs.rows import quarantine_row
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
 from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
-from deid_pipeline.run_options import build_parser, metadata_keys
+from deid_pipeline.run_options import build_parser, metadata_keys, surrogate_language
 from deid_pipeline.runtime import interrupts
 from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.store.files import (
@@ -332,13 +332,14 @@ def _prepare(argv: list[str] | None):
             from deid_pipeline.tagger.crf_model import default_bias
 
             args.bias = default_bias(args.model)
+        language = surrogate_language(args)
     except ValueError as exc:
         raise RunError(str(exc)) from exc
     tagger_config = TaggerConfig(
         detectors=detectors, model_path=args.model, bias=args.bias,
         rules_path=absolute(args.rules) if args.rules else None,
     )
-    return args, beam_args, key, key_source, tagger_config
+    return args, beam_args, key, key_source, tagger_config, language
 
 
 def run(
@@ -349,7 +350,7 @@ def run(
     With ``--incremental`` the summary goes to ``OUTPUT/runs/<ts>.json`` and
     the tables to partitions (``deid_pipeline/store/incremental.py``).
     """
-    args, beam_args, key, key_source, tagger_config = _prepare(argv)
+    args, beam_args, key, key_source, tagger_config, language = _prepare(argv)
     interrupts.raise_if_received()
     versions = _versions(tagger_config)
     pipeline_version = __version__ + (
@@ -358,7 +359,7 @@ def run(
     rewriter = Rewriter(
         mode=args.mode, key=key, policy=args.policy, pipeline_version=pipeline_version,
         as_of_year=args.as_of_year, keep_metadata=metadata_keys(args.keep_metadata),
-        review_floor=args.review_floor,
+        review_floor=args.review_floor, language=language,
     )
 
     options = PipelineOptions(beam_args + quiet_worker_args(beam_args))

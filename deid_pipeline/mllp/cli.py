@@ -22,8 +22,10 @@ from deid_pipeline.mllp.security import TlsFiles, check_listen, parse_networks
 from deid_pipeline.policy import Mode, Policy
 from deid_pipeline.run_options import (
     add_as_of_year,
+    add_language,
     add_review_floor,
     add_rules_option,
+    surrogate_language,
 )
 from deid_pipeline.runtime.process import allowed_cpus
 from deid_pipeline.tagger.detectors import (
@@ -101,6 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         choices=[p.value for p in Policy],
                         help="what surrogate mode must remove (default: %(default)s)")
     add_as_of_year(parser)
+    add_language(parser)
     add_review_floor(parser)
     parser.add_argument("--key-file", metavar="FILE",
                         help="secret key for person ids and surrogates (default: "
@@ -249,7 +252,7 @@ def _config(args: argparse.Namespace):
                             else None),
         mode=args.mode, key=key, policy=args.policy, as_of_year=args.as_of_year,
         review_floor=args.review_floor,
-        z_segments=args.hl7_z_segments)
+        z_segments=args.hl7_z_segments, language=surrogate_language(args))
     config = GatewayConfig(
         output_dir=args.output, engine=engine, host=args.listen[0],
         port=args.listen[1], forward=args.forward, workers=args.workers,

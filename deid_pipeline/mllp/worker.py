@@ -85,6 +85,7 @@ class EngineConfig:
     as_of_year: int | None = None  # None: this year (see Rewriter)
     review_floor: float = DEFAULT_REVIEW_FLOOR
     z_segments: str = "empty"  # hl7.writeback.Z_SEGMENT_MODES
+    language: str = "en"  # whose surrogates (see Rewriter)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +151,8 @@ class Engine:
         self.tagger = PhiTagger.from_config(config.tagger)
         self.rewriter = Rewriter(config.mode, config.key, config.policy,
                                  as_of_year=config.as_of_year,
-                                 review_floor=config.review_floor)
+                                 review_floor=config.review_floor,
+                                 language=config.language)
         self.z_segments = config.z_segments
 
     def warm_up(self) -> None:

@@ -23,6 +23,12 @@ never lets the original through.
 | EMAIL, URL, IPADDR | example domains, TEST-NET, 2001:db8:: | person |
 | STREET, CITY, STATE, ZIP, COUNTRY, ROOM, DEPARTMENT, PROFESSION | same form | person |
 | HOSPITAL, ORGANIZATION, LOCATION | proper words replaced | whole run |
+
+That table is English's (``en``). A context whose ``language`` is ``es`` takes
+the Spanish generators of :mod:`deid_pipeline.surrogates.es` where it has one
+(names, places, phones, DNI/NIE/NASS and other ids, e-mails, ages,
+professions, day-first dates), English's for the rest (URLs, IP addresses,
+rooms, departments); same keys, scopes and memo.
 """
 
 from __future__ import annotations
@@ -77,12 +83,15 @@ from deid_pipeline.surrogates.zip3 import RESTRICTED_ZIP3, safe_harbor_zip3
 __all__ = [
     "DEFAULT_MAX_SHIFT_DAYS",
     "DEFAULT_MIN_SHIFT_DAYS",
+    "ENGLISH",
     "GENERATORS",
+    "LANGUAGES",
     "RESTRICTED_ZIP3",
     "Originals",
     "SurrogateContext",
     "SurrogateError",
     "SurrogateGenerator",
+    "check_language",
     "date_shift_days",
     "generator_for",
     "parse_date",
@@ -113,6 +122,26 @@ GENERATORS: dict[str, SurrogateGenerator] = _registry(
 )
 assert set(GENERATORS) == set(LABELS), "every label needs exactly one generator"
 
+ENGLISH = "en"
+SPANISH = "es"
+# The languages surrogates are made in (the tagger's languages.LANGUAGES).
+LANGUAGES = (ENGLISH, SPANISH)
+
+
+def check_language(language: str) -> str:
+    """Return ``language`` if surrogates can be made in it, else raise ValueError."""
+    if language not in LANGUAGES:
+        raise ValueError(f"surrogate language {language!r}: choose from "
+                         f"{', '.join(LANGUAGES)}")
+    return language
+
+
+@functools.cache
+def _spanish() -> dict[str, SurrogateGenerator]:
+    from deid_pipeline.surrogates.es import GENERATORS as SPANISH_GENERATORS
+
+    return SPANISH_GENERATORS
+
 
 def warm_up() -> None:
     """Load the name tables and the gazetteer now (about 0.4 s, once per process).
@@ -127,8 +156,15 @@ def warm_up() -> None:
     gazetteer()
 
 
-def generator_for(label: str) -> SurrogateGenerator:
-    """Return the generator of ``label``; SurrogateError for a label without one."""
+def generator_for(label: str, language: str = ENGLISH) -> SurrogateGenerator:
+    """Return the generator of ``label``; SurrogateError for a label without one.
+
+    In ``es``, the Spanish generator where there is one, else English's.
+    """
+    if language == SPANISH:
+        found = _spanish().get(label)
+        if found is not None:
+            return found
     try:
         return GENERATORS[label]
     except KeyError:
@@ -150,6 +186,8 @@ class _Settings:
     pool: PoolHalf | None = None
     # Name parts and city words the draw skips (a redraw's; None: none).
     avoid: frozenset[str] | None = None
+    # Whose generators (ENGLISH or SPANISH).
+    language: str = ENGLISH
 
 
 def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
@@ -169,9 +207,19 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     if label in _SHIFTED:
         if avoid.names_in(out):
             raise SurrogateError(f"{label}: the shifted value names an original")
-    elif avoid.spelled_by(out):
+    elif _spells(avoid, out, settings.language):
         out = _redrawn(settings, label, value, avoid)
     return out
+
+
+def _spells(avoid: Originals, out: str, language: str) -> bool:
+    """Whether ``out`` spells an original; in Spanish, an original place too.
+
+    (A person's ``Madrid`` drawn for their ``Barcelona`` would put a real place
+    of theirs back; English surrogates do not ask, as before.)
+    """
+    return avoid.spelled_by(out) or (language == SPANISH
+                                     and avoid.places_spelled_by(out))
 
 
 # Dates and ages move by the person's one shift: a redraw would break intervals,
@@ -208,7 +256,7 @@ def _redrawn(settings: _Settings, label: str, value: str, avoid: Originals) -> s
                 out = _memo(again, label, value)
         else:
             out = _memo(again, label, value)
-        if not avoid.spelled_by(out):
+        if not _spells(avoid, out, settings.language):
             return out
     raise SurrogateError(f"{label}: every redraw spells an original")
 
@@ -226,14 +274,15 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
     min_days, max_days = shift_range_of(ctx)
     settings = _Settings(ctx.key, ctx.person_id, ctx.policy,
                          min_days, max_days, as_of_year_of(ctx),
-                         getattr(ctx, "pool", None))
+                         getattr(ctx, "pool", None),
+                         language=getattr(ctx, "language", ENGLISH))
     _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
     return settings
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def _memo(settings: _Settings, label: str, value: str) -> str:
-    out = generator_for(label).generate(value, label, settings)
+    out = generator_for(label, settings.language).generate(value, label, settings)
     if not isinstance(out, str) or not out:
         raise SurrogateError(f"{label}: generator returned no text")
     return out

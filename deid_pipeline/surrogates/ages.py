@@ -57,28 +57,37 @@ her their late early mid over about approx nearly almost is was turned turns
 """.split())
 
 
-def _years(number: float, unit: str | None) -> float:
-    if not unit:
-        return number
-    return number / _UNIT_YEARS[unit[:2].casefold()]
-
-
 class AgeGenerator(SurrogateGenerator):
     """Ages over 89 -> ``90``/``90+``; others unchanged (see the module doc)."""
 
     labels = ("AGE",)
+    # The language's words: a number and its unit, the unit's share of a
+    # year (by its first two letters), ages over 89 in words, any number in
+    # words, the words an age's text may hold, and ninety in words.
+    number_rx: re.Pattern = _NUMBER
+    unit_years: dict[str, int] = _UNIT_YEARS
+    words_rx: re.Pattern = _WORDS
+    any_word_number: re.Pattern = _ANY_WORD_NUMBER
+    allowed: frozenset[str] = _AGE_WORDS
+    ninety: str = "ninety"
+
+    def _years(self, number: float, unit: str | None) -> float:
+        if not unit:
+            return number
+        return number / self.unit_years[unit[:2].casefold()]
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Aggregate every age over 89 in ``value``; keep the rest of the text."""
         if policy_of(ctx) == Policy.LIMITED_DATASET:
             return value
-        refuse_words(value, _AGE_WORDS, label)
+        refuse_words(value, self.allowed, label)
         found = False
 
         def number(m: re.Match) -> str:
             nonlocal found
             found = True
-            if _years(float(m.group("n")), m.group("unit")) <= 89:
+            if self._years(float(m.group("n").replace(",", ".")),
+                           m.group("unit")) <= 89:
                 return m.group()
             nxt = value[m.end("n"):m.end("n") + 1]
             glued = nxt in ("-", "+") or nxt.casefold() == "s" or (
@@ -86,10 +95,10 @@ class AgeGenerator(SurrogateGenerator):
             return ("90" if glued else OVER_89) + m.group()[m.end("n") - m.start():]
 
         def words(m: re.Match) -> str:
-            return with_case("ninety", case_of(m.group()))
+            return with_case(self.ninety, case_of(m.group()))
 
-        out = _NUMBER.sub(number, value)
-        out = _WORDS.sub(words, out)
-        if not found and not _ANY_WORD_NUMBER.search(value):
+        out = self.number_rx.sub(number, value)
+        out = self.words_rx.sub(words, out)
+        if not found and not self.any_word_number.search(value):
             raise SurrogateError("AGE: no number to check")
         return out

@@ -63,11 +63,13 @@ class EmailGenerator(SurrogateGenerator):
     """
 
     labels = ("EMAIL",)
+    # Whose name parts the local part takes.
+    names: type[NameGenerator] = NameGenerator
 
     def __init__(self) -> None:
         """Share the name rules (not the instances) of the name generator."""
         super().__init__()
-        self._names = NameGenerator()
+        self._names = self.names()
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Return a valid-looking address at an RFC 2606 example domain."""

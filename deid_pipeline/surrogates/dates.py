@@ -46,6 +46,7 @@ import datetime
 import functools
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from deid_pipeline.keys import keyed_hash
@@ -211,6 +212,40 @@ spring summer fall winter autumn
 _PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
 
 
+@dataclass(frozen=True)
+class DateLanguage:
+    """How one language writes dates: names, layouts, joining and fallback words.
+
+    ``layouts`` are tried in order (the first valid reading wins, so their
+    order says whether ``03/04`` is month or day first); ``full_months`` are
+    the month words written in full (``May`` is both, decided by
+    ``ambiguous_may``); ``qualified`` strips the words a tagger takes in
+    with a date, ``range_sep`` joins the two ends of a range, and
+    ``fallback_words`` are the words the digit-for-digit fallback may keep.
+    """
+
+    months: tuple[str, ...]
+    month_abbr: tuple[str, ...]
+    weekdays: tuple[str, ...]
+    weekday_abbr: tuple[str, ...]
+    month_number: Mapping[str, int]
+    weekday_number: Mapping[str, int]
+    full_months: frozenset[str]
+    layouts: tuple[tuple[str, re.Pattern, bool], ...]
+    qualified: re.Pattern
+    range_sep: re.Pattern
+    fallback_words: frozenset[str]
+    ambiguous_may: bool = False
+
+
+ENGLISH_DATES = DateLanguage(
+    months=MONTHS, month_abbr=tuple(m[:3] for m in MONTHS), weekdays=WEEKDAYS,
+    weekday_abbr=tuple(w[:3] for w in WEEKDAYS), month_number=_MONTH_NUMBER,
+    weekday_number=_WEEKDAY_NUMBER, full_months=frozenset(MONTHS),
+    layouts=_COMPILED, qualified=_QUALIFIED, range_sep=_RANGE_SEP,
+    fallback_words=_FALLBACK_WORDS, ambiguous_may=True)
+
+
 @dataclass(frozen=True, slots=True)
 class DateText:
     """A parsed date: its fields (None when absent) and the form it was written in.
@@ -244,16 +279,17 @@ def _case(word: str) -> str:
     return "title"
 
 
-def _month_length(word: str, text: str, start: int, end: int) -> str:
+def _month_length(word: str, text: str, start: int, end: int,
+                  language: DateLanguage = ENGLISH_DATES) -> str:
     w = word.casefold()
     if w == "sept":
         return "sept"
-    if w == "may":
+    if w == "may" and language.ambiguous_may:
         # "May" is both the name and its abbreviation: the neighbours decide.
         dotted = text[end:end + 1] == "."
         around = text[max(0, start - 1):start] + text[end:end + 1]
         return "abbr" if dotted or any(c in "-/" for c in around) else "full"
-    return "full" if w in MONTHS else "abbr"
+    return "full" if w in language.full_months else "abbr"
 
 
 def _full_year(yy: int, as_of_year: int) -> int:
@@ -284,28 +320,30 @@ def _valid(year: int | None, month: int | None, day: int | None) -> bool:
     return True
 
 
-def parse_date(text: str, as_of_year: int | None = None) -> DateText | None:
+def parse_date(text: str, as_of_year: int | None = None,
+               language: DateLanguage = ENGLISH_DATES) -> DateText | None:
     """Parse ``text`` (no surrounding space) into fields and form, or None."""
     as_of_year = as_of_year or datetime.date.today().year
-    for name, rx, padded in _COMPILED:
+    for name, rx, padded in language.layouts:
         m = rx.fullmatch(text)
         if m is None:
             continue
-        parsed = _from_match(m, name, padded, text, as_of_year)
+        parsed = _from_match(m, name, padded, text, as_of_year, language)
         if parsed is not None:
             return parsed
     return None
 
 
 def _from_match(m: re.Match, name: str, padded: bool, text: str,
-                as_of_year: int) -> DateText | None:
+                as_of_year: int, language: DateLanguage) -> DateText | None:
     g = {f: m.group(f) for f in _FIELDS if f in m.re.groupindex and m.group(f)}
     year = int(g["y"]) if "y" in g else (
         _full_year(int(g["yy"]), as_of_year) if "yy" in g else None)
     month = int(g["m"]) if "m" in g else (
-        _MONTH_NUMBER[g["mon"].casefold()] if "mon" in g else None)
+        language.month_number[g["mon"].casefold()] if "mon" in g else None)
     day = int(g["d"]) if "d" in g else None
-    weekday = _WEEKDAY_NUMBER[g["wd"].casefold()] if "wd" in g else None
+    weekday = (language.weekday_number[g["wd"].casefold()] if "wd" in g
+               else None)
     if not _valid(year, month, day):
         return None
     pad = _pad_of([g[f] for f in ("m", "d") if f in g], padded)
@@ -325,7 +363,8 @@ def _from_match(m: re.Match, name: str, padded: bool, text: str,
         elif f == "d":
             form.append(("D", pad))
         elif f == "mon":
-            form.append(("MON", _month_length(word, text, start, end), _case(word)))
+            form.append(("MON", _month_length(word, text, start, end, language),
+                         _case(word)))
         elif f == "ord":
             form.append(("ORD", "upper" if word.isupper() else "lower"))
         else:
@@ -353,8 +392,9 @@ def _cased(word: str, case: str) -> str:
 
 
 def render(form: tuple[tuple, ...], year: int | None, month: int | None,
-           day: int | None, weekday: int | None) -> str:
-    """Write the given fields through ``form``."""
+           day: int | None, weekday: int | None,
+           language: DateLanguage = ENGLISH_DATES) -> str:
+    """Write the given fields through ``form`` in ``language``'s words."""
     out = []
     for token in form:
         kind = token[0]
@@ -369,9 +409,9 @@ def render(form: tuple[tuple, ...], year: int | None, month: int | None,
         elif kind == "D":
             out.append(f"{day:02d}" if token[1] else str(day))
         elif kind == "MON":
-            name = MONTHS[month - 1]
+            name = language.months[month - 1]
             if token[1] == "abbr" or (token[1] == "sept" and month != 9):
-                name = name[:3]
+                name = language.month_abbr[month - 1]
             elif token[1] == "sept":
                 name = "sept"
             out.append(_cased(name, token[2]))
@@ -379,14 +419,16 @@ def render(form: tuple[tuple, ...], year: int | None, month: int | None,
             suffix = _ordinal(day)
             out.append(suffix.upper() if token[1] == "upper" else suffix)
         elif kind == "WD":
-            name = WEEKDAYS[weekday]
-            out.append(_cased(name if token[1] == "full" else name[:3], token[2]))
+            name = (language.weekdays if token[1] == "full"
+                    else language.weekday_abbr)[weekday]
+            out.append(_cased(name, token[2]))
     return "".join(out)
 
 
 # ---- shifting ----------------------------------------------------------------
 
-def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
+def shift_date_text(parsed: DateText, offset: int, as_of_year: int,
+                    language: DateLanguage = ENGLISH_DATES) -> str:
     """Render ``parsed`` moved by ``offset`` days (see the module doc for anchors)."""
     y, m, d = parsed.year, parsed.month, parsed.day
     delta = datetime.timedelta(days=offset)
@@ -394,9 +436,9 @@ def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
     kind = parsed.kind
     if kind == "y":
         return render(parsed.form, shift_bare_year(y, offset, as_of_year), None,
-                      None, new_wd)
+                      None, new_wd, language)
     if kind == "w":
-        return render(parsed.form, None, None, None, new_wd)
+        return render(parsed.form, None, None, None, new_wd, language)
     if kind == "ymd":
         new = datetime.date(y, m, d) + delta
     elif kind == "md":
@@ -411,22 +453,23 @@ def shift_date_text(parsed: DateText, offset: int, as_of_year: int) -> str:
         new = datetime.date(REFERENCE_YEAR, m, 15) + delta
     else:  # pragma: no cover - every layout yields one of the kinds above
         raise SurrogateError(f"DATE: unsupported date kind {kind!r}")
-    return render(parsed.form, new.year, new.month, new.day, new_wd)
+    return render(parsed.form, new.year, new.month, new.day, new_wd, language)
 
 
-def _shift_range(text: str, offset: int, as_of_year: int) -> str | None:
+def shift_range(text: str, offset: int, as_of_year: int,
+                language: DateLanguage = ENGLISH_DATES) -> str | None:
     """``7/22-7/25``, ``July 22 to August 3, 2006``: both ends, each in its form."""
-    for sep in _RANGE_SEP.finditer(text):
+    for sep in language.range_sep.finditer(text):
         left, right = text[:sep.start()], text[sep.end():]
         if not left or not right:
             continue
-        a = parse_date(left, as_of_year)
-        b = parse_date(right, as_of_year)
+        a = parse_date(left, as_of_year, language)
+        b = parse_date(right, as_of_year, language)
         if a is None or b is None:
             continue
         a, b = _inherit(a, b), _inherit(b, a)
-        return (shift_date_text(a, offset, as_of_year) + sep.group()
-                + shift_date_text(b, offset, as_of_year))
+        return (shift_date_text(a, offset, as_of_year, language) + sep.group()
+                + shift_date_text(b, offset, as_of_year, language))
     return None
 
 
@@ -447,6 +490,8 @@ class DateGenerator(SurrogateGenerator):
     """Per-person shifted dates in their original format."""
 
     labels = ("DATE",)
+    # The words and layouts dates are read and written in.
+    language: DateLanguage = ENGLISH_DATES
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Shift ``value`` by the person's offset, keeping its format."""
@@ -457,21 +502,29 @@ class DateGenerator(SurrogateGenerator):
             raise SurrogateError("DATE: empty value")
         as_of = as_of_year_of(ctx)
         offset = person_offset(ctx)
+        language = self.language
         # As tagged first; then without brackets or trailing punctuation ("7/22.");
         # then without the words a tagger may take in with a date ("on 3/4/2019",
         # "in 1998": shifted as dates, not redrawn digit by digit).
-        for before, text, after in ((lead, core, trail), _PUNCT.match(value).groups(),
-                                    _QUALIFIED.match(value).groups()):
-            parsed = parse_date(text, as_of)
+        readings = ((lead, core, trail), _PUNCT.match(value).groups(),
+                    language.qualified.match(value).groups())
+        for before, text, after in readings:
+            parsed = parse_date(text, as_of, language)
             if parsed is not None:
-                return before + shift_date_text(parsed, offset, as_of) + after
-        out = _shift_range(core, offset, as_of)
+                return before + shift_date_text(parsed, offset, as_of,
+                                                language) + after
+        return self.unparsed(readings, offset, as_of, ctx)
+
+    def unparsed(self, readings: tuple[tuple[str, str, str], ...], offset: int,
+                 as_of: int, ctx: SurrogateContext) -> str:
+        """No reading is one date: a range of two, else the digit fallback."""
+        lead, core, trail = readings[0]
+        out = shift_range(core, offset, as_of, self.language)
         if out is None:
             out = self._digits(core, ctx)
         return lead + out + trail
 
-    @staticmethod
-    def _digits(text: str, ctx: SurrogateContext) -> str:
+    def _digits(self, text: str, ctx: SurrogateContext) -> str:
         """Digit-for-digit fallback for text no date form matches.
 
         Only digits are redrawn, so a word the span holds would pass through:
@@ -481,7 +534,7 @@ class DateGenerator(SurrogateGenerator):
         """
         if not any(c.isdigit() for c in text):
             raise SurrogateError("DATE: unparseable date without digits")
-        refuse_words(text, _FALLBACK_WORDS, "DATE")
+        refuse_words(text, self.language.fallback_words, "DATE")
         rng = random.Random(seed_of(ctx.key, ctx.person_id, "DATE", normalise(text)))
 
         def make() -> str:

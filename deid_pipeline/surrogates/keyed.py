@@ -180,6 +180,8 @@ _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 _WHOLE_LABELS = frozenset({"STREET", "CITY", "MEDICALRECORD", "SSN", "ACCOUNT",
                            "LICENSE", "HEALTHPLAN", "IDNUM", "DEVICE", "BIOID",
                            "VEHICLE", "PHONE", "FAX", "EMAIL"})
+_PLACE_LABELS = frozenset({"LOCATION", "CITY", "STATE", "ZIP", "COUNTRY", "HOSPITAL",
+                           "ORGANIZATION"})
 _LETTERS = re.compile(r"[^\W\d_]{3,}")
 # Name parts from two letters: a surrogate "Li" for one doctor is another's
 # real surname Li (a 16,000-note document drew exactly that). Initials stay out.
@@ -205,13 +207,19 @@ class Originals:
 
     words: frozenset[str] = frozenset()
     values: frozenset[str] = frozenset()
+    # Places and institutions (letters and digits only): what a Spanish place
+    # surrogate must not spell (``places_spelled_by``; English does not ask).
+    places: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[str, str]]) -> Originals:
         """Collect the originals from ``(value, label)`` pairs."""
         words: set[str] = set()
         values: set[str] = set()
+        places: set[str] = set()
         for value, label in pairs:
+            if label in _PLACE_LABELS and len(_squeezed(value)) >= 3:
+                places.add(_squeezed(value))
             if label in _NAME_LABELS:
                 if value.isalpha():  # most: one name part
                     if len(value) >= 2:
@@ -227,7 +235,7 @@ class Originals:
             elif label == "DATE" and sum(map(str.isdigit, value)) >= 5:
                 # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
                 values.add(_squeezed(value))
-        return cls(frozenset(words), frozenset(values))
+        return cls(frozenset(words), frozenset(values), frozenset(places))
 
     @classmethod
     def union(cls, parts: Iterable[Originals]) -> Originals:
@@ -237,21 +245,27 @@ class Originals:
         same object then comes back, so callers keyed on it (a rewriter's
         context) keep it.
         """
-        parts = [p for p in parts if p.words or p.values]
+        parts = [p for p in parts if p.words or p.values or p.places]
         if not parts:
             return cls()
         largest = max(parts, key=lambda p: len(p.words) + len(p.values))
         if all(p.words <= largest.words and p.values <= largest.values
+               and p.places <= largest.places
                for p in parts):
             return largest
         return cls(frozenset().union(*(p.words for p in parts)),
-                   frozenset().union(*(p.values for p in parts)))
+                   frozenset().union(*(p.values for p in parts)),
+                   frozenset().union(*(p.places for p in parts)))
 
     def spelled_by(self, surrogate: str) -> bool:
         """Whether ``surrogate`` is an original value or holds an original name part."""
         if self.values and _squeezed(surrogate) in self.values:
             return True
         return self.names_in(surrogate)
+
+    def places_spelled_by(self, surrogate: str) -> bool:
+        """Whether ``surrogate`` is an original place or institution, whole."""
+        return bool(self.places) and _squeezed(surrogate) in self.places
 
     def names_in(self, surrogate: str) -> bool:
         """Whether a word of ``surrogate`` is an original name part (``May``)."""

@@ -474,14 +474,20 @@ class DepartmentGenerator(SurrogateGenerator):
         return redraw(lambda: "".join(out), value, label)
 
 
-_JOBS = WeightedTable(sorted({j for j in _JobData.jobs
-                              if "," not in j and "(" not in j and "/" not in j}))
+def job_table(jobs) -> WeightedTable:
+    """Faker's simple job titles (no ``Engineer, civil`` inversions) as a table."""
+    return WeightedTable(sorted({j for j in jobs
+                                 if "," not in j and "(" not in j and "/" not in j}))
+
+
+_JOBS = job_table(_JobData.jobs)
 
 
 class ProfessionGenerator(SurrogateGenerator):
     """A Faker job title (the simple ones, without ``Engineer, civil`` inversions)."""
 
     labels = ("PROFESSION",)
+    jobs: WeightedTable = _JOBS
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Return a different job title in the original's case."""
@@ -489,4 +495,5 @@ class ProfessionGenerator(SurrogateGenerator):
         if not has_alnum(core):
             raise SurrogateError(f"{label}: nothing to replace")
         rng = _seeded_rng(self._faker, ctx.key, ctx.person_id, label, core)
-        return lead + with_case(_pick(_JOBS, rng, core, label), case_of(core)) + trail
+        return lead + with_case(_pick(self.jobs, rng, core, label),
+                                case_of(core)) + trail

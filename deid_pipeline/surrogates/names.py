@@ -64,10 +64,16 @@ class _NameTables:
         self.female_keys = frozenset(n.casefold() for n in female)
         self.male_keys = frozenset(n.casefold() for n in male)
 
+    @staticmethod
+    def key(part: str) -> str:
+        """The form the ``*_keys`` sets hold (``part`` comes casefolded)."""
+        return part
+
     def pool_for(self, part: str) -> WeightedTable:
         """Pick first names (same sex when known) for a first name, else last names."""
-        in_f = part in self.female_keys
-        in_m = part in self.male_keys
+        key = self.key(part)
+        in_f = key in self.female_keys
+        in_m = key in self.male_keys
         if in_f and not in_m:
             return self.female
         if in_m and not in_f:
@@ -87,6 +93,15 @@ class NameGenerator(SurrogateGenerator):
     """Faker names, part by part, with the original's case, initials and order."""
 
     labels = ("PATIENT", "DOCTOR", "RELATIVE", "USERNAME")
+    titles: frozenset[str] = TITLES
+    degrees: frozenset[str] = DEGREES
+    # Lower-case words kept inside a name (Spanish ``de``, ``del``, ``y``).
+    particles: frozenset[str] = frozenset()
+
+    def tables(self, pool: PoolHalf | None = None):
+        """The name tables parts are drawn from (``pool``'s half; None: all)."""
+        # No argument on the production path: the call it always was.
+        return name_tables() if pool is None else name_tables(pool)
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Replace every name part of ``value``; titles and punctuation stay."""
@@ -98,9 +113,10 @@ class NameGenerator(SurrogateGenerator):
         rng = None
         for i, token in enumerate(tokens):
             w = token.casefold()
-            title = w in TITLES and i != words[-1]
-            degree = w in DEGREES and i != words[0]
-            if token[0].isalpha() and (title or degree):
+            title = w in self.titles and i != words[-1]
+            degree = w in self.degrees and i != words[0]
+            particle = token in self.particles and i not in (words[0], words[-1])
+            if token[0].isalpha() and (title or degree or particle):
                 out.append(token)
                 continue
             if token[0].isdigit():
@@ -132,9 +148,7 @@ class NameGenerator(SurrogateGenerator):
             letter = redraw(lambda: fake.random.choice("ABCDEFGHIJKLMNOPRSTVW"),
                             word, "NAME")
             return letter if case == "upper" else letter.lower()
-        # No argument on the production path: the call it always was.
-        tables = name_tables() if pool is None else name_tables(pool)
-        table = tables.pool_for(norm)
+        table = self.tables(pool).pool_for(norm)
         fake = self._faker.seeded(seed_of(key, scope, "NAME", norm))
         surrogate = redraw(lambda: table.draw(fake.random), word, "NAME")
         return with_case(surrogate, case)

@@ -124,6 +124,17 @@ def default_bias(path: str | None = None) -> float:
     return load_model(path).default_bias
 
 
+def model_language(path: str | None = None) -> str:
+    """The language the model at ``path`` records (``en`` for one without it).
+
+    A missing file gives ``en``: loading it later reports the error where it
+    always did.
+    """
+    if not os.path.exists(resolve_path(path)):
+        return "en"
+    return load_model(path).language
+
+
 def model_id(path: str | None = None) -> str:
     """``crf-<sha256 prefix>`` of the model at ``path`` (None = shipped model)."""
     return load_model(path).model_id

@@ -1,0 +1,111 @@
+"""Spanish person names: first names by sex and surnames from Faker's ``es_ES``.
+
+The English generator's rules (:mod:`deid_pipeline.surrogates.names`) with
+Spanish tables: each part is replaced on its own, keyed by (scope, part), so
+``María José Gutiérrez Soto`` keeps two first names and two surnames and
+``Gutiérrez`` alone gets the surname ``Gutiérrez`` got. A part that is a
+known Spanish first name (accents ignored: ``Jose`` is ``José``) gets a first
+name of the same sex; any other part a surname. Titles (``Dr.``, ``Dña.``,
+``Sr.``) before a name and the particles inside one (``de``, ``del``, ``la``,
+``y``) stay as written.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from collections import Counter
+
+from faker.providers.person.es_ES import Provider as _SpanishPersons
+
+from deid_pipeline.surrogates.contact import EmailGenerator
+from deid_pipeline.surrogates.halves import PoolHalf, restrict
+from deid_pipeline.surrogates.keyed import WeightedTable
+from deid_pipeline.surrogates.names import NameGenerator, _NameTables
+
+TITLES = frozenset({"dr", "dra", "doctor", "doctora", "sr", "sra", "srta", "don",
+                    "doña", "dña", "dª", "prof", "profa", "profesor", "profesora",
+                    "enf", "lic", "lcdo", "lcda"})
+PARTICLES = frozenset({"de", "del", "la", "las", "los", "y", "i", "e"})
+
+
+def plain(word: str) -> str:
+    """``word`` casefolded without accents (``José`` -> ``jose``; ``ñ`` -> ``n``)."""
+    return "".join(c for c in unicodedata.normalize("NFD", word.casefold())
+                   if not unicodedata.combining(c))
+
+
+def _word_counts(names: tuple[str, ...]) -> Counter:
+    """How many entries of a Faker list each word (accents ignored) appears in."""
+    return Counter(plain(w) for n in names for w in n.split())
+
+
+class SpanishNameTables(_NameTables):
+    """Faker es_ES first names (by sex) and surnames, once per process and half.
+
+    Faker's lists hold compounds (``María José``, ``José Luis``) and put some
+    names in both (``María``, ``José``): a word's sex is the list it appears
+    in more often, over all entries; draws are single words, so a part stays
+    one part.
+    """
+
+    def __init__(self, pool: PoolHalf | None = None) -> None:
+        female = _SpanishPersons.first_names_female
+        male = _SpanishPersons.first_names_male
+        single_f = [n for n in female if " " not in n]
+        single_m = [n for n in male if " " not in n]
+        self.female = WeightedTable(restrict(single_f, pool))
+        self.male = WeightedTable(restrict(single_m, pool))
+        self.first = WeightedTable(restrict(sorted({*single_f, *single_m}), pool))
+        self.last = WeightedTable(restrict(_SpanishPersons.last_names, pool))
+        in_f, in_m = _word_counts(female), _word_counts(male)
+        self.female_keys = frozenset(w for w in in_f if in_f[w] >= in_m[w])
+        self.male_keys = frozenset(w for w in in_m if in_m[w] >= in_f[w])
+        self.last_keys = frozenset(plain(n) for n in _SpanishPersons.last_names)
+
+    key = staticmethod(plain)  # accents ignored: "Jose" is "José"
+
+    def is_name(self, word: str) -> bool:
+        """Whether ``word`` is one of the tables' first names or surnames."""
+        key = plain(word)
+        return (key in self.female_keys or key in self.male_keys
+                or key in self.last_keys)
+
+
+@functools.cache
+def spanish_names(pool: PoolHalf | None = None) -> SpanishNameTables:
+    """Return the process-wide Spanish name tables of ``pool``'s half."""
+    return SpanishNameTables(pool)
+
+
+class SpanishNameGenerator(NameGenerator):
+    """Spanish names, part by part, with the original's case, initials and order."""
+
+    titles = TITLES
+    degrees = frozenset()
+    particles = PARTICLES
+
+    def tables(self, pool: PoolHalf | None = None) -> SpanishNameTables:
+        """The Spanish tables."""
+        return spanish_names(pool)
+
+
+def unaccented(word: str) -> str:
+    """``word`` without accents, case kept (``Núñez`` -> ``Nunez``)."""
+    return "".join(c for c in unicodedata.normalize("NFD", word)
+                   if not unicodedata.combining(c))
+
+
+class _AsciiSpanishNames(SpanishNameGenerator):
+    """Spanish name parts without accents: what an e-mail address's local part takes."""
+
+    def part(self, word: str, key: bytes, scope: str,
+             pool: PoolHalf | None = None) -> str:
+        """The name part's surrogate (the one the text gets), accents removed."""
+        return unaccented(super().part(word, key, scope, pool))
+
+
+class SpanishEmailGenerator(EmailGenerator):
+    """E-mail addresses whose local part takes the person's Spanish name parts."""
+
+    names = _AsciiSpanishNames
