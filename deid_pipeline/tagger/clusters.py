@@ -23,6 +23,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from deid_pipeline.runtime import data_cache
 from deid_pipeline.tagger.lexicons import DATA_DIR, _read_tsv_gz
 
 MANIFEST_FILE = "clusters.json"
@@ -53,6 +54,11 @@ _LOCK = threading.Lock()
 _CACHE: dict[tuple[str, str], Clusters] = {}
 
 
+def _parse(path: str) -> dict[str, str]:
+    """Word form -> bit path (interned: a few thousand paths for 100,000s of forms)."""
+    return {form: sys.intern(path) for form, (path,) in _read_tsv_gz(path)}
+
+
 def load(lang: str = "en", data_dir: str = DATA_DIR) -> Clusters:
     """The clusters of ``lang`` in ``data_dir``, read on first call and kept."""
     key = (lang, data_dir)
@@ -61,6 +67,7 @@ def load(lang: str = "en", data_dir: str = DATA_DIR) -> Clusters:
         return cached
     with _LOCK:
         if key not in _CACHE:
-            rows = _read_tsv_gz(os.path.join(data_dir, table_file(lang)))
-            _CACHE[key] = Clusters({form: sys.intern(path) for form, (path,) in rows})
+            source = os.path.join(data_dir, table_file(lang))
+            _CACHE[key] = Clusters(data_cache.cached(
+                f"clusters-{lang}", [source], lambda: _parse(source)))
     return _CACHE[key]

