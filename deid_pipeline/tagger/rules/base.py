@@ -130,6 +130,13 @@ class Pattern:
     as ``(?<!\w)(?=\d)`` for a number. It is a speed hint only: consecutive
     patterns with the same guard are tried only where it holds, so a dozen
     date shapes cost one failed check inside a word instead of a dozen.
+
+    ``requires`` is a regex found in every text the pattern matches in (a word
+    the pattern cannot match without: ``VA`` for a town before ``VA``). Also
+    a speed hint: on a text without it the pattern is left out of the
+    expression, which is then tried at every word start with one alternative
+    fewer. It must hold wherever the pattern matches, so the spans are the
+    same (``tests/test_rules_requires.py`` checks each one).
     """
 
     name: str
@@ -139,6 +146,7 @@ class Pattern:
     context: tuple[str, ...] = ()
     check_negative: bool = True
     guard: str = ""
+    requires: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Pattern:
@@ -151,6 +159,7 @@ class Pattern:
             context=tuple(data.get("context", ())),
             check_negative=bool(data.get("check_negative", True)),
             guard=str(data.get("guard", "")),
+            requires=str(data.get("requires", "")),
         )
 
 
@@ -233,25 +242,57 @@ class PatternRecognizer:
         after = _trie(negative_after)
         self._negative_after = (re.compile(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS)
                                 if after else None)
+        self._groups = [frozenset(_GROUP_DEF.findall(p.regex)) for p in self.patterns]
+        self._flags = flags
+        try:
+            self.regex, self._by_index = self._compile(range(len(self.patterns)))
+            self._prefilter = re.compile(prefilter, flags) if prefilter else None
+            self._requires = tuple((i, re.compile(p.requires, flags))
+                                   for i, p in enumerate(self.patterns) if p.requires)
+        except re.error as exc:
+            raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
+        # The expression of each set of patterns left out, as texts need them.
+        self._without: dict[tuple[int, ...],
+                            tuple[re.Pattern[str], dict[int, int]] | None] = {}
+
+    def _compile(self, indices: Iterable[int]
+                 ) -> tuple[re.Pattern[str], dict[int, int]]:
+        """One expression of the patterns at ``indices``; group number -> pattern.
+
+        Each pattern's groups are renamed apart (``p3_phi``) inside a wrapper
+        group ``p3``; consecutive patterns with one guard share it.
+        """
         guarded: list[tuple[str, list[str]]] = []
-        self._groups: list[frozenset[str]] = []
-        for i, pattern in enumerate(self.patterns):
+        for i in indices:
+            pattern = self.patterns[i]
             body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
             body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
-            self._groups.append(frozenset(_GROUP_DEF.findall(pattern.regex)))
             if guarded and guarded[-1][0] == pattern.guard:
                 guarded[-1][1].append(f"(?P<p{i}>{body})")
             else:
                 guarded.append((pattern.guard, [f"(?P<p{i}>{body})"]))
         source = "|".join(f"{guard}(?:{'|'.join(bodies)})" for guard, bodies in guarded)
-        try:
-            self.regex = re.compile(source, flags)
-            self._prefilter = re.compile(prefilter, flags) if prefilter else None
-        except re.error as exc:
-            raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
+        regex = re.compile(source, self._flags)
         # The pattern's wrapper group closes last, so lastindex names it.
-        self._by_index = {self.regex.groupindex[f"p{i}"]: i
-                          for i in range(len(self.patterns))}
+        by_index = {number: int(name[1:]) for name, number in regex.groupindex.items()
+                    if name[1:].isdigit()}
+        return regex, by_index
+
+    def _expression(self, text: str) -> tuple[re.Pattern[str], dict[int, int]] | None:
+        """The expression for ``text``, less the patterns whose requirement it lacks.
+
+        None when no pattern is left.
+        """
+        if not self._requires:
+            return self.regex, self._by_index
+        missing = tuple(i for i, needed in self._requires
+                        if needed.search(text) is None)
+        if not missing:
+            return self.regex, self._by_index
+        if missing not in self._without:
+            kept = [i for i in range(len(self.patterns)) if i not in missing]
+            self._without[missing] = self._compile(kept) if kept else None
+        return self._without[missing]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PatternRecognizer:
@@ -278,9 +319,13 @@ class PatternRecognizer:
         """Find all spans of this recognizer's kind in ``text``, in text order."""
         if not self.applies(text):
             return []
+        expression = self._expression(text)
+        if expression is None:
+            return []
+        regex, by_index = expression
         spans = []
-        for match in self.regex.finditer(text):
-            i = self._by_index[match.lastindex]
+        for match in regex.finditer(text):
+            i = by_index[match.lastindex]
             pattern = self.patterns[i]
             hit = Hit(pattern, match, i, self._groups[i])
             if hit.end <= hit.start:

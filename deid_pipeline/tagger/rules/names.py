@@ -147,7 +147,8 @@ class NameRecognizer(PatternRecognizer):
                     rf"(?:{relations})"
                     rf"(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)"
                     rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})",
-                    **{**word_start, "guard": _AFTER_LABEL_HYPHEN}),
+                    **{**word_start, "guard": _AFTER_LABEL_HYPHEN},
+                    requires=rf"(?<![a-z0-9_])(?:{relations})(?=[ \t,:(-])"),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"{initial}", **word_start),
             # The same typed in lower case ("mr a remained on same doses"):
@@ -184,7 +185,8 @@ class NameRecognizer(PatternRecognizer):
                     r"(?:seeing|evaluating)"
                     r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
-                    rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start),
+                    rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start,
+                    requires="thank"),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property

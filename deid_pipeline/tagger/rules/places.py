@@ -161,10 +161,15 @@ class FacilityRecognizer(PatternRecognizer):
         super().__init__("facilities", "HOSPITAL", [
             # The initialism last: one that fails its check ("from NORTH")
             # must not hide a town before VA starting there.
-            Pattern("veterans", _VETERANS.pattern, confidence=0.8),
-            Pattern("partners", _PARTNERS.pattern, confidence=0.8),
-            Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8),
-            Pattern("named_clinic", _NAMED_CLINIC.pattern, confidence=0.8),
+            Pattern("veterans", _VETERANS.pattern, confidence=0.8,
+                    requires=r"[ \t](?:VA|V\.A\.)"),
+            Pattern("partners", _PARTNERS.pattern, confidence=0.8,
+                    requires=r"(?i:clinic|associates|group|practice|physicians|"
+                             r"pediatrics|surgeons)"),
+            Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8,
+                    requires=r"(?i:(?:hospital|center|clinic|infirmary)[ \t]+of)"),
+            Pattern("named_clinic", _NAMED_CLINIC.pattern, confidence=0.8,
+                    requires=r"(?i:clinic|center|centre|institute)"),
             Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
             Pattern("initialism_before_part", _INITIALISM_BEFORE_PART.pattern,
                     **_AT_WORD),
