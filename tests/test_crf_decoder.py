@@ -161,7 +161,7 @@ def _crfsuite_viterbi(state: np.ndarray, trans: np.ndarray) -> list[int]:
 @pytest.mark.parametrize("seed", range(20))
 def test_viterbi_breaks_ties_as_crfsuite_does(seed):
     """Small integer scores tie often: the path must still be CRFsuite's."""
-    from deid_pipeline.tagger.crf_decoder import _viterbi
+    from deid_pipeline.tagger.crf_kernels import _viterbi
 
     rng = np.random.default_rng(seed)
     state = rng.integers(0, 3, (12, 5)).astype(float)
