@@ -1,9 +1,10 @@
 """Benchmark: where a document's time goes, stage by stage, against the whole job.
 
 Times the Beam-free stage functions in this process over the same documents
-the job reads: parse, seed, tag split by detector (each timed inside the tag calls) and the
-view+merge rest, link, surrogate, leak guard, write. The baseline, measured in
-the same run, is one ``run`` job on 1 worker over those documents
+the job reads: parse, seed, tag split by detector (each timed inside the tag
+calls) and the view+merge rest, link, surrogate, leak guard, write. The
+baseline, measured in the same run, is one ``run`` job on 1 worker over those
+documents
 (``bench_scaling.run_set``): its CPU-ms per document in its process tree, of
 which the stage functions are a share and Beam (encoding, data plane,
 shuffles, start-up) the rest::
