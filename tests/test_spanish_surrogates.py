@@ -105,6 +105,17 @@ def test_when_check_letters_then_the_official_examples_hold():
     assert valid_nie("X1234567L") and valid_nie("Y1234567X") and valid_nie("Z1234567R")
 
 
+@pytest.mark.parametrize("value, same", [("28 28 12345", True),
+                                         ("46-46-01234", True), ("46 28 1234", False)])
+def test_when_collegiate_number_then_province_codes_where_they_were(value, same):
+    out = es(value, "LICENSE")
+    m = re.fullmatch(r"(\d\d)([ -])(\d\d)\2(\d+)", out)
+    assert m and out != value and len(out) == len(value)
+    assert m.group(1) in PROVINCES and m.group(3) in PROVINCES
+    if same:  # one college twice stays one (a second code may match by chance)
+        assert m.group(1) == m.group(3)
+
+
 @pytest.mark.parametrize("value", ["28 12345678 90", "08/57628946/45",
                                    "78 9546215 54"])
 def test_when_nass_then_province_code_and_check_digits_valid(value):
