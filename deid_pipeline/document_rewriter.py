@@ -194,6 +194,9 @@ class Rewriter:
             spans = tuple(s for s in spans if category(s.label) != "KEEP"
                           or _capital_after_first(doc.text[s.start:s.end]))
         text, replacements = rewrite(doc.text, spans, self._operator, ctx)
+        # A .txt file's byte order mark is kept in the document (its offsets
+        # are the file's); the research text starts without it.
+        text = text.removeprefix("\ufeff")
         metadata = doc.metadata
         if doc.source in _PASSED_THROUGH:
             metadata = tuple((k, v) for k, v in metadata if k in self.keep_metadata)

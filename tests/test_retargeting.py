@@ -15,6 +15,7 @@ from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger.crf_model import load_model
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.model_metadata import MAGIC, read_metadata
+from deid_pipeline.tagger.rules.es import SpanishRuleDetector
 from deid_pipeline.tagger.spanish import document_features
 from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.tokenizer import tokenize
@@ -63,12 +64,15 @@ def test_when_english_model_trained_then_no_trailer(tmp_path, physionet_docs):
     assert not data.endswith(MAGIC) and read_metadata(data) == {}
 
 
-def test_when_spanish_model_then_english_rules_and_gazetteer_do_not_run(
+def test_when_spanish_model_then_spanish_rules_and_no_gazetteer_run(
         spanish_model):
-    default = [d.name for d in create(TaggerConfig(model_path=spanish_model))]
-    assert default == ["dictionary", "crf"]
+    default = create(TaggerConfig(model_path=spanish_model))
+    assert [d.name for d in default] == ["rules", "dictionary", "crf"]
+    assert isinstance(default[0], SpanishRuleDetector)  # not the English rules
+    assert "TERRITORIO" in default[0].labels and "ZIP" not in default[0].labels
     asked = create(TaggerConfig(("rules", "crf"), model_path=spanish_model))
     assert [d.name for d in asked] == ["rules", "crf"]
+    assert isinstance(asked[0], SpanishRuleDetector)
 
 
 def test_when_header_line_then_the_key_before_the_colon_is_a_feature():
@@ -240,3 +244,27 @@ def test_when_a_kept_kinship_span_runs_into_a_name_then_it_is_masked_not_kept():
     result = rewriter.guard(tagged, rewriter.rewrite(tagged))
     assert "Carmen" not in result.text
     assert "su Padre." in result.text and "Mujer de 34" in result.text  # kept
+
+
+def test_when_evaluate_with_a_spanish_model_then_it_names_the_detectors_that_ran(
+        spanish_model, train_dir, tmp_path, capsys):
+    import argparse
+
+    from deid_pipeline.evaluation import cross_validation
+
+    one = tmp_path / "one"
+    one.mkdir()
+    stem = sorted(os.listdir(train_dir))[0][:-4]
+    for ext in (".txt", ".ann"):
+        shutil.copy(f"{train_dir}/{stem}{ext}", one)
+    parser = argparse.ArgumentParser()
+    cross_validation.add_subcommand(parser.add_subparsers())
+    out = tmp_path / "scores.json"
+    args = parser.parse_args(["evaluate", "--corpus", f"brat:{one}", "--label-map",
+                              "meddocan", "--model", spanish_model,
+                              "--json", str(out)])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert "detectors rules,dictionary,crf," in printed
+    assert "gazetteer" not in printed
+    assert json.loads(out.read_text())["detectors"] == ["rules", "dictionary", "crf"]

@@ -4,7 +4,7 @@ import pytest
 
 from deid_pipeline.label_maps import load_label_map
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.span_tidy import tidy_spans
+from deid_pipeline.tagger.span_tidy import dropped_by_tidying, tidy_spans
 
 
 @pytest.fixture(autouse=True)
@@ -122,3 +122,29 @@ def test_when_family_doctor_then_familia_is_no_relative():
     spans = [PhiSpan(s, s + 7, "FAMILIARES_SUJETO_ASISTENCIA", "crf", 0.7)
              for s in (doctor, relatives)]
     assert tidy_spans(text, spans) == (spans[1],)
+
+
+def _values(text, spans):
+    return [(text[s.start:s.end], s.label, s.start) for s in spans]
+
+
+def test_when_a_keep_label_is_found_then_its_value_is_not_marked_elsewhere():
+    from deid_pipeline.tagger.merge import reconcile
+
+    text = "Acude con su madre. La madre de Lucía refiere fiebre."
+    found = [PhiSpan(13, 18, "FAMILIARES_SUJETO_ASISTENCIA", "crf", 0.9),
+             PhiSpan(32, 37, "NOMBRE_SUJETO_ASISTENCIA", "crf", 0.9)]
+    assert _values(text, reconcile(text, found)) == [
+        ("madre", "FAMILIARES_SUJETO_ASISTENCIA", 13),
+        ("Lucía", "NOMBRE_SUJETO_ASISTENCIA", 32)]
+
+
+def test_when_a_value_stands_where_tidying_drops_it_then_no_copy_is_marked_there():
+    from deid_pipeline.tagger.merge import reconcile
+
+    text = "Vive con la familia Sanz. Remitido por su médico de familia."
+    found = [PhiSpan(12, 19, "OTROS_SUJETO_ASISTENCIA", "crf", 0.9)]
+    assert dropped_by_tidying(text, PhiSpan(52, 59, "OTROS_SUJETO_ASISTENCIA",
+                                            "propagated"))
+    assert _values(text, reconcile(text, found)) == [
+        ("familia", "OTROS_SUJETO_ASISTENCIA", 12)]

@@ -57,6 +57,7 @@ from deid_pipeline.tagger.detectors import (
     DEFAULT_DETECTORS,
     TaggerConfig,
     check_names,
+    effective_detectors,
 )
 from deid_pipeline.tagger.merge import reconcile
 from deid_pipeline.tagger.rules.site import load_site_rules
@@ -448,6 +449,9 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
 
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
+        # What runs, as the title says it: a Spanish model's default set is
+        # its language's (not rules,dictionary,crf,gazetteer).
+        detectors = effective_detectors(TaggerConfig(detectors, args.model))
         if args.bias is None:
             from deid_pipeline.tagger.crf_model import load_model
 

@@ -9,6 +9,7 @@ these functions.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -97,10 +98,11 @@ def sniff_format(path: str, head: bytes) -> str:
 def read_text(path: str, data: bytes) -> Iterator[Record]:
     """One document per file; the doc id is the file stem.
 
-    UTF-8 (with or without its mark), cp1252 and Latin-1 are read as
-    :func:`decode_text` says; UTF-16 and UTF-32 only with their byte order
-    mark (without it, their NUL bytes cannot be told from a binary file).
-    A NUL left in the text means it is not a text document: quarantined.
+    UTF-8 (with or without its mark, kept as the text's first character),
+    cp1252 and Latin-1 are read as :func:`decode_text` says; UTF-16 and
+    UTF-32 only with their byte order mark (without it, their NUL bytes
+    cannot be told from a binary file). A NUL left in the text means it is
+    not a text document: quarantined.
     """
     stem = os.path.splitext(os.path.basename(path))[0]
     try:
@@ -110,7 +112,13 @@ def read_text(path: str, data: bytes) -> Iterator[Record]:
                           "is not valid UTF-16/32", data, path, "text")
         return
     if text is None and b"\x00" not in data:
+        # A UTF-8 mark stays the text's first character: offsets (a tag
+        # run's identifier view, export-brat) count the file's characters as
+        # BRAT tools and scorers read them; detectors never see it
+        # (tagger.tagging.visible_view) and the research text drops it.
         text = decode_text(data)
+        if data.startswith(codecs.BOM_UTF8):
+            text = "\ufeff" + text
     if text is None or "\x00" in text:
         yield _quarantine(
             stem, "file contains NUL bytes: not a text document", data, path, "text"

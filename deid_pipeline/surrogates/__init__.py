@@ -188,6 +188,12 @@ class _Settings:
     avoid: frozenset[str] | None = None
     # Whose generators (ENGLISH or SPANISH).
     language: str = ENGLISH
+    # The run's key when ``key`` is a redraw's (None: ``key`` is the run's):
+    # what a redraw must not change (the Spanish province map) is keyed by it.
+    root_key: bytes | None = None
+    # Spanish: the INE codes of the provinces the document names itself
+    # (surrogates.es.places: no province surrogate names one).
+    excluded_provinces: frozenset[str] = frozenset()
 
 
 def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
@@ -249,7 +255,8 @@ def _redrawn(settings: _Settings, label: str, value: str, avoid: Originals) -> s
     """
     draws = KEYED_REDRAWS + AVOIDING_REDRAWS if avoid.words else MAX_REDRAWS
     for n in range(1, draws + 1):
-        again = replace(settings, key=keyed_hash(settings.key, "redraw", str(n)))
+        again = replace(settings, key=keyed_hash(settings.key, "redraw", str(n)),
+                        root_key=settings.key)
         if n > KEYED_REDRAWS and avoid.words:
             again = replace(again, avoid=avoid.words)
             with avoiding(avoid.words):
@@ -272,10 +279,17 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
     if last is not None and last[0] is ctx:
         return last[1]
     min_days, max_days = shift_range_of(ctx)
+    language = getattr(ctx, "language", ENGLISH)
+    avoid = getattr(ctx, "avoid", None)
+    excluded: frozenset[str] = frozenset()
+    if language == SPANISH and avoid is not None:
+        from deid_pipeline.surrogates.es.places import excluded_provinces
+
+        excluded = excluded_provinces(lambda name: _spells(avoid, name, language))
     settings = _Settings(ctx.key, ctx.person_id, ctx.policy,
                          min_days, max_days, as_of_year_of(ctx),
-                         getattr(ctx, "pool", None),
-                         language=getattr(ctx, "language", ENGLISH))
+                         getattr(ctx, "pool", None), language=language,
+                         excluded_provinces=excluded)
     _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
     return settings
 

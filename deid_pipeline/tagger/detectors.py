@@ -32,15 +32,16 @@ __all__ = [
     "TaggerConfig",
     "check_names",
     "create",
+    "effective_detectors",
     "register",
     "registered",
 ]
 
-# The default detectors of a model of another language: the rules and the
-# gazetteer are English (US phone shapes, month names, US places) and would
-# fire on words of the other language; the header dictionary is not. A site
-# that wants them anyway names them (``--detectors rules,dictionary,crf``).
-LANGUAGE_DETECTORS: dict[str, tuple[str, ...]] = {"es": ("dictionary", "crf")}
+# The default detectors of a model of another language: the gazetteer is
+# English (US places) and would fire on words of the other language; the
+# header dictionary is not; ``rules`` with a Spanish model are the Spanish
+# rules (rules.es: DNI/NIE, phones, postcodes, e-mails, dates in words).
+LANGUAGE_DETECTORS: dict[str, tuple[str, ...]] = {"es": ("rules", "dictionary", "crf")}
 
 Factory = Callable[[TaggerConfig], Detector]
 
@@ -49,6 +50,14 @@ Factory = Callable[[TaggerConfig], Detector]
 
 
 def _rules(config: TaggerConfig) -> Detector:
+    # The shipped model is English; a site model's file says its language.
+    if config.model_path is not None:
+        from deid_pipeline.tagger.crf_model import model_language
+
+        if model_language(config.model_path) == "es":
+            from deid_pipeline.tagger.rules.es import from_config as spanish
+
+            return spanish(config)
     from deid_pipeline.tagger.rules.detector import from_config
 
     return from_config(config)
@@ -92,18 +101,23 @@ def register(name: str) -> Callable[[Factory], Factory]:
     return wrap
 
 
-def create(config: TaggerConfig) -> list[Detector]:
-    """Instantiate the detectors ``config`` names, in its order.
+def effective_detectors(config: TaggerConfig) -> tuple[str, ...]:
+    """The detectors ``config`` runs: the default set is the model's language's.
 
     The default set with a model of another language is that language's
     (:data:`LANGUAGE_DETECTORS`): the model file says its language.
     """
     if config.detectors == DEFAULT_DETECTORS:
-        from deid_pipeline.tagger.crf_model import load_model
+        from deid_pipeline.tagger.crf_model import model_language
 
-        language = load_model(config.model_path).language
-        config = replace(config, detectors=LANGUAGE_DETECTORS.get(language,
-                                                                  config.detectors))
+        return LANGUAGE_DETECTORS.get(model_language(config.model_path),
+                                      config.detectors)
+    return config.detectors
+
+
+def create(config: TaggerConfig) -> list[Detector]:
+    """Instantiate the detectors ``config`` names (:func:`effective_detectors`)."""
+    config = replace(config, detectors=effective_detectors(config))
     unknown = [n for n in config.detectors if n not in _REGISTRY]
     if unknown:
         raise ValueError(f"unknown detector(s) {unknown}; known: {sorted(_REGISTRY)}")

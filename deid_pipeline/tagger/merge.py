@@ -15,9 +15,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from deid_pipeline.labels import category, is_site_label
 from deid_pipeline.leak_guard import header_values, policy_keeps
 from deid_pipeline.model import PatientDictionary, PhiSpan
 from deid_pipeline.policy import Policy
+from deid_pipeline.tagger.span_tidy import dropped_by_tidying
 from deid_pipeline.value_search import SearchText, offsets
 
 PROPAGATED = "propagated"
@@ -121,10 +123,14 @@ def found_values(text: str, spans: Iterable[PhiSpan]) -> Seeds:
     """Value -> (label, confidence) of the spans worth marking elsewhere.
 
     Values the default policy keeps (ages under 90, bare years) are left out:
-    they are too often not PHI elsewhere.
+    they are too often not PHI elsewhere; so are the values of a label map's
+    ``keep`` labels (``madre``, ``varón``): the site keeps them, and marked
+    elsewhere they only add spans its annotators do not mark.
     """
     seeds: Seeds = {}
     for span in spans:
+        if category(span.label) == "KEEP":
+            continue  # a site keeps it: marking it elsewhere removes nothing
         value = text[span.start:span.end]
         if not policy_keeps(span.label, value, Policy.SAFE_HARBOR):
             seeds.setdefault(value, (span.label, span.confidence))
@@ -185,12 +191,22 @@ def occurrences(search: SearchText, seeds: Seeds) -> Occurrences:
     return found
 
 
-def with_occurrences(spans: tuple[PhiSpan, ...],
-                     found: Occurrences) -> tuple[PhiSpan, ...]:
-    """``spans`` (sorted, as :func:`merge_spans` leaves them) merged with ``found``."""
+def with_occurrences(spans: tuple[PhiSpan, ...], found: Occurrences,
+                     text: str | None = None) -> tuple[PhiSpan, ...]:
+    """``spans`` (sorted, as :func:`merge_spans` leaves them) merged with ``found``.
+
+    With the ``text``, an occurrence of a site label's value where a site
+    model's tidying drops a span (``familia`` after ``médico de``,
+    :func:`~deid_pipeline.tagger.span_tidy.dropped_by_tidying`) is not
+    marked: the detector did not tag it there, and a copy must not either.
+    """
     if not found:
         return spans
-    return _merge_sorted(heapq.merge(spans, found.spans(), key=_position))
+    copies = found.spans()
+    if text is not None:
+        copies = (s for s in copies if not (is_site_label(s.label)
+                                            and dropped_by_tidying(text, s)))
+    return _merge_sorted(heapq.merge(spans, copies, key=_position))
 
 
 def other_occurrences(text: str, spans: Iterable[PhiSpan],
@@ -224,4 +240,4 @@ def reconcile(text: str, spans: Iterable[PhiSpan],
               dictionary: PatientDictionary | None = None) -> tuple[PhiSpan, ...]:
     """Every detector's spans plus all other occurrences of their values, merged."""
     merged = merge_spans(years_as_dates(text, spans))
-    return with_occurrences(merged, other_occurrences(text, merged, dictionary))
+    return with_occurrences(merged, other_occurrences(text, merged, dictionary), text)

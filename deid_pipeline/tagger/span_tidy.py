@@ -52,7 +52,7 @@ from deid_pipeline.labels import category, site_labels
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.spanish_dates import written_dates
 
-__all__ = ["tidy_spans"]
+__all__ = ["dropped_by_tidying", "tidy_spans"]
 
 # An address's characters before the @; a cue glued to it ("E-mail.") ends
 # with a character that is not one, or with the word mail and its joiner.
@@ -187,6 +187,17 @@ def _family_doctor(text: str, span: PhiSpan) -> bool:
     return (text[span.start:span.end].lower() == "familia"
             and _FAMILY_DOCTOR.search(text, max(0, span.start - 16), span.start)
             is not None)
+
+
+def dropped_by_tidying(text: str, span: PhiSpan) -> bool:
+    """Whether :func:`tidy_spans` drops ``span`` whole where it stands.
+
+    The propagation of found values asks it of each copy it would add
+    (:func:`deid_pipeline.tagger.merge.with_occurrences`).
+    """
+    if category(span.label) == "CONTACT" and _contact(text, span) is None:
+        return True
+    return _family_doctor(text, span)
 
 
 def _missed_dates(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:

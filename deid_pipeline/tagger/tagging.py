@@ -260,7 +260,7 @@ def reconcile_documents(tagged: Sequence[TaggedDocument]) -> list[TaggedDocument
             extra = _outside_eponyms(text, extra, occurrences(search, lent[i]))
         if extra:
             out[i] = dataclasses.replace(
-                doc, spans=with_occurrences(merge_spans(doc.spans), extra))
+                doc, spans=with_occurrences(merge_spans(doc.spans), extra, text))
     return out
 
 

@@ -12,6 +12,8 @@
   (land line) as the original started, after ``+34``/``0034`` when it had one,
   every space, dot and hyphen where it was. Spain reserves no range for
   fiction (as NANP's 555-01XX): the digits are drawn.
+- A collegiate number (LICENSE, ``28 28 12345``): province codes where the
+  original has them, the same one twice when it was, and new digits.
 - Anything else: the English shape rule (digit for digit, letter for letter),
   keeping the words that name the identifier (``NHC``, ``nº``).
 
@@ -47,6 +49,11 @@ _NASS = re.compile(r"(?P<prov>\d{2})(?P<s1>[\s/-])(?P<num>\d{7,8})(?P<s2>[\s/-])
                    r"(?P<check>\d{2})")
 _NASS_PLAIN = re.compile(r"(?P<prov>\d{2})(?P<num>\d{8})(?P<check>\d{2})")
 _NASS_LABELS = frozenset({"HEALTHPLAN", "SSN"})
+# A collegiate number (``NºCol: 28 28 12345``): two province codes (the
+# college's, nearly always twice: 594 of 667 in MEDDOCAN's training and
+# development parts, the other 72 two codes) and the member's number.
+_COLEGIADO = re.compile(r"(?P<a>\d{2})(?P<s1>[ -]{1,2})(?P<b>\d{2})(?P<s2>[ -]{1,2})"
+                        r"(?P<num>\d{3,6})")
 
 
 def dni_letter(number: int) -> str:
@@ -123,6 +130,14 @@ def _new_nass(m: re.Match, rng: random.Random, province: str) -> str:
             + check)
 
 
+def _new_colegiado(m: re.Match, rng: random.Random) -> str:
+    """Province codes where the original had them (one twice if it was), digits new."""
+    first = rng.choice(PROVINCE_CODES)
+    second = first if m.group("a") == m.group("b") else rng.choice(PROVINCE_CODES)
+    return (first + m.group("s1") + second + m.group("s2")
+            + _digits(rng, len(m.group("num")), lead_nonzero=False))
+
+
 class SpanishIdentifierGenerator(SurrogateGenerator):
     """DNI/NIE with a valid letter, NASS with valid check digits, else same shape."""
 
@@ -140,6 +155,11 @@ class SpanishIdentifierGenerator(SurrogateGenerator):
         if nass is not None:
             province = rng.choice(PROVINCE_CODES)
             out = redraw(lambda: _new_nass(nass, rng, province), core, label)
+            return value.replace(core, out, 1)
+        colegiado = _COLEGIADO.fullmatch(core) if label == "LICENSE" else None
+        if (colegiado is not None and colegiado.group("a") in PROVINCE_CODES
+                and colegiado.group("b") in PROVINCE_CODES):
+            out = redraw(lambda: _new_colegiado(colegiado, rng), core, label)
             return value.replace(core, out, 1)
         found = _ids_in(value)
 

@@ -11,8 +11,10 @@ official spellings of each province.
   person's ``28040`` and ``Madrid`` become, say, ``49xxx`` and ``Zamora``.
 - A place of unknown type (MEDDOCAN's TERRITORIO: a town, a province, a
   postcode, ``28040 Madrid``) is read piece by piece: five digits are a
-  postcode, a run of words a province, community or country when it is one,
-  else a town.
+  postcode, a run of words a province, community or country when it is one
+  (whole: ``A Coruña``, ``Ciudad Real``), else a town. The province map
+  skips the provinces the document names itself and is keyed by the run's
+  key in a redraw too, so a document's province and postcode always agree.
 - Streets keep their type word (``Calle``, ``Avda.``, ``Pza.``), particles,
   numbers' shape, floors and doors (``3º B``, ``2ª izq.``) as written; proper
   words become Spanish surnames, digits are redrawn.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import functools
 import random
 import re
+from collections.abc import Callable
 
 from faker.providers.address.es_ES import Provider as _SpanishAddresses
 from faker.providers.job.es_ES import Provider as _SpanishJobs
@@ -132,30 +135,64 @@ def _pick(table: WeightedTable, rng: random.Random, original: str,
     return redraw(lambda: table.draw(rng), original, label, same=holds)
 
 
-def surrogate_province_code(code: str, key: bytes, person: str) -> str:
-    """Another province code for ``code``, keyed per person (one map for all uses)."""
+def surrogate_province_code(code: str, key: bytes, person: str,
+                            excluded: frozenset[str] = frozenset()) -> str:
+    """Another province code for ``code``, keyed per person (one map for all uses).
+
+    ``excluded``: codes of provinces a surrogate must not name (the
+    document's own places, :func:`excluded_provinces`); a draw of one is
+    replaced by a draw among the others, so a map with none excluded is
+    the one it always was.
+    """
     rng = _rng(key, person, "ES-PROVINCE", code)
     others = [c for c in PROVINCES if c != code]
-    return rng.choice(others)
+    pick = rng.choice(others)
+    if pick in excluded:
+        allowed = [c for c in others if c not in excluded]
+        pick = rng.choice(allowed) if allowed else pick
+    return pick
 
 
-def province(value: str, key: bytes, person: str) -> str:
+def excluded_provinces(spells: Callable[[str], bool]) -> frozenset[str]:
+    """Codes of the provinces whose written name ``spells`` says is an original."""
+    return frozenset(code for code, names in PROVINCES.items() if spells(names[0]))
+
+
+def _province_code_for(code: str, ctx: SurrogateContext) -> str:
+    """The person's surrogate code for ``code``, the same in every redraw.
+
+    A province and a postcode of one document must agree (``Madrid``,
+    ``28040`` -> ``Zamora``, ``49xxx``): the map is keyed by the run's key,
+    not a redraw's, and skips the provinces the document names itself, so
+    a province's surrogate never has to be redrawn for spelling one (a
+    redraw moved the province alone: ``Sevilla`` beside ``25166``).
+    """
+    key = getattr(ctx, "root_key", None) or ctx.key
+    return surrogate_province_code(code, key, ctx.person_id,
+                                   getattr(ctx, "excluded_provinces", frozenset()))
+
+
+def province(value: str, ctx: SurrogateContext) -> str:
     """Another province, in the form written (``A Coruña`` -> ``Zamora``)."""
     code = province_code(value)
     if code is None:
         raise SurrogateError("LOCATION: not a province")
-    new = PROVINCES[surrogate_province_code(code, key, person)][0]
+    new = PROVINCES[_province_code_for(code, ctx)][0]
     return with_case(new, case_of(value))
 
 
-def postcode(value: str, key: bytes, person: str) -> str:
-    """Five digits whose first two are the surrogate of the original's province."""
+def postcode(value: str, ctx: SurrogateContext) -> str:
+    """Five digits whose first two are the surrogate of the original's province.
+
+    A redraw (a surrogate equal to an original postcode) draws the last
+    three digits again; the first two stay the province's.
+    """
     digits = "".join(c for c in value if c.isdigit())
     if len(digits) != 5:
         raise SurrogateError("ZIP: not a Spanish postcode")
     code = digits[:2]
-    rng = _rng(key, person, "ES-POSTCODE", digits)
-    new_code = (surrogate_province_code(code, key, person) if code in PROVINCES
+    rng = _rng(ctx.key, ctx.person_id, "ES-POSTCODE", digits)
+    new_code = (_province_code_for(code, ctx) if code in PROVINCES
                 else rng.choice(tuple(PROVINCES)))
     out = redraw(lambda: new_code + f"{rng.randint(0, 999):03d}", digits, "ZIP")
     it = iter(out)
@@ -188,8 +225,14 @@ def place(value: str, label: str, ctx: SurrogateContext) -> str:
         text = m.group()
         if m.group("digits"):
             rng = _rng(key, person, "ES-PLACE-NUMBER", text)
-            out.append(postcode(text, key, person) if len(text) == 5
+            out.append(postcode(text, ctx) if len(text) == 5
                        else redraw(lambda t=text: random_like(t, rng), text, label))
+            changed = True
+        elif m.group("words") and _known_whole(text, places):
+            # A province, community or country whose name starts or ends
+            # with a generic word (``A Coruña``, ``La Rioja``, ``Ciudad
+            # Real``, ``Las Palmas``) is that place, not a town in ``La ...``.
+            out.append(_named_place(text, ctx, places))
             changed = True
         elif m.group("words"):
             words = re.split(r"([ /-])", text)
@@ -201,7 +244,7 @@ def place(value: str, label: str, ctx: SurrogateContext) -> str:
             if i >= j:
                 out.append(text)
                 continue
-            named = _named_place("".join(words[i:j]), key, person, places)
+            named = _named_place("".join(words[i:j]), ctx, places)
             out.append("".join(words[:i]) + named + "".join(words[j:]))
             changed = True
         else:
@@ -211,11 +254,18 @@ def place(value: str, label: str, ctx: SurrogateContext) -> str:
     return "".join(out)
 
 
-def _named_place(text: str, key: bytes, person: str, places: _SpanishPlaces) -> str:
+def _known_whole(text: str, places: _SpanishPlaces) -> bool:
+    """Whether ``text`` as written is a province, community or country."""
+    norm = plain(text)
+    return (province_code(text) is not None or norm in places.community_keys
+            or norm in places.country_keys)
+
+
+def _named_place(text: str, ctx: SurrogateContext, places: _SpanishPlaces) -> str:
     norm = plain(text)
     if province_code(text) is not None:
-        return province(text, key, person)
-    rng = _rng(key, person, "ES-PLACE", text)
+        return province(text, ctx)
+    rng = _rng(ctx.key, ctx.person_id, "ES-PLACE", text)
     if norm in places.community_keys:
         table = places.communities
     elif norm in places.country_keys:
