@@ -321,6 +321,8 @@ def _prepare(argv: list[str] | None):
     parser = build_parser()
     check_option_names(list(sys.argv[1:] if argv is None else argv), parser)
     args, beam_args = parser.parse_known_args(argv)
+    if not (args.input or args.table):
+        raise RunError("one of --input or --table is required")
     check_beam_args(beam_args, parser)
     check_worker_environment(beam_args)
     try:
@@ -370,7 +372,8 @@ def run(
     output = absolute(args.output)
     hl7_target = absolute(args.hl7_output) if args.hl7_output else None
     _check_same_storage(output, hl7_target)
-    inputs = expand_inputs(args.input, args.allow_empty_input, args.recursive)
+    inputs = (expand_inputs(args.input, args.allow_empty_input, args.recursive)
+              if args.input else InputPlan())
     total_bytes = inputs.total_bytes
     job = _Job(
         args, beam_args, options, tagger_config, rewriter, output, hl7_target,
@@ -382,6 +385,10 @@ def run(
         },
         inputs,
     )
+    if args.table:  # a research extract's tables (docs/tables.md)
+        from deid_pipeline.pipelines.tables_job import run_tables
+
+        return run_tables(job, test_pipeline)
     if args.incremental:
         return _run_incremental(job, total_bytes, test_pipeline)
     try:
