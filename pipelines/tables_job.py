@@ -104,7 +104,10 @@ def load_tables(tables: dict[str, str], policies: dict[str, str]
             "files": len(paths),
             "rows_read": len(table_rows),
             "columns": {c: s.action.value for c, s in policy.columns.items()},
-            "dropped_columns": dropped,
+            # Declared drop, then undeclared (dropped by default).
+            "dropped_columns": [c for c, s in policy.columns.items()
+                                if s.action.value == "drop"] + dropped,
+            "undeclared_columns": dropped,
         }
     return inputs, rows, facts
 

@@ -11,9 +11,11 @@ does for HL7:
   ids whose pseudonym is shared by two originals (collisions);
 - ``intervals``: persons whose dates (column and text, from the protected
   identifier view) do not all move by one offset (0: every interval kept);
-- ``leaks``: a person's original names, ids, dates (ISO, ``M/D/YYYY``,
-  ``MM/DD/YYYY``) or ZIP codes found in their own research rows and text,
-  and any original id anywhere in the research tables;
+- ``leaks``: a person's original names, ids, birth date or ZIP code found
+  in their own research rows and text (``person_values``), a row's own
+  original dates (ISO, ``M/D/YYYY``, ``MM/DD/YYYY``; a note's and its
+  encounter's) in it (``row_dates``), and any original id anywhere in the
+  research tables (``ids_anywhere``);
 - with ``OUTPUT2`` (the same export, or a later night, run with the same
   key): ``identical_files`` / ``different_files`` of the research and
   identifier tables, and ``pseudonyms_changed``: originals whose pseudonym
@@ -82,18 +84,24 @@ def _joins(out: dict[str, list[dict]]) -> dict[str, int]:
     }
 
 
-def _mapping(identifiers: list[dict]) -> dict[tuple[str, str], set[str]]:
-    """(column, original) -> its replacements, from the column rows."""
-    found: dict[tuple[str, str], set[str]] = defaultdict(set)
+def _mapping(identifiers: list[dict]) -> dict[tuple[str, str, str], set[str]]:
+    """(column, person id, original) -> its replacements, from the column rows.
+
+    Per person: a date moves by its person's shift, the same date of two
+    persons has two replacements.
+    """
+    found: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for r in identifiers:
         if r["source"].startswith("column:"):
-            found[r["source"][7:], r["original"]].add(r["replacement"])
+            found[r["source"][7:], r["person_id"], r["original"]].add(
+                r["replacement"])
     return found
 
 
-def _collisions(mapping: dict[tuple[str, str], set[str]]) -> int:
+def _collisions(mapping: dict[tuple[str, str, str], set[str]]) -> int:
+    """Pseudonyms (``*_id`` columns) that stand for two originals."""
     by_fake: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for (column, original), fakes in mapping.items():
+    for (column, _person, original), fakes in mapping.items():
         if column.endswith("_id"):
             for fake in fakes:
                 by_fake[column, fake].add(original)
@@ -126,27 +134,35 @@ def _offsets(identifiers: list[dict]) -> tuple[int, int]:
 
 
 def _leaks(export: dict[str, list[dict]], out: dict[str, list[dict]]) -> dict:
-    originals: dict[str, set[str]] = defaultdict(set)  # patient_id -> values
+    """Original values found in research rows (see the module's doc).
+
+    Names, ids, ZIP codes and birth dates are the person's wherever they
+    stand; other dates are the row's own (and, for a note, its encounter's):
+    a shifted date may equal another date of the same person by chance.
+    """
+    person: dict[str, set[str]] = defaultdict(set)  # patient_id -> values
     ids: set[str] = set()
+    encounters = {r["encounter_id"]: r for r in export["encounters"]}
     for table in _TABLES:
         for row in export[table]:
-            mine = originals[row["patient_id"]]
+            mine = person[row["patient_id"]]
             for column in _ID_COLUMNS[table]:
                 mine.add(row[column])
                 ids.add(row[column])
             for column in ("first_name", "last_name", "zip"):
                 if row.get(column):
                     mine.add(row[column])
-            for column in _DATE_COLUMNS:
-                if row.get(column):
-                    mine.update(_date_forms(row[column]))
-    counts = {"person_values": 0, "ids_anywhere": 0, "cells_scanned": 0}
+            if row.get("birth_date"):
+                mine.update(_date_forms(row["birth_date"]))
+    counts = {"person_values": 0, "row_dates": 0, "ids_anywhere": 0,
+              "cells_scanned": 0}
     id_pattern = re.compile("|".join(sorted(map(re.escape, ids), key=len,
                                             reverse=True))) if ids else None
     for table in _TABLES:
         for row_in, row_out in zip(export[table], out[table], strict=True):
-            mine = originals[row_in["patient_id"]]
-            words = None
+            dated = [row_in, encounters.get(row_in.get("encounter_id"), {})]
+            dates = {f for r in dated for c in _DATE_COLUMNS[1:] if r.get(c)
+                     for f in _date_forms(r[c])}
             for value in row_out.values():
                 if value is None:
                     continue
@@ -154,12 +170,12 @@ def _leaks(export: dict[str, list[dict]], out: dict[str, list[dict]]) -> dict:
                 counts["cells_scanned"] += 1
                 if id_pattern is not None:
                     counts["ids_anywhere"] += len(id_pattern.findall(cell))
-                if cell in mine:
-                    counts["person_values"] += 1
-                    continue
-                if len(cell) > 20:  # text: whole words and dates in it
-                    words = set(re.findall(r"[\w/-]+", cell.lower()))
-                    counts["person_values"] += sum(v.lower() in words for v in mine)
+                words = ({cell} if len(cell) <= 20
+                         else set(re.findall(r"[\w/-]+", cell.lower())))
+                lowered = {w.lower() for w in words}
+                counts["person_values"] += sum(v.lower() in lowered
+                                               for v in person[row_in["patient_id"]])
+                counts["row_dates"] += sum(d in lowered for d in dates)
     return counts
 
 
