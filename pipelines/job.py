@@ -617,10 +617,18 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
 
 
 def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
-    """One night's partition: lock, recover, read only new or changed files, commit.
+    """One night's partition: lock, recover, read only new or changed files, commit."""
+    return run_night(job, lambda runs, staging: _stage_night(
+        job, runs, staging, test_pipeline, total_bytes))
 
-    The order is the contract of ``deid_pipeline/store/incremental.py``: everything
-    staged, then ``runs/<ts>.json`` (the commit), then the moves into place.
+
+def run_night(job: _Job, stage_night) -> dict:
+    """Lock ``job.output``, recover, stage one night, commit and publish it.
+
+    ``stage_night(runs, staging)`` runs and checks the night into staging:
+    (summary, run id, manifest entries). The order is the contract of
+    ``deid_pipeline/store/incremental.py``: everything staged, then
+    ``runs/<ts>.json`` (the commit), then the moves into place.
     """
     output = job.output
     try:
@@ -629,25 +637,24 @@ def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
             runs = committed_runs(output)
             recover(output, runs)
             staging = _new_staging_dir(output)
-            summary, run_id = _stage_partition(job, runs, staging, test_pipeline,
-                                               total_bytes)
+            summary, run_id = _stage_partition(
+                job, staging, lambda: stage_night(runs, staging))
     except IncrementalError as exc:
         raise RunError(str(exc)) from exc
     log.debug("run %s published %d documents", run_id, summary["records_written"])
     return summary
 
 
-def _stage_partition(job: _Job, runs, staging: str, test_pipeline,
-                     total_bytes: int) -> tuple[dict, str]:
+def _stage_partition(job: _Job, staging: str, stage_night) -> tuple[dict, str]:
     """Run one night into ``staging``, check it, commit and move it into place.
 
-    Until the commit a failure or signal deletes ``staging``; after it,
-    staging holds the committed partition that the next run's ``recover``
+    ``stage_night()`` runs and checks the night: (summary, run id, manifest
+    entries). Until the commit a failure or signal deletes ``staging``; after
+    it, staging holds the committed partition that the next run's ``recover``
     moves into place.
     """
     try:
-        summary, run_id, entries = _stage_night(job, runs, staging, test_pipeline,
-                                                total_bytes)
+        summary, run_id, entries = stage_night()
         # A signal from here on is acted on at the one check before the
         # commit; after it the partition is published whole.
         with interrupts.deferred():

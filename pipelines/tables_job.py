@@ -27,11 +27,22 @@ from deid_pipeline.pipelines.job import (
     _new_staging_dir,
     local_pipeline,
     redact_beam_args,
+    run_night,
 )
 from deid_pipeline.pipelines.worker_logs import quiet_workers
 from deid_pipeline.runtime import interrupts
-from deid_pipeline.store.files import is_local, match_files, read_bytes
-from deid_pipeline.store.incremental import IncrementalError, check_layout
+from deid_pipeline.store.files import (
+    is_local,
+    match_files,
+    read_bytes,
+)
+from deid_pipeline.store.incremental import (
+    IncrementalError,
+    check_layout,
+    load_manifest,
+    plan_inputs,
+    run_timestamp,
+)
 from deid_pipeline.store.publish import discard, protect_staging, publish, staged_tables
 from deid_pipeline.store.tables import read_counts, write_table_file
 from deid_pipeline.tables.policy import PolicyError, check_header, load_policy
@@ -66,9 +77,14 @@ def pairs(values: list[str] | None, option: str) -> dict[str, str]:
     return found
 
 
-def load_tables(tables: dict[str, str], policies: dict[str, str]
+def load_tables(tables: dict[str, str], policies: dict[str, str],
+                only: set[str] | None = None
                 ) -> tuple[dict[str, TableInput], list[TableRow], dict[str, dict]]:
-    """Read and check every table: (inputs, rows, per-table facts for run.json)."""
+    """Read and check every table: (inputs, rows, per-table facts for run.json).
+
+    ``only`` (``--incremental``): the files to read; a table none of whose
+    files is among them is left out of the run.
+    """
     if set(tables) != set(policies):
         odd = sorted(set(tables) ^ set(policies))[0]
         raise RunError(f"table {odd!r}: every --table NAME needs a --column-policy "
@@ -84,6 +100,10 @@ def load_tables(tables: dict[str, str], policies: dict[str, str]
         paths = match_files(tables[name])
         if not paths:
             raise RunError(f"--table {name}: {tables[name]!r} matches no file")
+        if only is not None:
+            paths = [p for p in paths if p in only]
+            if not paths:
+                continue
         header, types, table_rows, dropped = None, {}, [], []
         for path in paths:
             try:
@@ -155,10 +175,6 @@ def _check(job) -> None:
     if args.input:
         raise RunError("--table cannot be combined with --input (one run reads "
                        "tables or documents)")
-    if args.incremental:
-        raise RunError("--table does not run --incremental yet: run each night "
-                       "into its own --output (pseudonyms and person ids are "
-                       "keyed, so nights agree; docs/tables.md)")
     if args.mode == "tag":
         raise RunError("--table needs --mode surrogate or redact (tag mode keeps "
                        "PHI in the text)")
@@ -172,36 +188,22 @@ def run_tables(job, test_pipeline=None) -> dict:
     """Run the tables job; returns the summary also written to ``OUTPUT/run.json``.
 
     ``job``: the run's checked options and configuration (``job._Job``).
+    With ``--incremental`` the summary goes to ``OUTPUT/runs/<ts>.json`` and
+    each table to ``tables/<name>/run=<ts>/``, as ``run`` partitions.
     """
     _check(job)
-    inputs, rows, facts = load_tables(pairs(job.args.table, "--table"),
-                                      pairs(job.args.column_policy,
-                                            "--column-policy"))
+    tables = pairs(job.args.table, "--table")
+    policies = pairs(job.args.column_policy, "--column-policy")
+    if job.args.incremental:
+        return _run_incremental(job, tables, policies, test_pipeline)
+    inputs, rows, facts = load_tables(tables, policies)
     try:
         check_layout(job.output, incremental=False)
     except IncrementalError as exc:
         raise RunError(str(exc)) from exc
     staging = _new_staging_dir(job.output)
     try:
-        started = time.time()
-        pipeline = test_pipeline or local_pipeline(job.options)
-        flags = tuple(job.beam_args)
-        _ = (
-            pipeline
-            | "DeidentifyTables" >> DeidentifyTables(
-                inputs, rows, job.tagger_config, job.rewriter, staging,
-                job.num_shards, flags)
-            | "WriteCounts" >> WriteCounts(staging, flags)
-        )
-        interrupts.raise_if_received()
-        with quiet_workers(job.beam_args):
-            pipeline.run().wait_until_finish()
-        protect_staging(staging, job.args.mode)
-        for name, table in inputs.items():
-            path = table_path(staging, name)
-            if not FileSystems.exists(path):  # no row published: still a table
-                write_table_file(path, table.schema, [])
-        summary = _summary(job, facts, read_counts(staging), time.time() - started)
+        summary = _stage(job, inputs, rows, facts, staging, test_pipeline)
         _check_outcome(summary, staging)
         publish(staged_tables(staging), staging, job.output, None, summary)
     except RunRejectedError:
@@ -215,3 +217,49 @@ def run_tables(job, test_pipeline=None) -> dict:
     log.debug("published %d table rows", summary["records_written"])
     return summary
 
+
+def _stage(job, inputs: dict[str, TableInput], rows: list[TableRow],
+           facts: dict[str, dict], staging: str, test_pipeline) -> dict:
+    """Run the pipeline into ``staging``; the run's summary (not yet checked)."""
+    started = time.time()
+    pipeline = test_pipeline or local_pipeline(job.options)
+    flags = tuple(job.beam_args)
+    _ = (
+        pipeline
+        | "DeidentifyTables" >> DeidentifyTables(
+            inputs, rows, job.tagger_config, job.rewriter, staging,
+            job.num_shards, flags)
+        | "WriteCounts" >> WriteCounts(staging, flags)
+    )
+    interrupts.raise_if_received()
+    with quiet_workers(job.beam_args):
+        pipeline.run().wait_until_finish()
+    protect_staging(staging, job.args.mode)
+    for name, table in inputs.items():
+        path = table_path(staging, name)
+        if not FileSystems.exists(path):  # no row published: still a table
+            write_table_file(path, table.schema, [])
+    staged_tables(staging)  # empty identifiers, quarantine, ... get one file
+    return _summary(job, facts, read_counts(staging), time.time() - started)
+
+
+def _run_incremental(job, tables: dict[str, str], policies: dict[str, str],
+                     test_pipeline) -> dict:
+    """One night's partition of every table: lock, recover, new files, commit.
+
+    As ``run --incremental`` (``deid_pipeline/store/incremental.py``): only
+    new or changed table files are read; everything is staged, then
+    ``runs/<ts>.json`` is written (the commit), then the partitions move in.
+    """
+    def night(runs: list[str], staging: str):
+        run_id = run_timestamp(runs[-1] if runs else None)
+        paths, entries, plan = plan_inputs(
+            [tables[n] for n in sorted(tables)], load_manifest(job.output, runs),
+            run_id)
+        inputs, rows, facts = load_tables(tables, policies, set(paths))
+        summary = _stage(job, inputs, rows, facts, staging, test_pipeline)
+        summary["incremental"] = {"run": run_id, **plan}
+        _check_outcome(summary, staging)
+        return summary, run_id, entries
+
+    return run_night(job, night)

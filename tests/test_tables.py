@@ -209,3 +209,13 @@ def test_when_schema_is_built_then_typed_and_documented():
     assert schema.field("born_year").type == pa.string()
     assert schema.field("ward").type == pa.int32()
     assert all(f.metadata[b"doc"] for f in schema)
+
+
+def test_when_a_person_has_birth_and_zip_columns_then_the_persons_row_has_them():
+    from deid_pipeline.tables.columns import person_row
+
+    rewriter = Rewriter(mode="surrogate", key=KEY, as_of_year=2026)
+    pid = person_id(KEY, "123456")
+    row = person_row(pid, [(_policy(_POLICY), _row(born="1930-01-01",
+                                                   zip="03601"))], 1, rewriter)
+    assert (row["birth_year"], row["zip3"], row["n_documents"]) == ("90+", "000", 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pyarrow.parquet as pq
 import pytest
@@ -42,12 +43,19 @@ def _argv(export, night: str, output, *extra: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def runs(export):
-    outputs = {name: export / f"out-{name}" for name in ("a", "b", "night2")}
+    outputs = {name: export / f"out-{name}" for name in ("a", "b", "nightly")}
     summaries = {
         "a": run(_argv(export, "night1", outputs["a"])),
         "b": run(_argv(export, "night1", outputs["b"])),
-        "night2": run(_argv(export, "night2", outputs["night2"])),
     }
+    # Nightly: the export's files, then the same files with night 2's rows.
+    shutil.copytree(export / "night1", export / "feed")
+    summaries["night1"] = run(_argv(export, "feed", outputs["nightly"],
+                                    "--incremental"))
+    for name in os.listdir(export / "night2"):
+        shutil.copy(export / "night2" / name, export / "feed" / name)
+    summaries["night2"] = run(_argv(export, "feed", outputs["nightly"],
+                                    "--incremental"))
     return outputs, summaries
 
 
@@ -82,14 +90,32 @@ def audit_compare(first, second) -> dict:
     return _compare(str(first), str(second))
 
 
-def test_when_a_second_night_has_new_rows_then_pseudonyms_are_kept(export, runs):
+def _partitions(output, table: str) -> list[list[dict]]:
+    return [pq.read_table(p).to_pylist()
+            for p in sorted((output / "tables" / table).glob("run=*/*.parquet"))]
+
+
+def test_when_a_second_night_has_new_rows_then_pseudonyms_are_kept(runs):
     outputs, summaries = runs
-    assert summaries["night2"]["records_read"] > summaries["a"]["records_read"]
-    found = audit_compare(outputs["a"], outputs["night2"])
-    assert found["pseudonyms_compared"] > 100 and found["pseudonyms_changed"] == 0
-    first = pq.read_table(outputs["a"] / "tables" / "encounters").to_pylist()
-    second = pq.read_table(outputs["night2"] / "tables" / "encounters").to_pylist()
+    night1, night2 = summaries["night1"], summaries["night2"]
+    assert night2["incremental"]["unchanged"] == 1  # patients.csv: same bytes
+    assert night2["incremental"]["changed"] == 2
+    assert set(night2["tables"]) == {"encounters", "notes"}
+    assert night2["records_read"] > night1["records_read"] - 20
+    (patients,) = _partitions(outputs["nightly"], "patients")
+    first, second = _partitions(outputs["nightly"], "encounters")
+    # The night-2 file holds night 1's encounters too: the same pseudonyms.
     assert {r["encounter_id"] for r in first} < {r["encounter_id"] for r in second}
+    assert {r["person_id"] for r in second} <= {r["person_id"] for r in patients}
+    same = {(r["encounter_id"], r["admit_date"], r["person_id"]) for r in first}
+    assert same <= {(r["encounter_id"], r["admit_date"], r["person_id"])
+                    for r in second}
+    notes = [r for part in _partitions(outputs["nightly"], "notes") for r in part]
+    assert {r["encounter_id"] for r in notes} <= {r["encounter_id"] for r in second}
+    # Night 1 of the nightly runs wrote what the plain run wrote, byte for byte.
+    (nightly,) = (outputs["nightly"] / "tables" / "patients").glob("run=*/*.parquet")
+    plain = outputs["a"] / "tables" / "patients" / "part-00000-of-00001.parquet"
+    assert nightly.read_bytes() == plain.read_bytes()
 
 
 def _hostile(tmp_path, notes: str, policy: str, *extra: str) -> list[str]:

@@ -52,7 +52,7 @@ from deid_pipeline.tables.policy import Action, ColumnSpec, TablePolicy
 from deid_pipeline.tables.read import TableRow
 
 __all__ = ["ColumnError", "RowOutcome", "deidentify_row", "person_key_of",
-           "seed_entries", "COLUMNS_STAGE"]
+           "person_row", "seed_entries", "COLUMNS_STAGE"]
 
 COLUMNS_STAGE = "columns"
 _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
@@ -346,3 +346,31 @@ def deidentify_row(policy: TablePolicy, row: TableRow, rewriter: Rewriter, flow,
                for n, s in policy.published()}
     ordered.update(research)
     return RowOutcome(row.table, row.index, ordered, state.identifiers, None)
+
+
+def person_row(pid: str, rows: list[tuple[TablePolicy, TableRow]], written: int,
+               rewriter: Rewriter) -> dict:
+    """The persons-table row of a person key's rows (``persons/``).
+
+    ``birth_year`` from the first readable ``birth_date`` column (the rule of
+    every table, ``years.birth_of``), ``zip3`` from the first ``zip`` column.
+    """
+    birth_year = zip3 = None
+    limited = rewriter.policy == Policy.LIMITED_DATASET
+    offset = 0 if limited else rewriter.date_offset(pid)
+    for policy, row in rows:
+        values = dict(row.values)
+        for name, spec in policy.columns.items():
+            value = values.get(name)
+            if _text(value) is None:
+                continue
+            try:
+                if spec.action == Action.BIRTH_DATE and birth_year is None:
+                    birth_year = birth_of(_birth(value, spec.format), offset,
+                                          rewriter.as_of_year, rewriter.policy).year
+                elif spec.action == Action.ZIP and zip3 is None:
+                    zip3 = _zip(value, False)
+            except ColumnError:
+                continue
+    return {"person_id": pid, "n_documents": written, "linked_by": ["table"],
+            "birth_year": birth_year, "sex": None, "zip3": zip3}

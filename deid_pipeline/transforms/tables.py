@@ -36,6 +36,7 @@ from deid_pipeline.tables.columns import (
     RowOutcome,
     deidentify_row,
     person_key_of,
+    person_row,
     seed_entries,
 )
 from deid_pipeline.tables.policy import TablePolicy
@@ -103,10 +104,11 @@ class _PersonRowsFn(beam.DoFn):
             yield outcome
         self._rows.inc(written)
         if key.startswith("person:") and written:
-            yield beam.pvalue.TaggedOutput(self.PERSONS, {
-                "person_id": person_id(self._rewriter.key, key[len("person:"):]),
-                "n_documents": written, "linked_by": ["table"],
-                "birth_year": None, "sex": None, "zip3": None})
+            pid = person_id(self._rewriter.key, key[len("person:"):])
+            readable = [(self._tables[r.table].policy, r) for r in rows
+                        if not r.error]
+            yield beam.pvalue.TaggedOutput(self.PERSONS, person_row(
+                pid, readable, written, self._rewriter))
 
 
 def _group_key(tables: dict[str, TableInput], row: TableRow) -> str:
