@@ -172,3 +172,42 @@ def test_when_table_options_do_not_pair_then_usage_error(tmp_path):
         run(argv[:2] + argv[4:])
     with pytest.raises(RunError, match="--input"):
         run(["--output", str(tmp_path / "o"), "--ephemeral-key"])
+
+
+def test_when_tables_are_parquet_and_jsonl_then_types_are_kept_and_they_join(
+        tmp_path):
+    import datetime
+
+    import pyarrow as pa
+
+    pq.write_table(pa.table({
+        "mrn": ["A1", "B2"], "visit": pa.array([11223344, 55667788], pa.int64()),
+        "seen": [datetime.date(2020, 1, 2), datetime.date(2021, 5, 6)],
+        "beds": pa.array([3, 4], pa.int16())}), tmp_path / "visits.parquet")
+    (tmp_path / "labs.jsonl").write_text(
+        '{"mrn": "A1", "visit": 11223344, "drawn": "2020-01-03T07:15:00", "k": 4.1}\n')
+    policies = {
+        "visits": {"columns": {"mrn": "person", "seen": "date", "beds": "keep",
+                               "visit": {"action": "pseudonym", "domain": "visit"}}},
+        "labs": {"columns": {"mrn": "person", "drawn": "datetime", "k": "keep",
+                             "visit": {"action": "pseudonym", "domain": "visit"}}},
+    }
+    argv = []
+    for name, policy in policies.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(policy))
+        data = "visits.parquet" if name == "visits" else "labs.jsonl"
+        argv += ["--table", f"{name}={tmp_path / data}",
+                 "--column-policy", f"{name}={tmp_path / f'{name}.json'}"]
+    run(argv + ["--output", str(tmp_path / "out"), "--ephemeral-key",
+                "--detectors", "rules"])
+    visits = pq.read_table(tmp_path / "out" / "tables" / "visits")
+    labs = pq.read_table(tmp_path / "out" / "tables" / "labs")
+    assert visits.schema.field("seen").type == pa.date32()
+    assert visits.schema.field("beds").type == pa.int16()
+    assert visits.schema.field("visit").type == pa.int64()
+    assert labs.schema.field("drawn").type == pa.timestamp("us")
+    first, lab = visits.to_pylist()[0], labs.to_pylist()[0]
+    assert (lab["person_id"], lab["visit"]) == (first["person_id"], str(first["visit"]))
+    assert first["visit"] != 11223344 and len(str(first["visit"])) == 8
+    shift = lab["drawn"].date() - first["seen"]
+    assert shift == datetime.timedelta(days=1)
