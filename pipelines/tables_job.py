@@ -48,6 +48,11 @@ from deid_pipeline.store.tables import read_counts, write_table_file
 from deid_pipeline.tables.policy import PolicyError, check_header, load_policy
 from deid_pipeline.tables.read import TableRow, read_table
 from deid_pipeline.tables.schema import table_schema
+from deid_pipeline.transforms.read import (
+    DEFAULT_MAX_FILE_BYTES,
+    FileTooLargeError,
+    decompress,
+)
 from deid_pipeline.transforms.tables import (
     DeidentifyTables,
     TableInput,
@@ -78,12 +83,14 @@ def pairs(values: list[str] | None, option: str) -> dict[str, str]:
 
 
 def load_tables(tables: dict[str, str], policies: dict[str, str],
-                only: set[str] | None = None
+                only: set[str] | None = None,
+                max_bytes: int = DEFAULT_MAX_FILE_BYTES,
                 ) -> tuple[dict[str, TableInput], list[TableRow], dict[str, dict]]:
     """Read and check every table: (inputs, rows, per-table facts for run.json).
 
     ``only`` (``--incremental``): the files to read; a table none of whose
-    files is among them is left out of the run.
+    files is among them is left out of the run. ``.gz``/``.bz2`` files are
+    decompressed; a file over ``max_bytes`` (``--max-file-bytes``) is an error.
     """
     if set(tables) != set(policies):
         odd = sorted(set(tables) ^ set(policies))[0]
@@ -107,9 +114,10 @@ def load_tables(tables: dict[str, str], policies: dict[str, str],
         header, types, table_rows, dropped = None, {}, [], []
         for path in paths:
             try:
-                data = read_table(name, path, read_bytes(path))
+                data = read_table(name, path,
+                                  decompress(path, read_bytes(path), max_bytes))
                 dropped = check_header(name, policy, data.header)
-            except (PolicyError, ValueError) as exc:
+            except (PolicyError, ValueError, FileTooLargeError, OSError) as exc:
                 raise RunError(str(exc)) from exc
             if header is not None and data.header != header:
                 raise RunError(f"table {name}: its files do not have the same "
@@ -196,7 +204,8 @@ def run_tables(job, test_pipeline=None) -> dict:
     policies = pairs(job.args.column_policy, "--column-policy")
     if job.args.incremental:
         return _run_incremental(job, tables, policies, test_pipeline)
-    inputs, rows, facts = load_tables(tables, policies)
+    inputs, rows, facts = load_tables(tables, policies,
+                                      max_bytes=job.args.max_file_bytes)
     try:
         check_layout(job.output, incremental=False)
     except IncrementalError as exc:
@@ -256,7 +265,8 @@ def _run_incremental(job, tables: dict[str, str], policies: dict[str, str],
         paths, entries, plan = plan_inputs(
             [tables[n] for n in sorted(tables)], load_manifest(job.output, runs),
             run_id)
-        inputs, rows, facts = load_tables(tables, policies, set(paths))
+        inputs, rows, facts = load_tables(tables, policies, set(paths),
+                                          job.args.max_file_bytes)
         summary = _stage(job, inputs, rows, facts, staging, test_pipeline)
         summary["incremental"] = {"run": run_id, **plan}
         _check_outcome(summary, staging)

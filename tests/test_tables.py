@@ -219,3 +219,19 @@ def test_when_a_person_has_birth_and_zip_columns_then_the_persons_row_has_them()
     row = person_row(pid, [(_policy(_POLICY), _row(born="1930-01-01",
                                                    zip="03601"))], 1, rewriter)
     assert (row["birth_year"], row["zip3"], row["n_documents"]) == ("90+", "000", 1)
+
+
+def test_when_a_table_file_is_gzipped_then_it_is_read_and_its_header_checked(
+        tmp_path):
+    import gzip
+
+    from deid_pipeline.pipelines.job import RunError
+    from deid_pipeline.pipelines.tables_job import load_tables
+
+    (tmp_path / "n.csv.gz").write_bytes(gzip.compress(b"id,text\n1,a\n2,b\n"))
+    (tmp_path / "p.json").write_text('{"columns": {"id": "person", "text": "text"}}')
+    tables = {"n": str(tmp_path / "n.csv.gz")}
+    inputs, rows, facts = load_tables(tables, {"n": str(tmp_path / "p.json")})
+    assert [r.index for r in rows] == [1, 2] and facts["n"]["rows_read"] == 2
+    with pytest.raises(RunError, match="limit"):
+        load_tables(tables, {"n": str(tmp_path / "p.json")}, max_bytes=5)

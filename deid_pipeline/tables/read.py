@@ -26,6 +26,8 @@ from deid_pipeline.readers.formats import decode_text
 __all__ = ["TABLE_FORMATS", "TableData", "TableRow", "read_table", "table_format"]
 
 TABLE_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+# Compressed files (``notes.csv.gz``) are decompressed first, as text inputs are.
+_COMPRESSED = (".gz", ".bz2")
 
 
 class TableRow(NamedTuple):
@@ -55,8 +57,13 @@ class TableData(NamedTuple):
 
 
 def table_format(path: str) -> str:
-    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file's extension."""
-    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    """``csv``, ``tsv``, ``jsonl`` or ``parquet`` from the file's extension.
+
+    A ``.gz`` or ``.bz2`` ending is looked through (``notes.csv.gz`` is CSV).
+    """
+    stem = path[: -len(os.path.splitext(path)[1])] if path.lower().endswith(
+        _COMPRESSED) else path
+    ext = os.path.splitext(stem)[1].lower().lstrip(".")
     fmt = {"txt": "tsv", "tab": "tsv", "json": "jsonl", "ndjson": "jsonl",
            "pq": "parquet"}.get(ext, ext)
     if fmt not in TABLE_FORMATS:
@@ -142,7 +149,7 @@ def _read_parquet(table: str, data: bytes) -> TableData:
 
 
 def read_table(table: str, path: str, data: bytes) -> TableData:
-    """Read the bytes of the table file ``path`` (its extension names the format)."""
+    """Read table file ``path``'s (decompressed) bytes, in its extension's format."""
     fmt = table_format(path)
     if fmt == "parquet":
         return _read_parquet(table, data)
