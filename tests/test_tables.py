@@ -235,3 +235,24 @@ def test_when_a_table_file_is_gzipped_then_it_is_read_and_its_header_checked(
     assert [r.index for r in rows] == [1, 2] and facts["n"]["rows_read"] == 2
     with pytest.raises(RunError, match="limit"):
         load_tables(tables, {"n": str(tmp_path / "p.json")}, max_bytes=5)
+
+
+def test_when_text_names_a_pseudonym_column_id_then_it_gets_the_columns_pseudonym():
+    from deid_pipeline.flow import DocumentFlow
+    from deid_pipeline.tables.columns import pseudonyms_of
+    from deid_pipeline.tagger.detectors import TaggerConfig
+    from deid_pipeline.tagger.tagging import PhiTagger
+
+    flow = DocumentFlow(PhiTagger.from_config(TaggerConfig(detectors=(
+        "rules", "dictionary"))), Rewriter(mode="surrogate", key=KEY,
+                                           as_of_year=2026))
+    policy = _policy({"mrn": "person", "enc": {"action": "pseudonym",
+                                               "domain": "encounter"},
+                      "text": "text"})
+    row = TableRow("notes", 1, (("mrn", "123456"), ("enc", "E0012345"),
+                                ("text", "Seen for encounter E0012345 today.")))
+    out = deidentify_row(policy, row, flow.rewriter, flow,
+                         tuple(seed_entries(policy, row)), "",
+                         pseudonyms_of(policy, row, KEY)).research
+    assert "E0012345" not in out["text"]
+    assert out["text"] == f"Seen for encounter {out['enc']} today."

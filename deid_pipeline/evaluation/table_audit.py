@@ -7,8 +7,9 @@ JSON summary of counts (never a value), as ``../shared/tools/hl7_audit.py``
 does for HL7:
 
 - ``joins``: person ids and encounter pseudonyms of notes and encounters
-  that match no row of the table they refer to (0 when they all join), and
-  ids whose pseudonym is shared by two originals (collisions);
+  that match no row of the table they refer to (0 when they all join), ids
+  whose pseudonym is shared by two originals (collisions), and notes whose
+  text names their encounter by the column's pseudonym;
 - ``intervals``: persons whose dates (column and text, from the protected
   identifier view) do not all move by one offset (0: every interval kept);
 - ``leaks``: a person's original names, ids, birth date or ZIP code found
@@ -81,6 +82,9 @@ def _joins(out: dict[str, list[dict]]) -> dict[str, int]:
                                      for r in out["notes"]),
         "note_encounters_unjoined": sum(r["encounter_id"] not in encounters
                                         for r in out["notes"]),
+        # Notes whose text names their encounter by its column pseudonym.
+        "notes_text_naming_encounter_pseudonym": sum(
+            bool(r["text"]) and r["encounter_id"] in r["text"] for r in out["notes"]),
     }
 
 

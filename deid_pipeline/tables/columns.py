@@ -17,7 +17,8 @@ Each action reuses the one rule the rest of the extract follows:
 - ``zip``: ``surrogates.zip3.safe_harbor_zip3`` (five digits kept under the
   limited data set);
 - ``text``: the document flow (tag, rewrite, leak guard) with the row's
-  person's column values seeded as a header dictionary.
+  person's column values seeded as a header dictionary, and the ids of their
+  pseudonym columns written as those columns' pseudonyms.
 
 A value an action cannot read (a date that is no date) raises
 :class:`ColumnError`: the caller quarantines the whole row. Messages name the
@@ -26,25 +27,29 @@ column and never its value.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import re
 from typing import NamedTuple
 
 from deid_pipeline.document_rewriter import Rewriter
+from deid_pipeline.flow import StageError, quarantine_record
 from deid_pipeline.hl7.seed import date_forms, id_forms, name_forms, phone_forms
 from deid_pipeline.keys import person_id
 from deid_pipeline.labels import category
 from deid_pipeline.model import (
     ClinicalDocument,
+    DeidentifiedDocument,
     DictionaryEntry,
     PatientDictionary,
     QuarantineRecord,
+    Replacement,
 )
 from deid_pipeline.outputs.rows import identifier_rows
 from deid_pipeline.policy import Policy
 from deid_pipeline.rewrite import RewriteContext
-from deid_pipeline.surrogates.identifiers import IdentifierGenerator
+from deid_pipeline.surrogates.identifiers import IdentifierGenerator, id_key
 from deid_pipeline.surrogates.keyed import SurrogateError
 from deid_pipeline.surrogates.years import birth_of
 from deid_pipeline.surrogates.zip3 import safe_harbor_zip3
@@ -52,7 +57,7 @@ from deid_pipeline.tables.policy import Action, ColumnSpec, TablePolicy
 from deid_pipeline.tables.read import TableRow
 
 __all__ = ["ColumnError", "RowOutcome", "deidentify_row", "person_key_of",
-           "person_row", "seed_entries", "COLUMNS_STAGE"]
+           "person_row", "pseudonyms_of", "seed_entries", "COLUMNS_STAGE"]
 
 COLUMNS_STAGE = "columns"
 _NAME_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
@@ -192,6 +197,55 @@ def pseudonym(key: bytes, domain: str, label: str, value: object) -> object:
     return int(fake) if isinstance(value, int) and fake.isdigit() else fake
 
 
+def pseudonyms_of(policy: TablePolicy, row: TableRow, key: bytes
+                  ) -> dict[str, str]:
+    """The row's pseudonym columns: id key of each value -> its pseudonym.
+
+    A text of the person that mentions one of these ids gets the column's
+    pseudonym in its place (:func:`with_pseudonyms`), so the text and the
+    columns name an encounter alike.
+    """
+    found = {}
+    values = dict(row.values)
+    for name, spec in policy.columns.items():
+        if spec.action != Action.PSEUDONYM:
+            continue
+        text = _text(values.get(name))
+        if text is not None and id_key(text):
+            try:
+                found[id_key(text)] = str(pseudonym(
+                    key, spec.domain or name, spec.label or "IDNUM", text))
+            except ColumnError:
+                continue
+    return found
+
+
+def with_pseudonyms(text: str, doc: DeidentifiedDocument,
+                    pseudonyms: dict[str, str]) -> DeidentifiedDocument:
+    """``doc`` with the column pseudonym in place of each ID span that names it.
+
+    The text is rebuilt from the original ``text`` and the replacements.
+    """
+    if not pseudonyms:
+        return doc
+    pieces, replacements, end = [], [], 0
+    changed = False
+    for r in doc.replacements:
+        new = r.replacement
+        if category(r.span.label) == "ID":
+            fake = pseudonyms.get(id_key(r.original))
+            if fake is not None and fake != new:
+                new, changed = fake, True
+        pieces += [text[end:r.span.start], new]
+        replacements.append(Replacement(r.span, r.original, new))
+        end = r.span.end
+    if not changed:
+        return doc
+    pieces.append(text[end:])
+    return dataclasses.replace(doc, text="".join(pieces),
+                               replacements=tuple(replacements))
+
+
 class _Row:
     """One row's de-identification: its person, offset and identifier rows."""
 
@@ -299,13 +353,27 @@ def quarantined(row: TableRow, stage: str, error_type: str, message: str,
     return RowOutcome(row.table, row.index, None, [], record)
 
 
+def _text_column(flow, doc: ClinicalDocument, person_key: str | None,
+                 pseudonyms: dict[str, str]
+                 ) -> DeidentifiedDocument | QuarantineRecord:
+    """``flow.process`` with the person's column pseudonyms put in before the guard."""
+    try:
+        tagged = flow.tag(doc)
+        result = flow.rewrite(tagged, person_key)
+        return flow.guard(tagged, with_pseudonyms(doc.text, result, pseudonyms))
+    except StageError as error:
+        return quarantine_record(error, doc)
+
+
 def deidentify_row(policy: TablePolicy, row: TableRow, rewriter: Rewriter, flow,
-                   seeds: tuple[DictionaryEntry, ...] = (), origin: str = ""
-                   ) -> RowOutcome:
+                   seeds: tuple[DictionaryEntry, ...] = (), origin: str = "",
+                   pseudonyms: dict[str, str] | None = None) -> RowOutcome:
     """De-identify one row under ``policy``; a failure quarantines it whole.
 
     ``flow``: a ``DocumentFlow`` with a tagger (only text columns use it);
-    ``seeds``: the dictionary of the row's person (all their rows' columns).
+    ``seeds``: the dictionary of the row's person (all their rows' columns);
+    ``pseudonyms``: their pseudonym columns' (:func:`pseudonyms_of`), written
+    in the text where it names those ids.
     """
     if row.error:
         return quarantined(row, "read", "InvalidRow", row.error, origin)
@@ -336,7 +404,7 @@ def deidentify_row(policy: TablePolicy, row: TableRow, rewriter: Rewriter, flow,
         doc = ClinicalDocument(doc_id=f"{state.doc_id}/{name}", text=str(text),
                                source="table", origin=origin, person_key=person_key,
                                dictionary=dictionary)
-        result = flow.process(doc, person_key)
+        result = _text_column(flow, doc, person_key, pseudonyms or {})
         if isinstance(result, QuarantineRecord):
             return quarantined(row, result.stage, result.error_type,
                                f"column {name!r}: {result.error_message}", origin)

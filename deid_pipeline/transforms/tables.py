@@ -37,6 +37,7 @@ from deid_pipeline.tables.columns import (
     deidentify_row,
     person_key_of,
     person_row,
+    pseudonyms_of,
     seed_entries,
 )
 from deid_pipeline.tables.policy import TablePolicy
@@ -93,20 +94,20 @@ class _PersonRowsFn(beam.DoFn):
     def process(self, element):
         key, rows = element
         rows = sorted(rows, key=lambda r: (r.table, r.index))
-        seeds = tuple(e for r in rows if not r.error
-                      for e in seed_entries(self._tables[r.table].policy, r))
+        readable = [(self._tables[r.table].policy, r) for r in rows if not r.error]
+        seeds = tuple(e for policy, r in readable for e in seed_entries(policy, r))
+        pseudonyms = {k: v for policy, r in readable
+                      for k, v in pseudonyms_of(policy, r, self._rewriter.key).items()}
         written = 0
         for row in rows:
             table = self._tables[row.table]
             outcome = deidentify_row(table.policy, row, self._rewriter, self._flow,
-                                     seeds, table.origin)
+                                     seeds, table.origin, pseudonyms)
             written += outcome.research is not None
             yield outcome
         self._rows.inc(written)
         if key.startswith("person:") and written:
             pid = person_id(self._rewriter.key, key[len("person:"):])
-            readable = [(self._tables[r.table].policy, r) for r in rows
-                        if not r.error]
             yield beam.pvalue.TaggedOutput(self.PERSONS, person_row(
                 pid, readable, written, self._rewriter))
 
