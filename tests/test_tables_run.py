@@ -214,3 +214,22 @@ def test_when_tables_are_parquet_and_jsonl_then_types_are_kept_and_they_join(
     assert first["visit"] != 11223344 and len(str(first["visit"])) == 8
     shift = lab["drawn"].date() - first["seen"]
     assert shift == datetime.timedelta(days=1)
+
+
+def test_when_every_row_fails_then_exit_4_and_the_previous_tables_stay(tmp_path):
+    good = _hostile(tmp_path, "id,seen,text\n1,2020-01-02,Seen.\n", _POLICY,
+                    "--detectors", "rules")
+    assert main(good) == 0
+    published = tmp_path / "out" / "tables" / "notes" / "part-00000-of-00001.parquet"
+    before = published.read_bytes(), (tmp_path / "out" / "run.json").read_bytes()
+    bad = _hostile(tmp_path, "id,seen,text\n1,soon,Seen.\n2,later,Seen.\n", _POLICY,
+                   "--detectors", "rules")
+    assert main(bad) == 4
+    assert (published.read_bytes(), (tmp_path / "out" / "run.json").read_bytes()
+            ) == before
+    # A plain text run over the same output replaces the tables: none are left.
+    (tmp_path / "n.txt").write_text("Seen.")
+    assert main(["--input", str(tmp_path / "n.txt"), "--output",
+                 str(tmp_path / "out"), "--ephemeral-key", "--detectors",
+                 "rules"]) == 0
+    assert not (tmp_path / "out" / "tables").exists()
