@@ -47,6 +47,10 @@ setup(
         "psutil>=5.9",
         # One pass over a long document for all its PHI values (leak_guard).
         "pyahocorasick>=2.0",
+        # Column policies of run --table (deid_pipeline/tables/policy.py):
+        # validated models that forbid unknown keys, written in YAML or JSON.
+        "pydantic>=2",
+        "pyyaml>=6",
     ],
     extras_require={
         "test": [

@@ -66,12 +66,29 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     parser.add_argument(
         "--input",
         action="append",
-        required=True,
         metavar="PATTERN",
         help="input file or glob; repeat for several. A pattern that matches "
         "no file is an error (exit 2) unless --allow-empty-input; a directory "
         "is an error unless --recursive. Globs and --recursive skip hidden "
-        "files and gold/annotation files (.ann, .phrase, JSONL with spans)",
+        "files and gold/annotation files (.ann, .phrase, JSONL with spans). "
+        "Required unless --table is given",
+    )
+    parser.add_argument(
+        "--table",
+        action="append",
+        metavar="NAME=PATTERN",
+        help="a table of a research extract (CSV, TSV, JSONL or Parquet; a "
+        "glob's files are one table), de-identified column by column under "
+        "its --column-policy and written to DIR/tables/NAME/; repeat for "
+        "several tables (docs/tables.md)",
+    )
+    parser.add_argument(
+        "--column-policy",
+        action="append",
+        metavar="NAME=FILE",
+        help="the column policy (YAML or JSON) of --table NAME: each column's "
+        "action (text, person, pseudonym, date, datetime, birth_date, age, "
+        "zip, keep, drop); checked before anything runs (docs/tables.md)",
     )
     parser.add_argument(
         "--recursive",

@@ -321,6 +321,8 @@ def _prepare(argv: list[str] | None):
     parser = build_parser()
     check_option_names(list(sys.argv[1:] if argv is None else argv), parser)
     args, beam_args = parser.parse_known_args(argv)
+    if not (args.input or args.table):
+        raise RunError("one of --input or --table is required")
     check_beam_args(beam_args, parser)
     check_worker_environment(beam_args)
     try:
@@ -370,7 +372,8 @@ def run(
     output = absolute(args.output)
     hl7_target = absolute(args.hl7_output) if args.hl7_output else None
     _check_same_storage(output, hl7_target)
-    inputs = expand_inputs(args.input, args.allow_empty_input, args.recursive)
+    inputs = (expand_inputs(args.input, args.allow_empty_input, args.recursive)
+              if args.input else InputPlan())
     total_bytes = inputs.total_bytes
     job = _Job(
         args, beam_args, options, tagger_config, rewriter, output, hl7_target,
@@ -382,6 +385,10 @@ def run(
         },
         inputs,
     )
+    if args.table:  # a research extract's tables (docs/tables.md)
+        from deid_pipeline.pipelines.tables_job import run_tables
+
+        return run_tables(job, test_pipeline)
     if args.incremental:
         return _run_incremental(job, total_bytes, test_pipeline)
     try:
@@ -610,10 +617,18 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
 
 
 def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
-    """One night's partition: lock, recover, read only new or changed files, commit.
+    """One night's partition: lock, recover, read only new or changed files, commit."""
+    return run_night(job, lambda runs, staging: _stage_night(
+        job, runs, staging, test_pipeline, total_bytes))
 
-    The order is the contract of ``deid_pipeline/store/incremental.py``: everything
-    staged, then ``runs/<ts>.json`` (the commit), then the moves into place.
+
+def run_night(job: _Job, stage_night) -> dict:
+    """Lock ``job.output``, recover, stage one night, commit and publish it.
+
+    ``stage_night(runs, staging)`` runs and checks the night into staging:
+    (summary, run id, manifest entries). The order is the contract of
+    ``deid_pipeline/store/incremental.py``: everything staged, then
+    ``runs/<ts>.json`` (the commit), then the moves into place.
     """
     output = job.output
     try:
@@ -622,25 +637,24 @@ def _run_incremental(job: _Job, total_bytes: int, test_pipeline) -> dict:
             runs = committed_runs(output)
             recover(output, runs)
             staging = _new_staging_dir(output)
-            summary, run_id = _stage_partition(job, runs, staging, test_pipeline,
-                                               total_bytes)
+            summary, run_id = _stage_partition(
+                job, staging, lambda: stage_night(runs, staging))
     except IncrementalError as exc:
         raise RunError(str(exc)) from exc
     log.debug("run %s published %d documents", run_id, summary["records_written"])
     return summary
 
 
-def _stage_partition(job: _Job, runs, staging: str, test_pipeline,
-                     total_bytes: int) -> tuple[dict, str]:
+def _stage_partition(job: _Job, staging: str, stage_night) -> tuple[dict, str]:
     """Run one night into ``staging``, check it, commit and move it into place.
 
-    Until the commit a failure or signal deletes ``staging``; after it,
-    staging holds the committed partition that the next run's ``recover``
+    ``stage_night()`` runs and checks the night: (summary, run id, manifest
+    entries). Until the commit a failure or signal deletes ``staging``; after
+    it, staging holds the committed partition that the next run's ``recover``
     moves into place.
     """
     try:
-        summary, run_id, entries = _stage_night(job, runs, staging, test_pipeline,
-                                                total_bytes)
+        summary, run_id, entries = stage_night()
         # A signal from here on is acted on at the one check before the
         # commit; after it the partition is published whole.
         with interrupts.deferred():

@@ -63,6 +63,8 @@ PERSON_MERGES = "person_merges"
 LINKS = "links"
 HISTORY_FILE = "history.jsonl.gz"
 PARTITIONED = TABLES + (PERSON_MERGES, LINKS)
+# The folder of run --table's research tables, one partitioned folder each.
+TABLE_FOLDERS = "tables"
 RUNS = "runs"
 INPUTS = "inputs"
 CURRENT = "current"
@@ -354,6 +356,12 @@ def finish_publish(output: str, staging: str, run: str) -> None:
             owner_only(source)
             make_protected_directory(FileSystems.join(output, table))
         _move_tree(source, FileSystems.join(output, table, f"run={run}"))
+    # run --table's research tables: tables/<name>/ -> tables/<name>/run=<ts>.
+    for folder in sorted({FileSystems.split(p)[0] for p in match_files(
+            FileSystems.join(staging, TABLE_FOLDERS, "*", "*.parquet"))}):
+        name = FileSystems.split(folder)[1]
+        _move_tree(folder, FileSystems.join(output, TABLE_FOLDERS, name,
+                                            f"run={run}"))
     manifest = FileSystems.join(staging, f"_{INPUTS}.json")
     if FileSystems.exists(manifest):
         target = FileSystems.join(output, INPUTS, f"{run}.json")

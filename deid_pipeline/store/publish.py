@@ -59,6 +59,9 @@ __all__ = [
 # Beam's S3 file system cannot write an empty object (a multipart upload of
 # no parts, which S3 refuses).
 _STAGING_MARK = "_started"
+# Output folders beside TABLES that hold folders of tables (run --table's
+# research tables, tables/<name>/); published whole, locally only.
+EXTRA_FOLDERS = ("tables",)
 _STAGING_MARK_TEXT = b"deid-pipeline run staging; deleted when the run ends\n"
 
 
@@ -207,12 +210,25 @@ def _publish_local(staged, staging, output, hl7_target, summary) -> None:
             if FileSystems.exists(target):
                 undo.move([target], [FileSystems.join(staging, f".old-{table}")])
             undo.move([FileSystems.join(staging, table)], [target])
+        for folder in EXTRA_FOLDERS:
+            # Folders of tables only some runs write (run --table): this
+            # run's, or none; never a previous run's left beside new tables.
+            target = FileSystems.join(output, folder)
+            if FileSystems.exists(target):
+                undo.move([target], [FileSystems.join(staging, f".old-{folder}")])
+            if FileSystems.exists(FileSystems.join(staging, folder)):
+                undo.move([FileSystems.join(staging, folder)], [target])
         if old_hl7:
             trash = FileSystems.join(staging, ".old-hl7")
             FileSystems.mkdirs(trash)
             undo.move(old_hl7, [FileSystems.join(trash, f"{i:06d}")
                                 for i in range(len(old_hl7))])
         summary["files"] = {t: _names(staged[t]) for t in TABLES}
+        for folder in EXTRA_FOLDERS:
+            found = match_files(FileSystems.join(output, folder, "*", "*.parquet"))
+            if found:
+                summary["files"][folder] = sorted(
+                    p[len(FileSystems.join(output, folder)) + 1:] for p in found)
         if hl7_target:
             new = match_files(FileSystems.join(staging, "hl7", "*"))
             if new:

@@ -1,6 +1,7 @@
 """``deid-pipeline generate``: write synthetic notes or HL7 messages plus gold spans.
 
-Output kinds: ``text`` (one ``.txt`` per document), ``jsonl`` (``notes.jsonl``
+Output kinds: ``tables`` (a multi-table research extract, ``synthetic/tables.py``),
+``text`` (one ``.txt`` per document), ``jsonl`` (``notes.jsonl``
 with ``{"id", "text", "person_key"}`` per line) and ``hl7`` (one ``.hl7`` per
 message, or ``--per-file K`` messages per file). Each also writes
 ``gold.jsonl`` beside it, one line per document:
@@ -30,7 +31,7 @@ from deid_pipeline.synthetic.notes import iter_notes
 
 logger = logging.getLogger(__name__)
 
-OUTPUT_KINDS = ("text", "jsonl", "hl7")
+OUTPUT_KINDS = ("text", "jsonl", "hl7", "tables")
 GOLD_FILE = "gold.jsonl"
 NOTES_FILE = "notes.jsonl"
 
@@ -49,7 +50,9 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         choices=OUTPUT_KINDS,
         default="jsonl",
         help="text: one .txt per document; jsonl: notes.jsonl; "
-        "hl7: .hl7 messages (default: %(default)s)",
+        "hl7: .hl7 messages; tables: a research extract (patients.csv, "
+        "encounters.csv, notes.csv, their column policies; --count patients; "
+        "docs/tables.md) (default: %(default)s)",
     )
     parser.add_argument(
         "--count",
@@ -99,6 +102,13 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> argparse.ArgumentP
         default=90,
         help="label ages from this value up as AGE; 0 labels every "
         "age (default: %(default)s, HIPAA Safe Harbor)",
+    )
+    parser.add_argument(
+        "--night",
+        type=int,
+        default=1,
+        help="tables: the export of night N: the same patients, new encounters "
+        "and notes (default: %(default)s)",
     )
     parser.set_defaults(func=run_generate)
     return parser
@@ -240,7 +250,13 @@ def run_generate(args: argparse.Namespace) -> int:
         return 2
     try:
         os.makedirs(args.output, exist_ok=True)
-        if args.kind == "hl7":
+        if args.kind == "tables":
+            from deid_pipeline.synthetic.tables import write_tables
+
+            counts = write_tables(args.output, args.count, args.seed, args.night)
+            summary = ("generate: {} patients, {} encounters, {} notes, {} gold "
+                       "spans, 3 tables and their policies").format(*counts)
+        elif args.kind == "hl7":
             n_msgs, n_docs, n_spans, n_files = _generate_hl7(args)
             summary = (
                 f"generate: {n_msgs} HL7 messages, {n_docs} report documents, "
