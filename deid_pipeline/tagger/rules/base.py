@@ -131,12 +131,15 @@ class Pattern:
     patterns with the same guard are tried only where it holds, so a dozen
     date shapes cost one failed check inside a word instead of a dozen.
 
-    ``requires`` is a regex found in every text the pattern matches in (a word
-    the pattern cannot match without: ``VA`` for a town before ``VA``). Also
-    a speed hint: on a text without it the pattern is left out of the
+    ``requires`` are words one of which, in any case, is in every text the
+    pattern matches in (``clinic`` for ``Pruitt & Lowe Clinic``). Also a speed
+    hint: on an ASCII text without any of them the pattern is left out of the
     expression, which is then tried at every word start with one alternative
-    fewer. It must hold wherever the pattern matches, so the spans are the
-    same (``tests/test_rules_requires.py`` checks each one).
+    fewer. Plain substrings of the lower-cased text, because a regex search
+    (case-blind, or with a lookbehind at every character) cost as much as it
+    saved; a non-ASCII text, where case-blind matching differs from
+    ``str.lower``, is never spared. They must hold wherever the pattern
+    matches, so the spans are the same (``tests/test_rules_requires.py``).
     """
 
     name: str
@@ -146,7 +149,7 @@ class Pattern:
     context: tuple[str, ...] = ()
     check_negative: bool = True
     guard: str = ""
-    requires: str = ""
+    requires: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Pattern:
@@ -159,7 +162,7 @@ class Pattern:
             context=tuple(data.get("context", ())),
             check_negative=bool(data.get("check_negative", True)),
             guard=str(data.get("guard", "")),
-            requires=str(data.get("requires", "")),
+            requires=tuple(str(w) for w in data.get("requires", ())),
         )
 
 
@@ -247,10 +250,14 @@ class PatternRecognizer:
         try:
             self.regex, self._by_index = self._compile(range(len(self.patterns)))
             self._prefilter = re.compile(prefilter, flags) if prefilter else None
-            self._requires = tuple((i, re.compile(p.requires, flags))
-                                   for i, p in enumerate(self.patterns) if p.requires)
         except re.error as exc:
             raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
+        for pattern in self.patterns:
+            if not all(w and w.isascii() for w in pattern.requires):
+                raise ValueError(f"recognizer {name!r}: pattern {pattern.name!r}: "
+                                 "requires takes non-empty ASCII words")
+        self._requires = tuple((i, tuple(w.lower() for w in p.requires))
+                               for i, p in enumerate(self.patterns) if p.requires)
         # The expression of each set of patterns left out, as texts need them.
         self._without: dict[tuple[int, ...],
                             tuple[re.Pattern[str], dict[int, int]] | None] = {}
@@ -283,10 +290,11 @@ class PatternRecognizer:
 
         None when no pattern is left.
         """
-        if not self._requires:
+        if not self._requires or not text.isascii():
             return self.regex, self._by_index
-        missing = tuple(i for i, needed in self._requires
-                        if needed.search(text) is None)
+        lower = text.lower()
+        missing = tuple(i for i, words in self._requires
+                        if not any(w in lower for w in words))
         if not missing:
             return self.regex, self._by_index
         if missing not in self._without:

@@ -132,18 +132,12 @@ class NameRecognizer(PatternRecognizer):
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
         # A capital alone after a title, not the A of "MS A&O" (mental status).
         initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
-        # What each shape cannot match without (Pattern.requires): its cue
-        # word and what follows it, or its initial. Not for the staff titles
-        # and relations: common in notes, and a case-blind search for one of
-        # 34 words cost more than the shapes it would leave out.
-        def cue(words: str) -> str:
-            return rf"(?:{words})[. \t]"
         super().__init__("names", "DOCTOR", [
             Pattern("initial",
                     rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
-                    **word_start, requires=rf"{_NOT_SHORTHAND}[a-z]\.[ \t]"),
+                    **word_start),
             Pattern("title", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
-                    rf"(?P<phi>{_NAME})", **word_start, requires=cue(titles)),
+                    rf"(?P<phi>{_NAME})", **word_start),
             Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
             # Not a title after the relation: "wife, Mrs. Okonjo" is the
@@ -155,50 +149,43 @@ class NameRecognizer(PatternRecognizer):
                     rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})",
                     **{**word_start, "guard": _AFTER_LABEL_HYPHEN}),
             Pattern("title_initial", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
-                    rf"{initial}", **word_start, requires=cue(titles)),
+                    rf"{initial}", **word_start),
             # The same typed in lower case ("mr a remained on same doses"):
             # mr or mrs (ms is mental status too), on a line without capitals.
             Pattern("title_initial_lower", rf"{_NOT_SHORTHAND}(?-i:mrs?)\.?[ \t]+"
-                    r"(?P<phi>(?-i:[a-z]))(?=\.?[ \t]+(?-i:[a-z]{2,}))", **word_start,
-                    requires="(?-i:mr)"),
+                    r"(?P<phi>(?-i:[a-z]))(?=\.?[ \t]+(?-i:[a-z]{2,}))", **word_start),
             Pattern("doctor_initial", rf"{_NOT_SHORTHAND}(?:{doctors})"
-                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start,
-                    requires=cue(doctors)),
+                    rf"(?:\.[ \t]*|[ \t]+){initial}", **word_start),
             # Only the first name is consumed (validate widens the hit to the
             # initial), so "Valerie B. Mitchell" still gives "B. Mitchell".
             Pattern("first_initial",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]+)"
-                    r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start,
-                    requires=r"(?-i:[ \t][A-Z]\.)"),
+                    r"(?=[ \t]+[A-Z]\.(?P<initial_end>)(?![\w'])))", **word_start),
             # No full stop (``labs for Mohammed A from 3/2``): a lower-case
             # word or a clause's end after the capital, never ``I``.
             Pattern("first_initial_bare",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[A-Z][a-z]{{2,}})"
                     r"(?=[ \t][A-HJ-Z](?P<initial_end>)(?:[ \t]+[a-z]|[,;:?!)]|$)))",
-                    **word_start,
-                    requires=r"(?-i:[ \t][A-HJ-Z](?:[ \t]+[a-z]|[,;:?!)]|$))"),
+                    **word_start),
             # The same typed all in lower case (``was bobby p. discharged``):
             # only on a line without capitals, where case says nothing.
             Pattern("first_initial_lower",
                     rf"{_NOT_SHORTHAND}(?-i:(?P<first>[a-z]{{3,}})"
-                    r"(?=[ \t]+[a-z]\.(?P<initial_end>)(?![\w'.])))", **word_start,
-                    requires=r"(?-i:[ \t][a-z]\.)"),
+                    r"(?=[ \t]+[a-z]\.(?P<initial_end>)(?![\w'.])))", **word_start),
             # The relation after the name, in brackets: "and TIM (SON)",
             # "Joan (HCP)", "Called Joe (husband)".
             Pattern("relation_after", rf"{_NOT_SHORTHAND}(?P<phi>{_SHORT_NAME})"
                     rf"[ \t]*\([ \t]*(?:pt'?s[ \t]+)?(?:{relations})[ \t]*\)",
-                    **word_start,
-                    requires=rf"\([ \t]*(?:pt'?s[ \t]+)?(?:{relations})[ \t]*\)"),
+                    **word_start),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
-                    rf"(?P<phi>{_NAME})", **word_start,
-                    requires=cue(before)),
+                    rf"(?P<phi>{_NAME})", **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
             Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+"
                     r"(?:seeing|evaluating)"
                     r"[ \t]+(?:(?:mr|mrs|ms|miss)\.?[ \t]+)?"
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
                     rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start,
-                    requires="thank"),
+                    requires=("thank",)),
         ], prefilter=r"[a-z]\.|mr|ms|mi|[a-z]{3}")
 
     @property

@@ -162,14 +162,14 @@ class FacilityRecognizer(PatternRecognizer):
             # The initialism last: one that fails its check ("from NORTH")
             # must not hide a town before VA starting there.
             Pattern("veterans", _VETERANS.pattern, confidence=0.8,
-                    requires=r"[ \t](?:VA|V\.A\.)"),
+                    requires=(" va", "\tva", " v.a.", "\tv.a.")),
             Pattern("partners", _PARTNERS.pattern, confidence=0.8,
-                    requires=r"(?i:clinic|associates|group|practice|physicians|"
-                             r"pediatrics|surgeons)"),
+                    requires=("clinic", "associates", "group", "practice",
+                              "physicians", "pediatrics", "surgeons")),
             Pattern("facility_of", _FACILITY_OF.pattern, confidence=0.8,
-                    requires=r"(?i:(?:hospital|center|clinic|infirmary)[ \t]+of)"),
+                    requires=("hospital", "center", "clinic", "infirmary")),
             Pattern("named_clinic", _NAMED_CLINIC.pattern, confidence=0.8,
-                    requires=r"(?i:clinic|center|centre|institute)"),
+                    requires=("clinic", "center", "centre", "institute")),
             Pattern("initialism", _INITIALISM.pattern, confidence=0.8),
             Pattern("initialism_before_part", _INITIALISM_BEFORE_PART.pattern,
                     **_AT_WORD),
