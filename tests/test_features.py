@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
+from deid_pipeline.tagger import clusters, lexicons
+from deid_pipeline.tagger import features as features_module
 from deid_pipeline.tagger.features import document_features
 from deid_pipeline.tokenizer import tokenize
 
@@ -336,3 +341,26 @@ def test_cluster_subsets_keep_the_tokens_own_prefixes_or_none():
     assert {f.split("=")[0] for f in own[at] if "bc" in f} == {"bc4", "bc6", "bc10"}
     assert not any("bc" in f for row in none for f in row)
     assert [[f for f in row if "bc" not in f] for row in feats] == none
+
+
+def _reference_shape(text: str) -> tuple[str, str]:
+    """The shape as first written: a character at a time (any script)."""
+    long = "".join("d" if ch.isdigit() else ("X" if ch.isupper() else "x")
+                   if ch.isalpha() else ch for ch in text[:12])
+    return long, re.sub(r"(.)\1+", r"\1", long)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(min_size=1, max_size=20))
+def test_shape_of_any_text_is_the_per_character_one(text):
+    """The ASCII fast path (one translate) gives what the per-character loop gives."""
+    assert features_module._shape(text) == _reference_shape(text)
+
+
+@pytest.mark.parametrize("text", ["Smith", "O'NEIL", "3/4/2019", "Müller", "ÉLODIE",
+                                  "x²", "١٢٣", "MRN#123-45"])
+def test_shape_and_letter_counts_of_real_tokens(text):
+    """Non-ASCII names and digits take the loop; the base record counts letters."""
+    assert features_module._shape(text) == _reference_shape(text)
+    base = features_module._base(text, lexicons.load(), clusters.load())
+    assert base[12] == (sum(c.isupper() for c in text), sum(c.islower() for c in text))

@@ -35,6 +35,7 @@ the process and are never logged (they contain words of the note).
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import itemgetter
@@ -72,7 +73,8 @@ _CHUNK_CACHE_LIMIT = 24_000
 
 # A base record per distinct token text: (own features, context features at
 # offsets -4, -3, -2, -1, +1, +2, +3, +4, lower-cased text, its case word or
-# None when the lower-cased text is not all letters, its _text_code).
+# None when the lower-cased text is not all letters, its _text_code, its
+# counts of upper- and lower-case letters).
 _Base = tuple
 _BASE_CACHE = Generations(_BASE_CACHE_LIMIT)
 _CHUNK_CACHE = Generations(_CHUNK_CACHE_LIMIT)
@@ -92,18 +94,30 @@ def _case(text: str) -> str:
     return "MIXEDCAPS"
 
 
+# ASCII letters and digits as their shape characters: an ASCII text's shape
+# is one str.translate (the per-character loop below is for the rest).
+_ASCII_SHAPE = str.maketrans(
+    string.digits + string.ascii_uppercase + string.ascii_lowercase,
+    "d" * 10 + "X" * 26 + "x" * 26)
+_REPEATS = re.compile(r"(.)\1+")
+
+
 def _shape(text: str) -> tuple[str, str]:
     """Long shape (``Xxxxx``, ``dddd``) and collapsed shape (``Xx``, ``d``)."""
-    out = []
-    for ch in text[:12]:
-        if ch.isdigit():
-            out.append("d")
-        elif ch.isalpha():
-            out.append("X" if ch.isupper() else "x")
-        else:
-            out.append(ch)
-    long = "".join(out)
-    collapsed = re.sub(r"(.)\1+", r"\1", long)
+    head = text[:12]
+    if head.isascii():
+        long = head.translate(_ASCII_SHAPE)
+    else:
+        out = []
+        for ch in head:
+            if ch.isdigit():
+                out.append("d")
+            elif ch.isalpha():
+                out.append("X" if ch.isupper() else "x")
+            else:
+                out.append(ch)
+        long = "".join(out)
+    collapsed = _REPEATS.sub(r"\1", long)
     return long, collapsed
 
 
@@ -183,7 +197,8 @@ def _base(text: str, lex: lexicons_module.Lexicons,
         else:
             ctx.append((f"{off}w={word_ctx}",))
     case = _case(text) if lower.isalpha() else None
-    return (tuple(own), *ctx, lower, case, _text_code(text, case))
+    letters = (sum(map(str.isupper, text)), sum(map(str.islower, text)))
+    return (tuple(own), *ctx, lower, case, _text_code(text, case), letters)
 
 
 def _text_code(text: str, case: str | None) -> int:
@@ -203,6 +218,16 @@ def _pad(off: int) -> tuple[str, ...]:
 _PADS = tuple(_pad(off) for off in _OFFSETS)
 
 
+_LOWER_RUN = re.compile(r"[a-z]+")
+_UPPER_RUN = re.compile(r"[A-Z]+")
+_DIGIT_RUN = re.compile(r"\d+")
+_REAL_NUMBER = re.compile(r"[+-]?\d*\.\d+")
+
+
+def _digit_run_shape(match: re.Match) -> str:
+    return "d" * min(len(match.group()), 4)
+
+
 def _chunk_features(chunk: str) -> tuple[str, ...]:
     """HIDE's whole-word regexes on a whitespace-delimited chunk (cached)."""
     cached = _CHUNK_CACHE.current.get(chunk)
@@ -211,8 +236,8 @@ def _chunk_features(chunk: str) -> tuple[str, ...]:
     if cached is not None:
         return cached
     out = []
-    shape = re.sub(r"[A-Z]+", "X", re.sub(r"[a-z]+", "x", chunk))
-    shape = re.sub(r"\d+", lambda m: "d" * min(len(m.group()), 4), shape)
+    shape = _UPPER_RUN.sub("X", _LOWER_RUN.sub("x", chunk))
+    shape = _DIGIT_RUN.sub(_digit_run_shape, shape)
     feats = [f"csh={shape[:_CHUNK_SHAPE_MAX]}"]
     has_alpha = any(c.isalpha() for c in chunk)
     has_digit = any(c.isdigit() for c in chunk)
@@ -224,7 +249,7 @@ def _chunk_features(chunk: str) -> tuple[str, ...]:
         out.append("HASSLASH")
     if "@" in chunk:
         out.append("HASAT")
-    if re.fullmatch(r"[+-]?\d*\.\d+", chunk):
+    if _REAL_NUMBER.fullmatch(chunk):
         out.append("REALNUMBER")
     if chunk.endswith(":"):
         out.append("ENDSCOLON")
@@ -462,8 +487,8 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
     codes = np.fromiter(map(itemgetter(11), bases), np.int64, len(bases))
     starts = np.fromiter(map(itemgetter(1), tokens), np.int64, n)
     ends = np.fromiter(map(itemgetter(2), tokens), np.int64, n)
-    letters = np.array([(sum(map(str.isupper, t)), sum(map(str.islower, t)))
-                        for t in slot_of], np.int64).reshape(-1, 2)
+    letters = np.fromiter(chain.from_iterable(map(itemgetter(12), bases)), np.int64,
+                          2 * len(bases)).reshape(-1, 2)
     layout = _layout(text, starts, ends, codes[slots], words[slots], letters[slots])
     lowers = list(map(slot_lowers.__getitem__, slots.tolist()))
     sparse = {i: [f"P={f}" for f in sorted(flags)]
