@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import threading
 
@@ -30,6 +31,7 @@ from deid_pipeline.tagger.crf_spans import (
 from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_fractions,
     _drop_bias_only_young_ages,
+    _drop_clinical_places,
     _drop_common_words,
     _drop_weekdays,
     _end_at_sentences,
@@ -638,3 +640,58 @@ def test_a_place_span_that_is_one_clinical_abbreviation_is_dropped(text, value, 
     start = text.index(value)
     span = PhiSpan(start, start + len(value), label, "crf", 0.5)
     assert _clinical_letters_alone(text, span) is dropped
+
+
+def test_a_piece_of_a_url_is_not_propagated_to_the_word_standing_alone():
+    text = ("REGISTER FOR THE PATIENT PORTAL AT HTTP://PORTAL.EXAMPLEHEALTH.ORG/CHART. "
+            "SON KOWALCZYK AWARE; KOWALCZYK TO CALL")
+    tokens = tuple(tokenize(text))
+    words = [t.text for t in tokens]
+    kinds: list[str | None] = [None] * len(tokens)
+    viterbi = ["O"] * len(tokens)
+    url = [i for i, w in enumerate(words) if w == "PORTAL"][1]  # inside the URL
+    kinds[url], viterbi[url] = "URL", "I-URL"
+    name = words.index("KOWALCZYK")
+    kinds[name], viterbi[name] = "RELATIVE", "B-RELATIVE"
+    _propagate(tokens, kinds, [0.9] * len(tokens), viterbi)
+    marked = [i for i, k in enumerate(kinds) if k is not None]
+    assert marked == [url, name, len(words) - 3]
+
+
+@pytest.mark.parametrize("text,place,kept", [
+    ("RIGHT IJ LINE TIP AT THE CAVOATRIAL JUNCTION.", "CAVOATRIAL JUNCTION", False),
+    ("Lives in Grand Junction with wife", "Grand Junction", True),
+    ("Moved to Carson City last year", "Carson City", True),
+    ("Transferred from Bettendorf today", "Bettendorf", True),
+])
+def test_an_anatomical_phrase_is_no_place_but_a_town_is(text, place, kept):
+    tokens = tuple(tokenize(text))
+    start = text.index(place)
+    kinds: list[str | None] = ["LOCATION" if start <= t.start < start + len(place)
+                               else None for t in tokens]
+    _drop_clinical_places(tokens, kinds)
+    assert any(k is not None for k in kinds) is kept
+
+
+def test_the_samples_keep_their_portal_and_their_cavoatrial_junction():
+    """Found by a new user in the bundled samples: a URL's word replaced
+    everywhere, an anatomical phrase replaced by two town names."""
+    root = os.path.join(os.path.dirname(__file__), "..", "samples")
+    texts = {}
+    for path in ("gold.jsonl", "hl7/gold.jsonl"):
+        with open(os.path.join(root, path), encoding="utf-8") as handle:
+            for line in handle:
+                record = json.loads(line)
+                texts[record["id"]] = record["text"]
+    tagger = PhiTagger.from_config(TaggerConfig())
+    for doc_id, word in (("synth-2-000005", "PATIENT PORTAL"),
+                         ("SYN0000000C000004-2", "CAVOATRIAL JUNCTION")):
+        text = texts[doc_id]
+        spans = tagger.tag(ClinicalDocument(doc_id=doc_id, text=text,
+                                            source="jsonl")).spans
+        start = text.index(word)
+        assert not [s for s in spans if s.start < start + len(word) and start < s.end]
+    text = texts["synth-2-000005"]
+    url = text.index("HTTP://")
+    tagged = tagger.tag(ClinicalDocument(doc_id="u", text=text, source="jsonl"))
+    assert [s for s in tagged.spans if s.start == url and s.label == "URL"]

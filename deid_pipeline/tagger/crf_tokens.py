@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from deid_pipeline.labels import category
 from deid_pipeline.tagger import lexicons
 from deid_pipeline.tagger.bio import OUTSIDE
 from deid_pipeline.tagger.rules.detector import default_config
@@ -32,6 +33,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     _drop_weekdays(tokens, kinds)
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
+    _drop_clinical_places(tokens, kinds)
     if propagate:
         _propagate(tokens, kinds, confidences, viterbi)
     _widen_to_places(tokens, kinds, confidences)
@@ -50,6 +52,11 @@ def _is_clinical_word(flags: Sequence[str]) -> bool:
             and not any(f[:2] in ("fn", "ln") for f in flags))
 
 
+# Kinds whose tokens are pieces of a longer value (``PORTAL`` of a URL, a
+# mailbox's name, letters of an ID): never propagated to a word standing alone.
+_FRAGMENT_CATEGORIES = frozenset({"CONTACT", "ID"})
+
+
 def _propagate(tokens: Sequence[Token], kinds: list[str | None],
                confidences: list[float], viterbi: Sequence[str]) -> None:
     """Mark every occurrence of a word found as PHI elsewhere in the document.
@@ -61,10 +68,13 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
     and confidence of their best occurrence: a word only the recall bias
     marked (``neo``, ``aline``) is too unsure to be copied everywhere. The
     seeds do not depend on the bias, so the result stays monotone in it.
+    A piece of a URL, e-mail or ID is no seed: ``portal`` of
+    ``http://portal.example.org`` is the word portal elsewhere.
     """
     seeds: dict[str, tuple[float, str]] = {}
     for t, kind in enumerate(kinds):
-        if kind is not None and viterbi[t] != OUTSIDE:
+        if (kind is not None and viterbi[t] != OUTSIDE
+                and category(kind) not in _FRAGMENT_CATEGORIES):
             text = tokens[t].text
             if len(text) > 1 and text.isalpha():
                 key = text.lower()
@@ -84,6 +94,40 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
 
 
 _COMMON_WORD_BAND = 6
+
+# The kinds of a place the model may give an anatomical phrase, and the
+# lexicon flags that make a word a place's or a person's own.
+_PLACE_KINDS = frozenset({"LOCATION", "CITY"})
+_PLACE_OR_NAME_FLAGS = ("town", "city", "uscity", "state", "country", "fn", "ln")
+
+
+def _drop_clinical_places(tokens: Sequence[Token], kinds: list[str | None]) -> None:
+    """Unmark a "place" that is an anatomical phrase (``CAVOATRIAL JUNCTION``).
+
+    In capitals after ``at the`` an anatomical phrase looks to the model like a
+    town (``TIP AT THE CAVOATRIAL JUNCTION``), and its surrogate, two town
+    names, destroys a clinical fact. A run of place tokens is no place when
+    its last word is clinical vocabulary that is no listed name (``junction``:
+    a diagnosis and drug word) and none of its other words is a place's or a
+    person's word (``Grand Junction``, ``Carson City`` stay: ``grand`` and
+    ``carson`` are listed names).
+    """
+    lex = lexicons.load()
+    t, n = 0, len(tokens)
+    while t < n:
+        if kinds[t] not in _PLACE_KINDS:
+            t += 1
+            continue
+        end = t
+        while end + 1 < n and kinds[end + 1] in _PLACE_KINDS:
+            end += 1
+        words = [tokens[i].text.lower() for i in range(t, end + 1)]
+        if (words[-1].isalpha() and _is_clinical_word(lex.flags(words[-1]))
+                and not any(f.startswith(_PLACE_OR_NAME_FLAGS)
+                            for w in words[:-1] for f in lex.flags(w))):
+            for i in range(t, end + 1):
+                kinds[i] = None
+        t = end + 1
 
 
 def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
