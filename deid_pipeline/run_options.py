@@ -3,7 +3,7 @@
 Our own options are parsed here; the rest goes to Beam's PipelineOptions
 untouched if Beam declares it (``--runner``, ``--direct_num_workers``,
 ``--direct_running_mode``, ``--flink_master``, ``--s3_endpoint_url``, ...) and
-is a usage error otherwise (``pipelines/job.py``, ``check_beam_args``).
+is a usage error otherwise (``pipelines/job_options.py``, ``check_beam_args``).
 """
 
 from __future__ import annotations

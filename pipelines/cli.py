@@ -102,7 +102,7 @@ def _misspelt_run_option(argv: list[str]) -> str | None:
     hold = logging.NullHandler()
     logging.getLogger().addHandler(hold)
     try:
-        from deid_pipeline.pipelines.job import RunError, check_option_names
+        from deid_pipeline.pipelines.job_options import RunError, check_option_names
     finally:
         logging.getLogger().removeHandler(hold)
     try:

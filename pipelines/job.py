@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import difflib
 import logging
 import platform
 import sys
@@ -25,7 +24,6 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (
     PipelineOptions,
     StandardOptions,
-    _BeamArgumentParser,
 )
 
 from deid_pipeline import __version__
@@ -34,6 +32,15 @@ from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
+from deid_pipeline.pipelines.job_options import (
+    _SECRET_OPTIONS,
+    RunError,
+    _check_same_storage,
+    check_beam_args,
+    check_option_names,
+    check_worker_environment,
+    redact_beam_args,
+)
 from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
 from deid_pipeline.run_options import build_parser, metadata_keys, surrogate_language
 from deid_pipeline.runtime import interrupts
@@ -84,17 +91,6 @@ log = logging.getLogger(__name__)
 BYTES_PER_SHARD = 64 * 1024 * 1024
 MAX_SHARDS = 4096
 
-# Options whose values must never reach run.json or logs.
-_SECRET_OPTIONS = {"key_file"}
-# Beam options holding credentials (--s3_secret_access_key, --s3_session_token,
-# ...): named in run.json, their values replaced.
-_SECRET_BEAM_WORDS = ("secret", "token", "password", "access_key", "credential")
-
-
-class RunError(Exception):
-    """The job could not run (bad options, unusable output location)."""
-
-
 def _by(counts: Counter, table: str) -> dict[str, int]:
     """Rows of ``table`` per value of its counted column (``written_counts``)."""
     return dict(sorted((v, n) for (t, v), n in counts.items() if t == table and v))
@@ -112,37 +108,6 @@ def _counter(result, name: str) -> int | None:
         for c in found["counters"]
     ]
     return sum(v for v in values if v is not None) if values else 0
-
-
-def _check_same_storage(output: str, hl7_output: str | None) -> None:
-    """HL7 files are staged under ``output``: they are moved, not copied, out.
-
-    A move works only within one file system (one scheme).
-    """
-    if hl7_output and FileSystems.get_scheme(hl7_output) != FileSystems.get_scheme(
-        output
-    ):
-        raise RunError(
-            "--hl7-output must be on the same file system as --output "
-            f"({hl7_output!r}, {output!r})"
-        )
-
-
-def redact_beam_args(beam_args: list[str]) -> list[str]:
-    """Beam options for run.json, credential values replaced by ``***``."""
-    redacted, hide_next = [], False
-    for arg in beam_args:
-        if hide_next:
-            redacted.append("***")
-            hide_next = False
-            continue
-        name, eq, _value = arg.partition("=")
-        secret = name.startswith("--") and any(w in name for w in _SECRET_BEAM_WORDS)
-        if secret and eq:
-            arg = f"{name}=***"
-        hide_next = secret and not eq
-        redacted.append(arg)
-    return redacted
 
 
 def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
@@ -192,92 +157,6 @@ def expand_inputs(
 def input_bytes(patterns: list[str], allow_empty: bool = False) -> int:
     """Total size of the files ``patterns`` read (``expand_inputs``)."""
     return expand_inputs(patterns, allow_empty).total_bytes
-
-
-def beam_parser() -> argparse.ArgumentParser:
-    """Every option Beam declares, as Beam parses them.
-
-    The same parser ``PipelineOptions.get_all_options`` builds: each
-    ``PipelineOptions`` subclass adds its own flags (runner, direct, portable,
-    Flink, S3, GCP, ...), with abbreviations off as in Beam.
-    """
-    parser = _BeamArgumentParser(allow_abbrev=False)
-    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
-        cls._add_argparse_args(parser)  # noqa: SLF001 - Beam's own way
-    return parser
-
-
-def check_beam_args(beam_args: list[str], own: argparse.ArgumentParser) -> None:
-    """Refuse what neither ``run`` nor Beam declares, naming the closest option.
-
-    Beam drops an option it cannot parse with a warning, so a nightly job
-    with ``--bais=-5`` or ``--polcy limited-dataset`` would run to exit 0 on
-    the default bias or policy: a typo must stop the run (exit 2) instead.
-    """
-    parser = beam_parser()
-    _known, unknown = parser.parse_known_args(beam_args)
-    if not unknown:
-        return
-    first = unknown[0]
-    if not first.startswith("-"):
-        raise RunError(f"unexpected argument {first!r}")
-    raise RunError(_unrecognized(first.split("=", 1)[0], own, parser))
-
-
-def _unrecognized(name: str, own: argparse.ArgumentParser,
-                  beam: argparse.ArgumentParser) -> str:
-    """``unrecognized option NAME (did you mean CLOSEST?)``."""
-    options = [
-        option
-        for p in (own, beam)
-        for action in p._actions  # noqa: SLF001 - argparse keeps them here
-        for option in action.option_strings
-        if option.startswith("--")
-    ]
-    close = difflib.get_close_matches(name, options, n=1)
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    return f"unrecognized option {name}{hint}"
-
-
-def check_option_names(argv: list[str], own: argparse.ArgumentParser) -> None:
-    """Refuse a misspelt option before the options are parsed.
-
-    ``--ouptut out/`` was reported as a missing ``--output`` (argparse asks
-    for required options first), never as a typo: every ``--name`` that
-    neither ``run`` nor Beam declares is refused here, naming the closest.
-    """
-    known = own._option_string_actions  # noqa: SLF001 - argparse keeps them here
-    names = [a.split("=", 1)[0] for a in argv if a.startswith("--") and a != "--"]
-    strangers = [n for n in names if n not in known]
-    if not strangers:
-        return
-    beam = beam_parser()
-    for name in strangers:
-        if name not in beam._option_string_actions:  # noqa: SLF001
-            raise RunError(_unrecognized(name, own, beam))
-
-
-def check_worker_environment(beam_args: list[str]) -> None:
-    """Refuse packages to stage for workers that never install them.
-
-    Beam's EXTERNAL workers (a worker pool, Flink's usual Python set-up)
-    start the SDK harness in the pool's own environment: ``--setup_file``,
-    ``--requirements_file`` and ``--extra_package`` are staged and silently
-    ignored there, so a job would run on whatever the pool has installed.
-    """
-    known, _ = beam_parser().parse_known_args(beam_args)
-    if (known.environment_type or "").upper() != "EXTERNAL":
-        return
-    staged = [
-        f"--{name}"
-        for name in ("setup_file", "requirements_file", "extra_packages")
-        if getattr(known, name, None)
-    ]
-    if staged:
-        raise RunError(
-            f"{', '.join(staged)} is not installed by EXTERNAL workers: install "
-            "deid-pipeline in the worker pool's environment instead (docs/flink.md)"
-        )
 
 
 def output_shards(total_bytes: int, requested: int | None) -> int:

@@ -20,14 +20,16 @@ from collections import Counter
 from apache_beam.io.filesystems import FileSystems
 
 from deid_pipeline.pipelines.job import (
-    _SECRET_OPTIONS,
-    RunError,
     RunRejectedError,
     _check_outcome,
     _new_staging_dir,
     local_pipeline,
-    redact_beam_args,
     run_night,
+)
+from deid_pipeline.pipelines.job_options import (
+    _SECRET_OPTIONS,
+    RunError,
+    redact_beam_args,
 )
 from deid_pipeline.pipelines.worker_logs import quiet_workers
 from deid_pipeline.runtime import interrupts

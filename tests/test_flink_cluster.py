@@ -36,7 +36,8 @@ from deid_pipeline.pipelines.flink_cluster import (
     taskmanager_pids,
 )
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
-from deid_pipeline.pipelines.job import RunError, check_beam_args, run
+from deid_pipeline.pipelines.job import run
+from deid_pipeline.pipelines.job_options import RunError, check_beam_args
 from deid_pipeline.run_options import build_parser
 from deid_pipeline.synthetic import generate_notes
 

@@ -11,7 +11,8 @@ import time
 import pyarrow.parquet as pq
 import pytest
 
-from deid_pipeline.pipelines.job import RunError, check_beam_args, main
+from deid_pipeline.pipelines.job import main
+from deid_pipeline.pipelines.job_options import RunError, check_beam_args
 from deid_pipeline.run_options import build_parser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
