@@ -689,3 +689,27 @@ def test_when_directory_given_without_recursive_then_refused_with_a_glob_of_its_
     hinted = re.findall(r"--input '([^']+)'", message)
     assert hinted == [f"{tmp_path}/*.jsonl", f"{tmp_path}/*.txt"]
     assert plan_inputs(hinted).files == 2
+
+
+def test_when_glob_or_recursive_then_documentation_skipped_but_read_when_named(
+    tmp_path,
+):
+    """``--recursive samples/`` read samples/README.md as a note."""
+    from deid_pipeline.store.inputs import plan_inputs
+
+    (tmp_path / "note.txt").write_text("Pt seen by Dr. Moss on 3/4.\n")
+    (tmp_path / "README.md").write_text("# Notes exported nightly\n")
+    (tmp_path / "LICENSE").write_text("Data use agreement\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "changelog.txt").write_text("v2: new export\n")
+    (tmp_path / "sub" / "readme_first.txt").write_text("Pt called daughter.\n")
+    star = plan_inputs([f"{tmp_path}/*"])
+    assert star.files == 1 and dict(star.skipped) == {"documentation": 2}
+    walked = plan_inputs([f"{tmp_path}/"], recursive=True)
+    kept = sorted(os.path.relpath(p, tmp_path) for p in walked.patterns)
+    # readme_first.txt is a note whose name starts with "readme", not a README.
+    assert kept == ["note.txt", os.path.join("sub", "readme_first.txt")]
+    assert dict(walked.skipped) == {"documentation": 3}
+    assert plan_inputs([f"{tmp_path}/README.md"]).files == 1
+    with pytest.raises(ValueError, match="annotation or documentation"):
+        plan_inputs([f"{tmp_path}/*.md"])

@@ -235,10 +235,11 @@ def test_when_samples_read_recursively_then_gold_and_hidden_skipped_ids_once(
     summary = run(["--input", f"{samples}/", "--recursive", "--output",
                    str(tmp_path / "o"), "--key-file", key_file,
                    "--detectors", "rules"])
-    # notes.jsonl, 5 notes, 5 HL7 files and README.md; 3 gold.jsonl and the
-    # swap file left out.
-    assert summary["files_read"] == 12
-    assert summary["files_skipped"] == {"annotation": 3, "hidden": 1}
+    # notes.jsonl, 5 notes and 5 HL7 files; 3 gold.jsonl, the swap file and
+    # README.md left out.
+    assert summary["files_read"] == 11
+    assert summary["files_skipped"] == {"annotation": 3, "hidden": 1,
+                                        "documentation": 1}
     assert summary["accounted"] and summary["records_quarantined"] == 0
     ids = [r["doc_id"] for r in _table(tmp_path / "o" / "documents")]
     assert len(ids) == len(set(ids)) == summary["records_written"]

@@ -6,9 +6,9 @@ exit 2):
 - A pattern that names a directory (``notes``, ``notes/``; on an object
   store, a pattern ending in ``/``) is refused with a hint that reads its
   input files (``'notes/*.txt'``), unless ``--recursive``: then every file
-  under it is read, but for hidden files and annotation files.
+  under it is read, but for hidden, annotation and documentation files.
 - A wildcard pattern (``notes/*``, ``notes/**``) reads what it matches, but
-  for hidden files and annotation files, as a shell's ``*`` would skip
+  for hidden, annotation and documentation files, as a shell's ``*`` would skip
   hidden files: a folder of notes often holds its gold beside them
   (``samples/notes/gold.jsonl``), and reading it doubled every document.
 - A file named as it is (no wildcard) is read whatever it is: naming it is
@@ -18,7 +18,8 @@ Hidden: a name below the pattern's fixed part that starts with ``.``
 (unless the pattern asks for such names, ``notes/.*``). Annotation: BRAT
 standoff ``*.ann``, PhysioNet's gold ``*.phrase``, and gold JSONL (a
 ``.jsonl``/``.ndjson``/``.json`` file whose first record has ``spans``, the
-format ``samples/README.md`` describes), compressed or not.
+format ``samples/README.md`` describes), compressed or not. Documentation: a
+README, LICENSE, CHANGELOG or COPYING file, or a ``.md``/``.rst`` page.
 
 A pattern from which something was skipped, and a directory read with
 ``--recursive``, reach the pipeline as the literal paths of the files kept
@@ -44,6 +45,9 @@ from deid_pipeline.store.incremental import literal_pattern
 WILDCARDS = "*?["
 # Standoff annotation files that are never notes (BRAT, PhysioNet gold).
 ANNOTATION_SUFFIXES = (".ann", ".phrase")
+# A folder's documentation beside its notes (README.md, LICENSE): never a note.
+DOCUMENTATION_SUFFIXES = (".md", ".markdown", ".rst")
+DOCUMENTATION_NAMES = ("readme", "license", "licence", "changelog", "copying")
 # Files whose first record is looked at for gold spans.
 JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 _COMPRESSED = (".gz", ".bz2")
@@ -63,7 +67,7 @@ class InputPlan:
     patterns: list[str] = field(default_factory=list)
     total_bytes: int = 0
     files: int = 0
-    # Reason ("hidden", "annotation") -> files skipped.
+    # Reason ("hidden", "annotation", "documentation") -> files skipped.
     skipped: Counter = field(default_factory=Counter)
 
 
@@ -163,11 +167,20 @@ def _hidden(path: str, prefix: str, pattern: str) -> bool:
     return any(part.startswith(".") for part in below.split("/") if part)
 
 
+def documentation_reason(path: str) -> str | None:
+    """``"documentation"`` for a README, a licence or a Markdown page, else None."""
+    name = _strip_compression(os.path.basename(path).lower())
+    if (name.endswith(DOCUMENTATION_SUFFIXES)
+            or name.split(".")[0] in DOCUMENTATION_NAMES):
+        return "documentation"
+    return None
+
+
 def skip_reason(path: str, prefix: str, pattern: str) -> str | None:
     """Why a file a wildcard or a directory matched is not read, or None."""
     if _hidden(path, prefix, pattern):
         return "hidden"
-    return annotation_reason(path)
+    return annotation_reason(path) or documentation_reason(path)
 
 
 def _broken_links(pattern: str) -> list[str]:
@@ -279,7 +292,8 @@ def plan_inputs(
             continue
         skipped = ""
         if files:
-            skipped = f" but {len(files)} hidden or annotation file(s), skipped"
+            skipped = (f" but {len(files)} hidden, annotation or documentation "
+                       "file(s), skipped")
         if not allow_empty:
             raise ValueError(
                 f"input {pattern!r} matched no input files{skipped} "
