@@ -210,3 +210,28 @@ def test_when_tokens_start_or_end_lines_then_their_flags_say_so():
     assert after == ["80", "aware", "42"]
     assert flags[words.index("Smith"), 0] == 1 and flags[words.index("MRN"), 1] == 1
     assert flags[words.index("120"), 3] == 1 and flags[words.index("/"), 4] == 1
+
+
+def test_when_a_fold_is_held_out_then_it_has_no_sealed_patient_nor_training_one(
+        physionet_docs):
+    from deid_pipeline.evaluation.sealed import is_sealed
+    from deid_pipeline.evaluation.second_view import hold_out
+    from deid_pipeline.training.train_neural import development_training_part
+
+    held = hold_out(physionet_docs, 4, 5)
+    trained_on = development_training_part(physionet_docs, 4, 5)
+    assert held and trained_on
+    assert not any(is_sealed(d) for d in held + trained_on)
+    assert not {d.person_key for d in held} & {d.person_key for d in trained_on}
+
+
+def test_when_train_neural_runs_then_it_writes_weights_it_can_read(tmp_path, capsys):
+    from deid_pipeline.pipelines.cli import build_parser
+
+    out = str(tmp_path / "m.neural.npz")
+    args = build_parser().parse_args(["train-neural", "--corpus", "synthetic:3",
+                                      "--epochs", "1", "--output", out])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert load_neural(out).sha256 in printed
+    assert "synthetic" in load_weights(out).recipe
