@@ -19,6 +19,7 @@ from deid_pipeline.run_options import build_parser as build_run_parser
 # Modules that contribute a subcommand, in --help order.
 _SUBCOMMAND_MODULES = (
     "deid_pipeline.training.train",
+    "deid_pipeline.training.train_neural",
     "deid_pipeline.evaluation.cross_validation",
     "deid_pipeline.synthetic.cli",
     "deid_pipeline.outputs.report",

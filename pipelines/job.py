@@ -119,10 +119,14 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
         "pyarrow": pyarrow.__version__,
         "python": platform.python_version(),
     }
-    if "crf" in tagger_config.detectors:
+    if {"crf", "crf-neural"} & set(tagger_config.detectors):
         from deid_pipeline.tagger.crf_model import model_id
 
         versions["model"] = model_id(tagger_config.model_path)
+    if "crf-neural" in tagger_config.detectors:
+        from deid_pipeline.tagger.crf_neural import neural_id
+
+        versions["neural"] = neural_id(tagger_config.model_path)
     if tagger_config.rules_path:
         # The site rules file, by its sha256, in the rule detector's version.
         versions["site_rules"] = load_site_rules(tagger_config.rules_path).sha256

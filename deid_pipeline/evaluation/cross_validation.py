@@ -55,6 +55,7 @@ from deid_pipeline.tagger.confidence import TokenPhi, document_confidence
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
     DEFAULT_DETECTORS,
+    Detector,
     TaggerConfig,
     check_names,
     effective_detectors,
@@ -119,20 +120,24 @@ class BiasTagging(NamedTuple):
 
 def tag_at_biases(docs: Sequence[ClinicalDocument], detectors: Sequence[str],
                   model_path: str | None, biases: Sequence[float],
-                  rules_path: str | None = None) -> BiasTagging:
+                  rules_path: str | None = None,
+                  created: Sequence[Detector] | None = None) -> BiasTagging:
     """Merged hybrid spans per document at each bias, the CRF run once per document.
 
     Equal, span for span, to what ``run`` marks: ``reconcile_documents`` of
     ``PhiTagger.from_config(TaggerConfig(detectors, model_path,
     bias)).tag(doc)`` over the documents for every bias (a patient's notes
     lend each other their sure values), and its confidence to
-    ``.confidence`` at that bias (tested).
+    ``.confidence`` at that bias (tested). ``created``: detectors built by the
+    caller instead (a second view's variants,
+    :mod:`deid_pipeline.evaluation.second_view`).
     """
     from deid_pipeline.tagger.crf import token_phi
     from deid_pipeline.tagger.detectors import create
 
     low = min(biases)
-    created = create(TaggerConfig(tuple(detectors), model_path, low, rules_path))
+    if created is None:
+        created = create(TaggerConfig(tuple(detectors), model_path, low, rules_path))
     crf = [d for d in created if d.name == "crf"]
     others = [d for d in created if d.name != "crf"]
     out: dict[float, list[tuple[PhiSpan, ...]]] = {b: [] for b in biases}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,11 +98,16 @@ class CrfDetector(Detector):
         model = self.model
         decoded = model.decode_document(doc, tokens)
         path = tuple(map(model.labels.__getitem__, decoded.path.tolist()))
-        outside = decoded.marginals[:, model.outside]
+        outside = self.outside_of(doc, tokens, decoded.marginals[:, model.outside])
         unsure = (outside < threshold) & (decoded.path == model.outside)
         fallback = {t: self._best_kind(decoded.marginals[t])
                     for t in np.flatnonzero(unsure).tolist()}
         return Posterior(tokens, path, tuple(outside.tolist()), fallback, min_bias)
+
+    def outside_of(self, doc: ClinicalDocument, tokens: Sequence[Token],
+                   crf_outside: np.ndarray) -> np.ndarray:
+        """P(O) per token that decoding reads: the CRF's (a second view mixes in)."""
+        return crf_outside
 
     def _best_kind(self, marginals: np.ndarray) -> str:
         """Most probable PHI type of a token (B- and I- summed; ties: first by name)."""

@@ -75,6 +75,12 @@ def _crf(config: TaggerConfig) -> Detector:
     return from_config(config)
 
 
+def _crf_neural(config: TaggerConfig) -> Detector:
+    from deid_pipeline.tagger.crf_neural import from_config
+
+    return from_config(config)
+
+
 def _gazetteer(config: TaggerConfig) -> Detector:
     from deid_pipeline.tagger.gazetteers import from_config
 
@@ -85,6 +91,8 @@ _REGISTRY: dict[str, Factory] = {
     "rules": _rules,
     "dictionary": _dictionary,
     "crf": _crf,
+    # Opt-in: the CRF with the neural second view mixed in (docs/tagger.md).
+    "crf-neural": _crf_neural,
     "gazetteer": _gazetteer,
 }
 

@@ -146,7 +146,13 @@ def run_train(args: argparse.Namespace) -> int:
         site = load_site_rules(args.rules) if args.rules else None
         label_map = label_map_from_args(args)
         started = time.monotonic()
-        docs = load_corpora(args.corpus, args.seed, options.pools)
+        if args.hold_out_fold is None:
+            docs = load_corpora(args.corpus, args.seed, options.pools)
+        else:
+            from deid_pipeline.training.train_neural import fold_corpora
+
+            docs = fold_corpora(args.corpus, args.seed, options.pools,
+                                args.hold_out_fold, args.folds)
     except (ValueError, OSError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
@@ -190,5 +196,8 @@ def add_subcommand(subparsers) -> argparse.ArgumentParser:
         "split and the genre set are written from the other half, so a model "
         "to be scored on them must not see it) or 'whole' (a model for use: "
         "the shipped model's recipe)")
+    from deid_pipeline.training.train_neural import add_fold_options
+
+    add_fold_options(parser)
     parser.set_defaults(func=run_train)
     return parser
