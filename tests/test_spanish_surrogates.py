@@ -266,6 +266,58 @@ def test_when_town_then_a_spanish_town_and_generic_words_kept():
     assert es("Concepción", "CITY") != "Concepción"
 
 
+def test_when_town_table_then_every_province_has_towns_and_known_towns_are_placed():
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    towns = spanish_towns()
+    assert set(towns.pools) == set(PROVINCES)
+    assert all(towns.pool(code).words for code in PROVINCES)
+    # Capitals, a bilingual name by either half, and single-province communities.
+    for name, code in [("Alcalá de Henares", "28"), ("Vitoria", "01"),
+                       ("Gasteiz", "01"), ("Santiago de Compostela", "15"),
+                       ("Jerez de la Frontera", "11"), ("Ponferrada", "24"),
+                       ("Logroño", "26"), ("Oviedo", "33")]:
+        assert towns.province_of(name) == code, code
+    assert towns.province_of("Ningunsitio de Nada") is None
+
+
+@given(person=persons, town=st.sampled_from(
+    ["Alcalá de Henares", "Ponferrada", "Jerez de la Frontera", "Getxo", "Reus",
+     "Talavera de la Reina", "Santiago de Compostela", "Elche", "Motril", "Gijón"]))
+@SETTINGS
+def test_when_town_then_drawn_in_the_surrogate_of_its_province(person, town):
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    towns = spanish_towns()
+    code = towns.province_of(town)
+    ctx = Ctx(person_id=person)
+    out = surrogate(town, "LOCATION", ctx)
+    postcode = surrogate(f"{code}001", "LOCATION", ctx)
+    assert plain(out) != plain(town)
+    assert postcode[:2] in towns.provinces_of(out)
+    assert plain(out) in {plain(t) for t in towns.pool(postcode[:2]).words}
+    # Keyed and deterministic; a postcode in the same span agrees too.
+    assert surrogate(town, "LOCATION", Ctx(person_id=person)) == out
+    assert surrogate(f"{code}001 {town}", "LOCATION", ctx) == f"{postcode} {out}"
+
+
+def test_when_town_unknown_then_drawn_in_the_province_of_the_documents_postcode():
+    from deid_pipeline.surrogates import Originals
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    avoid = Originals.of([("Villaninguna", "LOCATION"), ("16004", "LOCATION")])
+    ctx = RewriteContext(key=KEY, person_id=ES.person_id, as_of_year=AS_OF,
+                         language="es", avoid=avoid)
+    out = surrogate("Villaninguna", "LOCATION", ctx)
+    assert surrogate("16004", "LOCATION", ctx)[:2] in spanish_towns().provinces_of(out)
+    # Two provinces' postcodes name none: a town of all of Spain.
+    avoid = Originals.of([("Villaninguna", "LOCATION"), ("16004", "LOCATION"),
+                          ("28040", "LOCATION")])
+    ctx = RewriteContext(key=KEY, person_id=ES.person_id, as_of_year=AS_OF,
+                         language="es", avoid=avoid)
+    assert surrogate("Villaninguna", "LOCATION", ctx)
+
+
 def test_when_street_then_type_word_floor_and_door_kept():
     out = es("Calle Fernando Higueras, 27, 7B", "STREET")
     assert re.fullmatch(r"Calle [\w ]+, \d\d, \dB", out), out
