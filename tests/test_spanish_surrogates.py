@@ -117,12 +117,35 @@ def test_when_collegiate_number_then_province_codes_where_they_were(value, same)
 
 
 @pytest.mark.parametrize("value", ["28 12345678 90", "08/57628946/45",
-                                   "78 9546215 54"])
+                                   "78 9546215 54", "28 123456 40", "46-12345-07"])
 def test_when_nass_then_province_code_and_check_digits_valid(value):
     out = es(value, "HEALTHPLAN")
-    prov, number, check = re.split(r"[\s/]", out)
+    prov, number, check = re.split(r"[\s/-]", out)
     assert prov in PROVINCES and check == nass_check(prov, number)
     assert re.sub(r"\d", "9", out) == re.sub(r"\d", "9", value) and out != value
+
+
+def test_when_nass_after_its_name_then_name_kept_and_the_number_as_alone():
+    out = es("NASS: 28 123456 40", "HEALTHPLAN")
+    assert out == "NASS: " + es("28 123456 40", "HEALTHPLAN")
+    prov, number, check = out[len("NASS: "):].split()
+    assert prov in PROVINCES and len(number) == 6 and check == nass_check(prov, number)
+
+
+@pytest.mark.parametrize("value", ["NºCol: 28 28 12345", "Nº Col. 46 46 01234",
+                                   "NºCol 3312345"])
+def test_when_collegiate_label_word_in_the_span_then_written_as_it_was(value):
+    out = es(value, "LICENSE")
+    lead = re.match(r"\D*", value).group()
+    assert out.startswith(lead) and out != value and len(out) == len(value)
+    assert out == lead + es(value[len(lead):], "LICENSE")
+    if value.count(" ") >= 3:  # a collegiate number: province codes where they were
+        assert out[len(lead):len(lead) + 2] in PROVINCES
+
+
+def test_when_id_words_written_as_one_inside_an_id_then_kept():
+    out = es("12345 NºCol 67890", "IDNUM")
+    assert re.fullmatch(r"\d{5} NºCol \d{5}", out) and out != "12345 NºCol 67890"
 
 
 def test_when_twelve_digits_health_plan_then_nass_shaped():
