@@ -306,7 +306,8 @@ def test_when_town_table_then_every_province_has_towns_and_known_towns_are_place
 
 @given(person=persons, town=st.sampled_from(
     ["Alcalá de Henares", "Ponferrada", "Jerez de la Frontera", "Getxo", "Reus",
-     "Talavera de la Reina", "Santiago de Compostela", "Elche", "Motril", "Gijón"]))
+     "Talavera de la Reina", "Santiago de Compostela", "Elche", "Motril", "Gijón",
+     "El Ejido", "La Línea de la Concepción", "Las Rozas de Madrid"]))
 @SETTINGS
 def test_when_town_then_drawn_in_the_surrogate_of_its_province(person, town):
     from deid_pipeline.surrogates.es.towns import spanish_towns
@@ -317,6 +318,7 @@ def test_when_town_then_drawn_in_the_surrogate_of_its_province(person, town):
     out = surrogate(town, "LOCATION", ctx)
     postcode = surrogate(f"{code}001", "LOCATION", ctx)
     assert plain(out) != plain(town)
+    # A town in the table, whole ("El Ejido" is a town, not "El" and a town).
     assert postcode[:2] in towns.provinces_of(out)
     assert plain(out) in {plain(t) for t in towns.pool(postcode[:2]).words}
     # Keyed and deterministic; a postcode in the same span agrees too.

@@ -214,7 +214,13 @@ _Pieces = list[tuple[int, str]]
 
 def _places(text: str, start: int) -> tuple[_Pieces, _Pieces]:
     """(offset, postcode) and (offset, town) pieces of a place value at ``start``."""
-    from deid_pipeline.surrogates.es.places import _PIECES, _known_whole, spanish_places
+    from deid_pipeline.surrogates.es.places import (
+        _PIECES,
+        _known_whole,
+        spanish_places,
+        split_generic,
+    )
+    from deid_pipeline.surrogates.es.towns import spanish_towns
 
     places = spanish_places()
     postcodes, towns = [], []
@@ -222,7 +228,13 @@ def _places(text: str, start: int) -> tuple[_Pieces, _Pieces]:
         if m.group("digits") and _POSTCODE.fullmatch(m.group()):
             postcodes.append((start + m.start(), m.group()))
         elif m.group("words") and not _known_whole(m.group(), places):
-            towns.append((start + m.start(), m.group()))
+            # A town as the table writes it (``El Ejido``), else without the
+            # generic words at its ends (``provincia de``); none (``centro``).
+            name = m.group()
+            if not spanish_towns().provinces_of(name):
+                name = split_generic(name)[1]
+            if name:
+                towns.append((start + m.start(), name))
     return postcodes, towns
 
 

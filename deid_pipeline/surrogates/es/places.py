@@ -243,30 +243,40 @@ def place(value: str, label: str, ctx: SurrogateContext) -> str:
             out.append(postcode(text, ctx) if len(text) == 5
                        else redraw(lambda t=text: random_like(t, rng), text, label))
             changed = True
-        elif m.group("words") and _known_whole(text, places):
-            # A province, community or country whose name starts or ends
-            # with a generic word (``A Coruña``, ``La Rioja``, ``Ciudad
-            # Real``, ``Las Palmas``) is that place, not a town in ``La ...``.
+        elif m.group("words") and (_known_whole(text, places)
+                                   or spanish_towns().provinces_of(text)):
+            # A province, community, country or town whose name starts or
+            # ends with a generic word (``A Coruña``, ``La Rioja``, ``Ciudad
+            # Real``, ``El Ejido``) is that place, not a town in ``La ...``.
             out.append(_named_place(text, ctx, places))
             changed = True
         elif m.group("words"):
-            words = re.split(r"([ /-])", text)
-            i, j = 0, len(words)
-            while i < j and plain(words[i]) in PLACE_WORDS:
-                i += 2
-            while j > i and plain(words[j - 1]) in PLACE_WORDS:
-                j -= 2
-            if i >= j:
+            lead, name, trail = split_generic(text)
+            if not name:
                 out.append(text)
                 continue
-            named = _named_place("".join(words[i:j]), ctx, places)
-            out.append("".join(words[:i]) + named + "".join(words[j:]))
+            out.append(lead + _named_place(name, ctx, places) + trail)
             changed = True
         else:
             out.append(text)
     if not changed:
         raise SurrogateError(f"{label}: no place name to replace")
     return "".join(out)
+
+
+def split_generic(text: str) -> tuple[str, str, str]:
+    """A run of words' generic words at its start, its name, those at its end.
+
+    ``provincia de Toledo`` -> ``provincia de ``, ``Toledo``, ````; a run of
+    generic words only has no name (``centro``).
+    """
+    words = re.split(r"([ /-])", text)
+    i, j = 0, len(words)
+    while i < j and plain(words[i]) in PLACE_WORDS:
+        i += 2
+    while j > i and plain(words[j - 1]) in PLACE_WORDS:
+        j -= 2
+    return "".join(words[:i]), "".join(words[i:j]), "".join(words[j:])
 
 
 def _known_whole(text: str, places: _SpanishPlaces) -> bool:
