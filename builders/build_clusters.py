@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -38,8 +37,9 @@ import sys
 
 from deid_pipeline.builders.build_lexicons import (
     DATA_DIR,
-    _write_tsv_gz,
+    package_source,
     write_manifest,
+    write_table,
 )
 from deid_pipeline.tagger.clusters import MANIFEST_FILE, table_file
 
@@ -76,21 +76,12 @@ def build(out_dir: str, lang: str) -> dict:
         raw = fh.read()
     clusters = json.loads(gzip.decompress(raw))
     rows = table_rows(clusters)
-    os.makedirs(out_dir, exist_ok=True)
-    out = os.path.join(out_dir, table_file(lang))
-    _write_tsv_gz(out, rows)
-    with open(out, "rb") as fh:
-        table_sha = hashlib.sha256(fh.read()).hexdigest()
-    meta = importlib.metadata.metadata(SOURCE)
+    source_file = f"spacy_lookups_data/data/{os.path.basename(path)}"
     entry = {
-        "source": SOURCE,
-        "version": meta["Version"],
-        "licence": meta["License"],
-        "source_file": f"spacy_lookups_data/data/{os.path.basename(path)}",
-        "source_sha256": hashlib.sha256(raw).hexdigest(),
+        **package_source(SOURCE, source_file, raw),
         "source_forms": len(clusters),
         "table": table_file(lang),
-        "table_sha256": table_sha,
+        "table_sha256": write_table(os.path.join(out_dir, table_file(lang)), rows),
         "forms": len(rows),
         "clusters": len({row.split("\t")[1] for row in rows}),
     }

@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import gzip
+import hashlib
 import importlib.metadata
 import importlib.util
 import io
@@ -186,6 +187,22 @@ def _write_tsv_gz(path: str, rows: list[str]) -> None:
         gz.write("".join(rows).encode("utf-8"))
     with open(path, "wb") as fh:
         fh.write(buf.getvalue())
+
+
+def write_table(path: str, rows: list[str]) -> str:
+    """Write ``rows`` as a reproducible gzip'd TSV at ``path``; its sha256."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    _write_tsv_gz(path, rows)
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def package_source(package: str, source_file: str, raw: bytes) -> dict:
+    """A manifest's record of a file read from an installed package."""
+    meta = importlib.metadata.metadata(package)
+    return {"source": package, "version": meta["Version"],
+            "licence": meta["License"], "source_file": source_file,
+            "source_sha256": hashlib.sha256(raw).hexdigest()}
 
 
 def build(out_dir: str) -> dict:

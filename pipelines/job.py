@@ -373,6 +373,8 @@ def _log_plan(job: _Job, total_bytes: int, n_patterns: int) -> None:
     # whatever the caller's logging, Beam stays at INFO or above.
     beam_logger = logging.getLogger("apache_beam")
     beam_logger.setLevel(max(beam_logger.getEffectiveLevel(), logging.INFO))
+    from deid_pipeline.tagger.detectors import effective_detectors  # what runs
+
     log.debug(
         "input: %d bytes in %d pattern(s); %d shard(s) for persons and "
         "quarantine; chunks of %d documents; detectors %s; mode %s",
@@ -380,7 +382,7 @@ def _log_plan(job: _Job, total_bytes: int, n_patterns: int) -> None:
         n_patterns,
         job.num_shards,
         job.args.chunk_size,
-        ",".join(job.tagger_config.detectors),
+        ",".join(effective_detectors(job.tagger_config)),  # the model's language's
         job.args.mode,
     )
 

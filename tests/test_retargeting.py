@@ -1,6 +1,7 @@
 """A site's own labels and language: a Spanish MEDDOCAN model from train to run."""
 
 import json
+import logging
 import os
 import shutil
 
@@ -146,8 +147,10 @@ def test_when_span_scores_then_they_are_the_official_scorers():
 
 
 def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
-        spanish_model, meddocan_dir, tmp_path):
+        spanish_model, meddocan_dir, tmp_path, caplog):
     from deid_pipeline.pipelines.cli import main
+
+    caplog.set_level(logging.DEBUG, logger="deid_pipeline.pipelines.job")
 
     stems = ["S0004-06142005000700014-1", "S0004-06142005000900015-1"]
     cases = tmp_path / "cases.jsonl"
@@ -160,6 +163,9 @@ def test_when_export_brat_then_the_ann_reads_back_as_the_runs_spans(
     assert main(["run", "--input", str(cases), "--input-format", "jsonl",
                  "--model", spanish_model, "--mode", "tag", "--ephemeral-key",
                  "--output", str(out)]) == 0
+    # run's debug log names the detectors that ran, the Spanish model's.
+    plan = [r.getMessage() for r in caplog.records if "detectors" in r.getMessage()]
+    assert len(plan) == 1 and "; detectors rules,dictionary,crf;" in plan[0]
     assert main(["export-brat", "--extract", str(out), "--output", str(ann),
                  "--texts", f"{meddocan_dir}/train"]) == 0
     # run without --bias tags at the bias the model records (0 by default).

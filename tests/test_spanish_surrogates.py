@@ -117,12 +117,35 @@ def test_when_collegiate_number_then_province_codes_where_they_were(value, same)
 
 
 @pytest.mark.parametrize("value", ["28 12345678 90", "08/57628946/45",
-                                   "78 9546215 54"])
+                                   "78 9546215 54", "28 123456 40", "46-12345-07"])
 def test_when_nass_then_province_code_and_check_digits_valid(value):
     out = es(value, "HEALTHPLAN")
-    prov, number, check = re.split(r"[\s/]", out)
+    prov, number, check = re.split(r"[\s/-]", out)
     assert prov in PROVINCES and check == nass_check(prov, number)
     assert re.sub(r"\d", "9", out) == re.sub(r"\d", "9", value) and out != value
+
+
+def test_when_nass_after_its_name_then_name_kept_and_the_number_as_alone():
+    out = es("NASS: 28 123456 40", "HEALTHPLAN")
+    assert out == "NASS: " + es("28 123456 40", "HEALTHPLAN")
+    prov, number, check = out[len("NASS: "):].split()
+    assert prov in PROVINCES and len(number) == 6 and check == nass_check(prov, number)
+
+
+@pytest.mark.parametrize("value", ["NºCol: 28 28 12345", "Nº Col. 46 46 01234",
+                                   "NºCol 3312345"])
+def test_when_collegiate_label_word_in_the_span_then_written_as_it_was(value):
+    out = es(value, "LICENSE")
+    lead = re.match(r"\D*", value).group()
+    assert out.startswith(lead) and out != value and len(out) == len(value)
+    assert out == lead + es(value[len(lead):], "LICENSE")
+    if value.count(" ") >= 3:  # a collegiate number: province codes where they were
+        assert out[len(lead):len(lead) + 2] in PROVINCES
+
+
+def test_when_id_words_written_as_one_inside_an_id_then_kept():
+    out = es("12345 NºCol 67890", "IDNUM")
+    assert re.fullmatch(r"\d{5} NºCol \d{5}", out) and out != "12345 NºCol 67890"
 
 
 def test_when_twelve_digits_health_plan_then_nass_shaped():
@@ -264,6 +287,60 @@ def test_when_any_postcode_then_surrogate_is_a_valid_province_code(person, code,
 def test_when_town_then_a_spanish_town_and_generic_words_kept():
     assert es("provincia de Toledo", "LOCATION").startswith("provincia de ")
     assert es("Concepción", "CITY") != "Concepción"
+
+
+def test_when_town_table_then_every_province_has_towns_and_known_towns_are_placed():
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    towns = spanish_towns()
+    assert set(towns.pools) == set(PROVINCES)
+    assert all(towns.pool(code).words for code in PROVINCES)
+    # Capitals, a bilingual name by either half, and single-province communities.
+    for name, code in [("Alcalá de Henares", "28"), ("Vitoria", "01"),
+                       ("Gasteiz", "01"), ("Santiago de Compostela", "15"),
+                       ("Jerez de la Frontera", "11"), ("Ponferrada", "24"),
+                       ("Logroño", "26"), ("Oviedo", "33")]:
+        assert towns.province_of(name) == code, code
+    assert towns.province_of("Ningunsitio de Nada") is None
+
+
+@given(person=persons, town=st.sampled_from(
+    ["Alcalá de Henares", "Ponferrada", "Jerez de la Frontera", "Getxo", "Reus",
+     "Talavera de la Reina", "Santiago de Compostela", "Elche", "Motril", "Gijón",
+     "El Ejido", "La Línea de la Concepción", "Las Rozas de Madrid"]))
+@SETTINGS
+def test_when_town_then_drawn_in_the_surrogate_of_its_province(person, town):
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    towns = spanish_towns()
+    code = towns.province_of(town)
+    ctx = Ctx(person_id=person)
+    out = surrogate(town, "LOCATION", ctx)
+    postcode = surrogate(f"{code}001", "LOCATION", ctx)
+    assert plain(out) != plain(town)
+    # A town in the table, whole ("El Ejido" is a town, not "El" and a town).
+    assert postcode[:2] in towns.provinces_of(out)
+    assert plain(out) in {plain(t) for t in towns.pool(postcode[:2]).words}
+    # Keyed and deterministic; a postcode in the same span agrees too.
+    assert surrogate(town, "LOCATION", Ctx(person_id=person)) == out
+    assert surrogate(f"{code}001 {town}", "LOCATION", ctx) == f"{postcode} {out}"
+
+
+def test_when_town_unknown_then_drawn_in_the_province_of_the_documents_postcode():
+    from deid_pipeline.surrogates import Originals
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    avoid = Originals.of([("Villaninguna", "LOCATION"), ("16004", "LOCATION")])
+    ctx = RewriteContext(key=KEY, person_id=ES.person_id, as_of_year=AS_OF,
+                         language="es", avoid=avoid)
+    out = surrogate("Villaninguna", "LOCATION", ctx)
+    assert surrogate("16004", "LOCATION", ctx)[:2] in spanish_towns().provinces_of(out)
+    # Two provinces' postcodes name none: a town of all of Spain.
+    avoid = Originals.of([("Villaninguna", "LOCATION"), ("16004", "LOCATION"),
+                          ("28040", "LOCATION")])
+    ctx = RewriteContext(key=KEY, person_id=ES.person_id, as_of_year=AS_OF,
+                         language="es", avoid=avoid)
+    assert surrogate("Villaninguna", "LOCATION", ctx)
 
 
 def test_when_street_then_type_word_floor_and_door_kept():

@@ -35,6 +35,10 @@ CASE_1 = [
     ("NOMBRE_PERSONAL_SANITARIO", "Ana Peña Ruiz", "John Smith"),  # not Spanish
     (". ", None, None),
     ("HOSPITAL", "Hospital Río Claro", None),  # missed by the tagger
+    (".\nLocalidad: ", None, None),
+    ("TERRITORIO", "Alcalá de Henares", "Ponferrada"),  # León's town
+    (".\nCP: ", None, None),
+    ("TERRITORIO", "28805", "24001"),  # and León's postcode: they agree
     (".\n", None, None),
 ]
 CASE_2 = [
@@ -46,7 +50,9 @@ CASE_2 = [
     ("NOMBRE_SUJETO_ASISTENCIA", "Pedro", "Marcos"),
     (". ", None, None),
     ("NOMBRE_SUJETO_ASISTENCIA", "Pedro", None),  # the same name, missed
-    (" refiere dolor.\n", None, None),
+    (" refiere dolor.\nVive en ", None, None),
+    ("TERRITORIO", "24400 Ponferrada", "16002 Getxo"),  # a Bizkaia town in Cuenca
+    (".\n", None, None),
 ]
 
 
@@ -94,9 +100,9 @@ def audited(tmp_path):
 
 def test_when_audited_then_each_count_is_what_the_cases_hold(audited):
     result = audit(*audited)
-    # 13 gold spans; the kept sex and the age under 90 are not checked.
-    assert result.gold_spans == 11
-    assert result.tagged_spans_checked == 9
+    # 16 gold spans; the kept sex and the age under 90 are not checked.
+    assert result.gold_spans == 14
+    assert result.tagged_spans_checked == 12
     # Pedro tagged once and written again untagged: left where tagged and
     # where missed; the hospital missed.
     assert dict(result.left_where_tagged) == {"NOMBRE_SUJETO_ASISTENCIA": 1}
@@ -109,6 +115,10 @@ def test_when_audited_then_each_count_is_what_the_cases_hold(audited):
     assert (result.written_dates, result.written_dates_valid) == (4, 4)
     assert result.date_spans_masked == 1
     assert (result.cases_with_dates, result.cases_intervals_kept) == (2, 1)
+    # Two town and postcode pairs, both of one province in the original.
+    assert (result.town_postcode_pairs, result.town_postcode_disagree) == (2, 1)
+    assert result.town_postcode_originals_agree == 2
+    assert result.town_postcode_disagree_where_originals_agree == 1
 
 
 def test_when_printed_then_counts_only(audited, capsys):

@@ -19,7 +19,12 @@ what issue 44 asks of a Spanish site's output:
   that are valid day-first dates, and of those the run wrote (a date span's
   replacement; the others stand in text it did not rewrite);
 - cases whose intervals between their dates are kept (every full date of the
-  case moved by the same number of days; cases with two or more).
+  case moved by the same number of days; cases with two or more);
+- town and postcode pairs (a town surrogate and the nearest postcode
+  surrogate of its case, their originals at most ``PAIR_DISTANCE``
+  characters apart) whose town lies in another province than the postcode
+  names, by the town table (``surrogates.es.towns``): of all pairs, and of
+  the pairs whose originals agree by the same table.
 
 Only counts and label names are printed: no value, no text, no document id.
 """
@@ -45,6 +50,10 @@ _NUMERIC_DATE = re.compile(r"(?<![\w/.-])(?P<d>\d{1,2})(?P<s>[-/.])(?P<m>\d{1,2}
 _DNI_OR_NIE = re.compile(r"(?<![\w.])(?:\d{2}\.?\d{3}\.?\d{3}|[XYZxyz][-\s]?\d{7})"
                          r"[-\s]?[A-Za-z](?!\w)")
 _WORD = re.compile(r"[^\W\d_]+")
+_POSTCODE = re.compile(r"(?<!\d)\d{5}(?!\d)")
+# How far apart (start to start) a town and a postcode of one address stand:
+# ``28040 Madrid`` and a ``Localidad:`` line above a ``CP:`` line.
+PAIR_DISTANCE = 60
 
 
 @dataclass
@@ -69,6 +78,10 @@ class Audit:
     date_spans_masked: int = 0
     cases_with_dates: int = 0
     cases_intervals_kept: int = 0
+    town_postcode_pairs: int = 0
+    town_postcode_disagree: int = 0
+    town_postcode_originals_agree: int = 0
+    town_postcode_disagree_where_originals_agree: int = 0
 
     def lines(self) -> list[str]:
         """The report, one figure a line."""
@@ -99,6 +112,11 @@ class Audit:
             f"{self.date_spans_masked}",
             f"cases whose intervals between dates are kept (2+ full dates): "
             f"{pct(self.cases_intervals_kept, self.cases_with_dates)}",
+            f"town and postcode pairs whose town lies in another province: "
+            f"{pct(self.town_postcode_disagree, self.town_postcode_pairs)}; "
+            "where the originals agree " + pct(
+                self.town_postcode_disagree_where_originals_agree,
+                self.town_postcode_originals_agree),
         ]
         return out
 
@@ -191,6 +209,65 @@ def _full_dates(rows: Iterable[dict]) -> list[tuple[object, object]]:
     return out
 
 
+_Pieces = list[tuple[int, str]]
+
+
+def _places(text: str, start: int) -> tuple[_Pieces, _Pieces]:
+    """(offset, postcode) and (offset, town) pieces of a place value at ``start``."""
+    from deid_pipeline.surrogates.es.places import (
+        _PIECES,
+        _known_whole,
+        spanish_places,
+        split_generic,
+    )
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    places = spanish_places()
+    postcodes, towns = [], []
+    for m in _PIECES.finditer(text):
+        if m.group("digits") and _POSTCODE.fullmatch(m.group()):
+            postcodes.append((start + m.start(), m.group()))
+        elif m.group("words") and not _known_whole(m.group(), places):
+            # A town as the table writes it (``El Ejido``), else without the
+            # generic words at its ends (``provincia de``); none (``centro``).
+            name = m.group()
+            if not spanish_towns().provinces_of(name):
+                name = split_generic(name)[1]
+            if name:
+                towns.append((start + m.start(), name))
+    return postcodes, towns
+
+
+def _town_postcode_pairs(rows: list[dict], result: Audit) -> None:
+    """Count a case's town and postcode pairs (see the module doc)."""
+    from deid_pipeline.labels import builtin_label
+    from deid_pipeline.surrogates.es.towns import spanish_towns
+
+    table = spanish_towns()
+    pieces = []
+    for r in rows:
+        if r["replacement"].startswith("[**") or builtin_label(
+                r["label"], r["original"]) not in ("LOCATION", "CITY", "ZIP"):
+            continue
+        old, new = _places(r["original"], r["start"]), _places(r["replacement"], 0)
+        if [len(p) for p in old] == [len(p) for p in new]:
+            pieces.append((old, new))
+    postcodes = [(o[0], o[1], n[1]) for old, new in pieces
+                 for o, n in zip(old[0], new[0], strict=True)]
+    for old, new in pieces:
+        for (at, town), (_, drawn) in zip(old[1], new[1], strict=True):
+            near = [p for p in postcodes if abs(p[0] - at) <= PAIR_DISTANCE]
+            if not near:
+                continue
+            _, code, new_code = min(near, key=lambda p: abs(p[0] - at))
+            result.town_postcode_pairs += 1
+            disagree = new_code[:2] not in table.provinces_of(drawn)
+            result.town_postcode_disagree += disagree
+            if code[:2] in table.provinces_of(town):
+                result.town_postcode_originals_agree += 1
+                result.town_postcode_disagree_where_originals_agree += disagree
+
+
 def audit(gold_dir: str, extract: str) -> Audit:
     """Count what the module doc lists for the extract's documents."""
     from deid_pipeline.labels import builtin_label, category, check_label
@@ -255,6 +332,7 @@ def audit(gold_dir: str, extract: str) -> Audit:
             result.numeric_dates += 1
             result.numeric_dates_valid += _valid_day_first(m.group("d"), m.group("m"),
                                                            m.group("y"))
+        _town_postcode_pairs(rows, result)
         pairs = _full_dates(dates)
         if len(pairs) >= 2:
             result.cases_with_dates += 1

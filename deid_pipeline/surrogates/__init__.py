@@ -194,6 +194,9 @@ class _Settings:
     # Spanish: the INE codes of the provinces the document names itself
     # (surrogates.es.places: no province surrogate names one).
     excluded_provinces: frozenset[str] = frozenset()
+    # Spanish: the INE codes of the provinces the document's postcodes name
+    # (a town the town table does not place is drawn in the one they name).
+    postcode_provinces: frozenset[str] = frozenset()
 
 
 def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
@@ -282,14 +285,20 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
     language = getattr(ctx, "language", ENGLISH)
     avoid = getattr(ctx, "avoid", None)
     excluded: frozenset[str] = frozenset()
+    postcodes: frozenset[str] = frozenset()
     if language == SPANISH and avoid is not None:
-        from deid_pipeline.surrogates.es.places import excluded_provinces
+        from deid_pipeline.surrogates.es.places import (
+            excluded_provinces,
+            postcode_provinces,
+        )
 
         excluded = excluded_provinces(lambda name: _spells(avoid, name, language))
+        postcodes = postcode_provinces(avoid.places)
     settings = _Settings(ctx.key, ctx.person_id, ctx.policy,
                          min_days, max_days, as_of_year_of(ctx),
                          getattr(ctx, "pool", None), language=language,
-                         excluded_provinces=excluded)
+                         excluded_provinces=excluded,
+                         postcode_provinces=postcodes)
     _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
     return settings
 

@@ -7,7 +7,9 @@
   holds one.
 - NASS/NUSS (social security): a province code (01-52), the number and two
   check digits, ``(province and number as one number) mod 97``; ``28
-  12345678 90``, ``28/12345678/90`` or twelve digits for a health plan or SSN.
+  12345678 90``, ``28/12345678/90`` (an older number written without its
+  leading zeros, ``28 123456 90``, as short as five digits) or twelve digits
+  for a health plan or SSN.
 - Phones and faxes: Spanish shapes, 9 digits starting 6/7 (mobile) or 8/9
   (land line) as the original started, after ``+34``/``0034`` when it had one,
   every space, dot and hyphen where it was. Spain reserves no range for
@@ -15,10 +17,14 @@
 - A collegiate number (LICENSE, ``28 28 12345``): province codes where the
   original has them, the same one twice when it was, and new digits.
 - Anything else: the English shape rule (digit for digit, letter for letter),
-  keeping the words that name the identifier (``NHC``, ``nº``).
+  keeping the words that name the identifier (``NHC``, ``nº``, and those
+  written as one, ``NºCol``).
 
-All are keyed on the letters and digits alone (``12.345.678-Z`` and
-``12345678Z`` get the same digits) and never equal the original.
+Words naming the identifier at its start (``NºCol: 28 28 12345``, ``NASS
+28 ...``) stay as written and the rest is read as if they were not there,
+so it gets the surrogate it gets alone. All are keyed on the letters and
+digits alone (``12.345.678-Z`` and ``12345678Z`` get the same digits) and
+never equal the original.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ _DNI = re.compile(r"(?<![\w.])(?P<num>\d{2}\.?\d{3}\.?\d{3})(?P<sep>[-\s]?)"
                   r"(?P<letter>[A-Za-z])(?![\w])")
 _NIE = re.compile(r"(?<![\w])(?P<pre>[XYZxyz])(?P<sep1>[-\s]?)(?P<num>\d{7})"
                   r"(?P<sep2>[-\s]?)(?P<letter>[A-Za-z])(?![\w])")
-_NASS = re.compile(r"(?P<prov>\d{2})(?P<s1>[\s/-])(?P<num>\d{7,8})(?P<s2>[\s/-])"
+_NASS = re.compile(r"(?P<prov>\d{2})(?P<s1>[\s/-])(?P<num>\d{5,8})(?P<s2>[\s/-])"
                    r"(?P<check>\d{2})")
 _NASS_PLAIN = re.compile(r"(?P<prov>\d{2})(?P<num>\d{8})(?P<check>\d{2})")
 _NASS_LABELS = frozenset({"HEALTHPLAN", "SSN"})
@@ -148,6 +154,9 @@ class SpanishIdentifierGenerator(SurrogateGenerator):
         """Return the surrogate of the identifier ``value`` (see the module doc)."""
         if not has_alnum(value):
             raise SurrogateError(f"{label}: no letter or digit to replace")
+        lead, rest = _label_words(value)
+        if lead and has_alnum(rest):
+            return lead + self.generate(rest, label, ctx)
         rng = _rng(ctx, label, value)
         core = value.strip()
         nass = _NASS.fullmatch(core) or (
@@ -187,8 +196,28 @@ def _ids_in(value: str) -> list[tuple[int, int, re.Match, object]]:
 
 def _gap(text: str, rng: random.Random) -> str:
     """Text around the ids: id words kept, the rest redrawn character by class."""
-    return "".join(t if t.casefold() in SPANISH_ID_WORDS else random_like(t, rng)
+    return "".join(t if _id_word(t) else random_like(t, rng)
                    for t in _ID_TOKENS.findall(text))
+
+
+# Where words written as one part: after ``º``/``ª``, before an inner capital.
+_WORD_JOIN = re.compile(r"(?<=[ºª])|(?<=[^\W\d_])(?=[A-Z])")
+_LEAD_WORD = re.compile(r"[\s.:#/-]*([^\W\d_]+)[\s.:#/-]*")
+
+
+def _id_word(token: str) -> bool:
+    """Whether ``token`` names an identifier (``NHC``), or is id words as one."""
+    return token.casefold() in SPANISH_ID_WORDS or all(
+        part.casefold() in SPANISH_ID_WORDS for part in _WORD_JOIN.split(token))
+
+
+def _label_words(value: str) -> tuple[str, str]:
+    """The id words and punctuation ``value`` starts with (``NºCol: ``), the rest."""
+    pos = 0
+    while (m := _LEAD_WORD.match(value, pos)) is not None and m.end() > pos \
+            and _id_word(m.group(1)):
+        pos = m.end()
+    return value[:pos], value[pos:]
 
 
 # ---- phones --------------------------------------------------------------

@@ -15,6 +15,11 @@ official spellings of each province.
   (whole: ``A Coruña``, ``Ciudad Real``), else a town. The province map
   skips the provinces the document names itself and is keyed by the run's
   key in a redraw too, so a document's province and postcode always agree.
+- A town is drawn among the towns of the surrogate of its own province
+  (``surrogates.es.towns``), through the same map: a person's ``28805`` and
+  ``Alcalá de Henares`` become ``49xxx`` and a town of Zamora. A town the
+  table does not know (or several provinces have) takes the province of the
+  document's postcodes when they name one, else is drawn from all of Spain.
 - Streets keep their type word (``Calle``, ``Avda.``, ``Pza.``), particles,
   numbers' shape, floors and doors (``3º B``, ``2ª izq.``) as written; proper
   words become Spanish surnames, digits are redrawn.
@@ -32,7 +37,7 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from faker.providers.address.es_ES import Provider as _SpanishAddresses
 from faker.providers.job.es_ES import Provider as _SpanishJobs
@@ -40,6 +45,7 @@ from faker.providers.job.es_ES import Provider as _SpanishJobs
 from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
 from deid_pipeline.surrogates.es.names import plain, spanish_names
+from deid_pipeline.surrogates.es.towns import spanish_towns
 from deid_pipeline.surrogates.keyed import (
     RUN_SCOPE,
     SurrogateContext,
@@ -158,6 +164,15 @@ def excluded_provinces(spells: Callable[[str], bool]) -> frozenset[str]:
     return frozenset(code for code, names in PROVINCES.items() if spells(names[0]))
 
 
+_POSTCODE = re.compile(r"(?<!\d)\d{5}(?!\d)")
+
+
+def postcode_provinces(places: Iterable[str]) -> frozenset[str]:
+    """Codes of the provinces the postcodes among a document's places name."""
+    return frozenset(m.group()[:2] for value in places
+                     for m in _POSTCODE.finditer(value) if m.group()[:2] in PROVINCES)
+
+
 def _province_code_for(code: str, ctx: SurrogateContext) -> str:
     """The person's surrogate code for ``code``, the same in every redraw.
 
@@ -228,30 +243,40 @@ def place(value: str, label: str, ctx: SurrogateContext) -> str:
             out.append(postcode(text, ctx) if len(text) == 5
                        else redraw(lambda t=text: random_like(t, rng), text, label))
             changed = True
-        elif m.group("words") and _known_whole(text, places):
-            # A province, community or country whose name starts or ends
-            # with a generic word (``A Coruña``, ``La Rioja``, ``Ciudad
-            # Real``, ``Las Palmas``) is that place, not a town in ``La ...``.
+        elif m.group("words") and (_known_whole(text, places)
+                                   or spanish_towns().provinces_of(text)):
+            # A province, community, country or town whose name starts or
+            # ends with a generic word (``A Coruña``, ``La Rioja``, ``Ciudad
+            # Real``, ``El Ejido``) is that place, not a town in ``La ...``.
             out.append(_named_place(text, ctx, places))
             changed = True
         elif m.group("words"):
-            words = re.split(r"([ /-])", text)
-            i, j = 0, len(words)
-            while i < j and plain(words[i]) in PLACE_WORDS:
-                i += 2
-            while j > i and plain(words[j - 1]) in PLACE_WORDS:
-                j -= 2
-            if i >= j:
+            lead, name, trail = split_generic(text)
+            if not name:
                 out.append(text)
                 continue
-            named = _named_place("".join(words[i:j]), ctx, places)
-            out.append("".join(words[:i]) + named + "".join(words[j:]))
+            out.append(lead + _named_place(name, ctx, places) + trail)
             changed = True
         else:
             out.append(text)
     if not changed:
         raise SurrogateError(f"{label}: no place name to replace")
     return "".join(out)
+
+
+def split_generic(text: str) -> tuple[str, str, str]:
+    """A run of words' generic words at its start, its name, those at its end.
+
+    ``provincia de Toledo`` -> ``provincia de ``, ``Toledo``, ````; a run of
+    generic words only has no name (``centro``).
+    """
+    words = re.split(r"([ /-])", text)
+    i, j = 0, len(words)
+    while i < j and plain(words[i]) in PLACE_WORDS:
+        i += 2
+    while j > i and plain(words[j - 1]) in PLACE_WORDS:
+        j -= 2
+    return "".join(words[:i]), "".join(words[i:j]), "".join(words[j:])
 
 
 def _known_whole(text: str, places: _SpanishPlaces) -> bool:
@@ -271,8 +296,19 @@ def _named_place(text: str, ctx: SurrogateContext, places: _SpanishPlaces) -> st
     elif norm in places.country_keys:
         table = places.countries
     else:
-        table = places.towns
+        table = _towns_for(text, ctx) or places.towns
     return with_case(_pick(table, rng, text, "LOCATION"), case_of(text))
+
+
+def _towns_for(town: str, ctx: SurrogateContext) -> WeightedTable | None:
+    """The towns of the surrogate of ``town``'s province (see the module doc)."""
+    code = spanish_towns().province_of(town)
+    if code is None:
+        codes = getattr(ctx, "postcode_provinces", frozenset())
+        code = next(iter(codes)) if len(codes) == 1 else None
+    if code is None:
+        return None
+    return spanish_towns().pool(_province_code_for(code, ctx))
 
 
 def _kept_place(value: str) -> bool:
