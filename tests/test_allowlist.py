@@ -78,6 +78,23 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("placed on venturi mask 40%", "venturi", "PATIENT", False),
     ("10/26: CABGX4: LIMA-> LAD, SVG-> OM", "LIMA", "DOCTOR", False),
     ("moved from Lima to Dayton", "Lima", "CITY", True),
+    # "Saint" spelt out; a version between an eponym and its word.
+    ("is Saint John's wort safe with sertraline", "Saint John's", "HOSPITAL", False),
+    ("Rome III criteria for IBS met", "Rome", "CITY", False),
+    ("from Rome 3 days ago", "Rome", "CITY", True),
+    # Hyphenated names before a clinical word, listed or not.
+    ("Harris-Benedict equation: 1,650 kcal", "Benedict", "DOCTOR", False),
+    ("Lown-Ganong-Levine syndrome on ECG", "Ganong", "DATE", False),
+    ("Rumack-Matthew nomogram line crossed", "Rumack-Matthew", "DOCTOR", False),
+    ("Dr. Smith-Jones test results reviewed", "Smith-Jones", "DOCTOR", True),
+    ("Mary-Ellen called, wants update", "Mary-Ellen", "RELATIVE", True),
+    ("Smith-Jones family at bedside", "Smith-Jones", "RELATIVE", True),
+    # Named diets and operations, only right before their word when a name.
+    ("Kasai procedure at 6 weeks of age", "Kasai", "DOCTOR", False),
+    ("on the Atkins diet for 3 months", "Atkins", "PATIENT", False),
+    ("Mr. Atkins diet tolerated", "Atkins", "PATIENT", True),
+    ("Atkins at bedside with diet questions", "Atkins", "RELATIVE", True),
+    ("Gail model 5-year risk 2.1%", "Gail", "CITY", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

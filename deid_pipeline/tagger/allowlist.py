@@ -22,7 +22,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.intervals import Intervals
@@ -45,6 +45,7 @@ type level risk calculator assessment inventory exam examination method
 technique cell cells body bodies lesion lesions contracture deformity anemia
 ataxia tremor neuralgia neuropathy arteritis vasculitis granulomatosis lines
 ring rings rods tetralogy sarcoma carcinoma malformation gland glands duct
+equation equations nomogram aphasia shunt frame diet
 """.split())
 # Words that make the next name a person's.
 PERSON_TITLES = frozenset({
@@ -72,6 +73,11 @@ _APOSTROPHES = "'\u2019"
 # What may stand between two words of one eponym or its clinical words (an
 # arrow too: a graft's ``LIMA->LAD``).
 _JOINER = re.compile(r"[ \t\-'\u2019.>]{0,3}")
+# A version or grade between an eponym and its clinical word: "Rome III
+# criteria", "Rome 4 criteria", "Gleason 7 cancer".
+_VERSION = re.compile(r"(?:[ivx]{1,4}|\d{1,2})")
+# An eponym and its spelling with "Saint" for "St": "Saint John's wort".
+_ALIASES = {"st": "saint"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +120,9 @@ def _parse(lines: Iterable[str]) -> Allowlist:
             next_word_only=_NEXT_WORD_ONLY in marks,
         )
         index.setdefault(words[0], []).append(eponym)
+        if words[0] in _ALIASES:
+            alias = replace(eponym, words=(_ALIASES[words[0]], *words[1:]))
+            index.setdefault(alias.words[0], []).append(alias)
     for entries in index.values():
         entries.sort(key=lambda e: -len(e.words))
     index.words = frozenset(w for entries in index.values() for e in entries
@@ -208,7 +217,50 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
         eponym, end, region = found[i]
         if region is None:
             found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
-    return [region for _e, _end, region in found.values() if region is not None]
+    regions = [region for _e, _end, region in found.values() if region is not None]
+    return regions + _compound_regions(words, found)
+
+
+def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
+    """Hyphenated names right before a clinical word, listed or not.
+
+    ``Harris-Benedict equation``, ``Sokolow-Lyon criteria``,
+    ``Lown-Ganong-Levine syndrome``: two or more capitalised names joined by
+    hyphens, then (after a version at most) a clinical word. No list holds
+    them all, no one is called by such a compound and a clinical word, and
+    the CRF took their parts for names or dates. After a person title the
+    compound is a person (``Dr. Smith-Jones test`` stays tagged).
+    """
+    regions = []
+    n, text, i = len(words.bare), words.text, 0
+    while i < n - 2:
+        end = i + 1
+        while end < n and _hyphenated_name(words, end):
+            end += 1
+        if end - i < 2 or not _is_name(text, words.spans[i]) or i in found \
+                or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+            i = end
+            continue
+        k = end
+        if k < n - 1 and words.joined(k) and _VERSION.fullmatch(words.bare[k]):
+            k += 1
+        if k < n and words.joined(k) and words.bare[k] in CLINICAL_WORDS:
+            regions.append((words.spans[i][0], words.spans[k][1]))
+        i = end
+    return regions
+
+
+def _is_name(text: str, span: tuple[int, int]) -> bool:
+    """A capitalised word of letters, three or more: how a surname is written."""
+    word = text[span[0]:span[1]]
+    return len(word) >= 3 and word.isalpha() and word[0].isupper() \
+        and word[1:].islower()
+
+
+def _hyphenated_name(words: _Words, k: int) -> bool:
+    """Word ``k`` is a name joined by one hyphen to the word before it."""
+    (_a, prev_end), (start, _b) = words.spans[k - 1], words.spans[k]
+    return words.text[prev_end:start] == "-" and _is_name(words.text, words.spans[k])
 
 
 # "Cullen and Grey Turner signs", "Phalen or Tinel test": one clinical word
@@ -242,9 +294,13 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
     if i > 0 and words.bare[i - 1] in PERSON_TITLES:
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
+    after = end
+    if after < len(words.bare) - 1 and words.joined(after) \
+            and _VERSION.fullmatch(words.bare[after]):
+        after += 1  # "Rome III criteria"
     if eponym.next_word_only and not (
-            end < len(words.bare) and words.joined(end)
-            and words.bare[end] in eponym.clinical_words):
+            after < len(words.bare) and words.joined(after)
+            and words.bare[after] in eponym.clinical_words):
         return None
     clinical = (eponym.next_word_only or eponym.standalone
                 or eponym.possessive and words.possessive[end - 1])
@@ -253,6 +309,8 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
             break
         if words.bare[k] in eponym.clinical_words:
             clinical, stop = True, words.spans[k][1]
+        elif k < after:
+            continue  # the version
         elif eponym.next_word_only:
             break  # "Ottawa ankle rule": its reach is its clinical words only
     for k in range(i - 1, max(i - 1 - _WORDS_BEFORE, -1), -1):
@@ -267,8 +325,9 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     """``spans`` without those inside a clinical eponym (see the module docstring)."""
     index = load()
     if not any(word in index.words for s in spans
-               for word in _WORD.findall(text[s.start:s.end].lower())):
-        return tuple(spans)  # no span holds an eponym's word: nothing to scan
+               for word in _WORD.findall(text[s.start:s.end].lower())) \
+            and not any("-" in text[max(s.start - 1, 0):s.end + 1] for s in spans):
+        return tuple(spans)  # no span holds an eponym's word or a hyphen: no scan
     regions = eponym_regions(text, index)
     if not regions:
         return tuple(spans)
