@@ -95,6 +95,9 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Mr. Atkins diet tolerated", "Atkins", "PATIENT", True),
     ("Atkins at bedside with diet questions", "Atkins", "RELATIVE", True),
     ("Gail model 5-year risk 2.1%", "Gail", "CITY", False),
+    ("a Cochrane review of zinc for colds", "Cochrane", "DOCTOR", False),
+    ("Vancouver guidelines for concussion", "Vancouver", "CITY", False),
+    ("Cochrane, son, called re: visit", "Cochrane", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

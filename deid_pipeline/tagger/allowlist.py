@@ -45,7 +45,7 @@ type level risk calculator assessment inventory exam examination method
 technique cell cells body bodies lesion lesions contracture deformity anemia
 ataxia tremor neuralgia neuropathy arteritis vasculitis granulomatosis lines
 ring rings rods tetralogy sarcoma carcinoma malformation gland glands duct
-equation equations nomogram aphasia shunt frame diet
+equation equations nomogram aphasia shunt frame diet guideline guidelines
 """.split())
 # Words that make the next name a person's.
 PERSON_TITLES = frozenset({
