@@ -198,6 +198,20 @@ def test_when_first_name_and_two_surnames_then_same_sex_first_name_and_two_surna
     assert plain(male[0]) in MALE
 
 
+def test_when_name_word_outside_the_spanish_lists_then_read_as_the_world_reads_it():
+    # Serafín, Dylan, Cynthia: first names no Faker es_ES list holds; Reyes,
+    # Pastor, Guzmán, Bautista: in both lists, surnames far more often.
+    for value in ("Serafín García Mata", "Dylan Urcuyo Rot", "Cynthia Binelli"):
+        out = es(value, "DOCTOR").split()
+        assert plain(out[0]) in FEMALE | MALE, (value, out)
+        assert all(plain(p) in LAST for p in out[1:]), (value, out)
+    assert plain(es("Cynthia", "PATIENT")) in FEMALE
+    for value in ("Reyes Landero", "Bautista Romero", "Héctor Pastor Navarro",
+                  "Pablo Guzmán Martínez"):
+        out = es(value, "PATIENT").split()
+        assert all(plain(p) in LAST for p in out[-2:]), (value, out)
+
+
 def test_when_title_and_particles_then_kept():
     out = es("Dra. Ana de la Fuente", "DOCTOR")
     assert out.startswith("Dra. ") and " de la " in out

@@ -21,7 +21,8 @@ from faker.providers.person.es_ES import Provider as _SpanishPersons
 from deid_pipeline.surrogates.contact import EmailGenerator
 from deid_pipeline.surrogates.halves import PoolHalf, restrict
 from deid_pipeline.surrogates.keyed import WeightedTable
-from deid_pipeline.surrogates.names import NameGenerator, _NameTables
+from deid_pipeline.surrogates.names import NameGenerator, _NameTables, name_tables
+from deid_pipeline.tagger import lexicons
 
 TITLES = frozenset({"dr", "dra", "doctor", "doctora", "sr", "sra", "srta", "don",
                     "doña", "dña", "dª", "prof", "profa", "profesor", "profesora",
@@ -65,11 +66,60 @@ class SpanishNameTables(_NameTables):
 
     key = staticmethod(plain)  # accents ignored: "Jose" is "José"
 
+    def pool_for(self, part: str) -> WeightedTable:
+        """First names (by sex) for a first name, surnames for a surname.
+
+        Faker's Spanish lists decide when a word is in one of them only. A
+        word in both (``Reyes``, ``Bautista``, ``Pastor``) or in neither
+        (``Serafín``, ``Dylan``, ``Binelli``) is what the world's name lists
+        (names-dataset's bands in the tagger's lexicons) call it more often:
+        ``Serafín Guzmán`` is a first name and a surname, as a reader takes
+        it. A tie keeps the lists' answer (a first name if in one, else a
+        surname). A first name unknown to the Spanish lists takes its sex
+        from the English ones (``Cynthia``), else either.
+        """
+        key = self.key(part)
+        in_f, in_m = key in self.female_keys, key in self.male_keys
+        given, surname = in_f or in_m, key in self.last_keys
+        if given == surname:
+            first_band, last_band = _world_bands(part)
+            if first_band != last_band:
+                given = first_band < last_band
+        if not given:
+            return self.last
+        if not (in_f or in_m):
+            english = name_tables()
+            in_f, in_m = key in english.female_keys, key in english.male_keys
+        if in_f != in_m:
+            return self.female if in_f else self.male
+        return self.first
+
     def is_name(self, word: str) -> bool:
         """Whether ``word`` is one of the tables' first names or surnames."""
         key = plain(word)
         return (key in self.female_keys or key in self.male_keys
                 or key in self.last_keys)
+
+
+# A word in no band of a kind: after every band.
+_NO_BAND = 9
+
+
+def _world_bands(part: str) -> tuple[int, int]:
+    """The first-name and surname bands of ``part`` (1 most common).
+
+    As written (``serafín``: a first name), else without accents.
+    """
+    lex = lexicons.load()
+    for form in (part.casefold(), plain(part)):
+        best = {"fn": _NO_BAND, "ln": _NO_BAND}
+        for flag in lex.flags(form):
+            kind, band = flag[:2], flag[2:]
+            if kind in best and band.isdigit():
+                best[kind] = min(best[kind], int(band))
+        if best["fn"] != _NO_BAND or best["ln"] != _NO_BAND:
+            break
+    return best["fn"], best["ln"]
 
 
 @functools.cache
