@@ -182,6 +182,13 @@ def test_when_fax_then_same_rules_as_phone():
     assert re.fullmatch(r"9\d\d-\d\d-\d\d-\d\d", out) and out != "985-27-36-14"
 
 
+@pytest.mark.parametrize("season",
+                         ["verano de", "el invierno de", "otoño", "primavera del"])
+def test_when_a_season_and_year_then_the_year_shifted_never_redrawn(season):
+    out = es(f"{season} 2019", "DATE")
+    assert out == f"{season} {es('2019', 'DATE')}", out
+
+
 # ---- names ------------------------------------------------------------------------
 
 def test_when_two_surnames_then_two_spanish_surnames():

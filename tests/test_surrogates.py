@@ -476,8 +476,12 @@ def test_when_a_date_span_holds_a_leading_word_then_the_date_still_shifts():
 
 
 def test_when_date_unparseable_then_digits_replaced_or_masked():
-    out = surrogate("Q3 of 2006 (approx)", "DATE", CTX)
-    assert out != "Q3 of 2006 (approx)" and shape(out) == shape("Q3 of 2006 (approx)")
+    out = surrogate("Q3 (approx)", "DATE", CTX)
+    assert out != "Q3 (approx)" and shape(out) == shape("Q3 (approx)")
+    # A year is never redrawn digit for digit (it came out as 7545): masked.
+    for text in ("Q3 of 2006 (approx)", "1980s"):
+        with pytest.raises(SurrogateError):
+            surrogate(text, "DATE", CTX)
     with pytest.raises(SurrogateError):
         surrogate("Christmas", "DATE", CTX)
     # A tagged date that runs into a town must not carry the town through
@@ -485,6 +489,14 @@ def test_when_date_unparseable_then_digits_replaced_or_masked():
     for text in ("3, Dorchester", "Dorchester 3/4", "3 2 Smith"):
         with pytest.raises(SurrogateError):
             surrogate(text, "DATE", CTX)
+
+
+@pytest.mark.parametrize("season", ["summer of", "Summer", "fall", "winter of"])
+def test_when_a_season_and_year_then_the_year_shifted_as_alone(season):
+    assert surrogate(f"{season} 2019", "DATE", CTX) == \
+        f"{season} {surrogate('2019', 'DATE', CTX)}"
+    assert surrogate(f"{season} 2019-2020", "DATE", CTX) == \
+        f"{season} {surrogate('2019-2020', 'DATE', CTX)}"
 
 
 @pytest.mark.parametrize(("label", "value", "kept_form"), [

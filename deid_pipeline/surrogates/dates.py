@@ -200,7 +200,8 @@ _RANGE_SEP = re.compile(
 _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 _QUALIFIED = re.compile(
     r"^(\s*(?:(?:in|on|since|by|from|until|till|at|early|mid|late|approx|about|"
-    r"around|circa|ca)\.?[\s-]+)*)(.*?)([\s.,;:)\]]*)$", re.DOTALL | re.IGNORECASE)
+    r"around|circa|ca|spring|summer|fall|autumn|winter|of)\.?[\s-]+)*)(.*?)"
+    r"([\s.,;:)\]]*)$", re.DOTALL | re.IGNORECASE)
 # Words the digit-for-digit fallback may keep: they name no day, person or
 # place ("Q3 of 2006 (approx)", "1980s", "early 2000s").
 _FALLBACK_WORDS = frozenset("""
@@ -209,6 +210,8 @@ q approx approximately circa ca about around early mid late before after ago
 yr yrs year years wk wks week weeks day days mo mos month months hr hrs
 spring summer fall winter autumn
 """.split())
+# A year among other text: the digit fallback must not redraw it.
+_YEAR_RUN = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
 
 
@@ -518,11 +521,12 @@ class DateGenerator(SurrogateGenerator):
     def unparsed(self, readings: tuple[tuple[str, str, str], ...], offset: int,
                  as_of: int, ctx: SurrogateContext) -> str:
         """No reading is one date: a range of two, else the digit fallback."""
+        for before, text, after in readings:
+            out = shift_range(text, offset, as_of, self.language)
+            if out is not None:
+                return before + out + after
         lead, core, trail = readings[0]
-        out = shift_range(core, offset, as_of, self.language)
-        if out is None:
-            out = self._digits(core, ctx)
-        return lead + out + trail
+        return lead + self._digits(core, ctx) + trail
 
     def _digits(self, text: str, ctx: SurrogateContext) -> str:
         """Digit-for-digit fallback for text no date form matches.
@@ -535,6 +539,9 @@ class DateGenerator(SurrogateGenerator):
         if not any(c.isdigit() for c in text):
             raise SurrogateError("DATE: unparseable date without digits")
         refuse_words(text, self.language.fallback_words, "DATE")
+        if _YEAR_RUN.search(text):
+            # Redrawn digit for digit, a year would come out as 7545.
+            raise SurrogateError("DATE: holds a year it would redraw")
         rng = random.Random(seed_of(ctx.key, ctx.person_id, "DATE", normalise(text)))
 
         def make() -> str:

@@ -87,7 +87,8 @@ SPANISH_DATES = DateLanguage(
     qualified=re.compile(
         r"^(\s*(?:(?:en|el|la|los|desde|hasta|de|del|a|al|hacia|sobre|día|dia|"
         r"fecha|año|mes|principios|finales|mediados|aprox|aproximadamente|"
-        r"circa|ca)\.?[\s-]+)*)(.*?)([\s.,;:)\]]*)$", re.DOTALL | re.IGNORECASE),
+        r"circa|ca|primavera|verano|oto[ñn]o|invierno)\.?[\s-]+)*)(.*?)"
+        r"([\s.,;:)\]]*)$", re.DOTALL | re.IGNORECASE),
     range_sep=re.compile(r"\s*(?:-|–|—|/|\bal?\b|\by\b|\be\b|\bhasta\b)\s*",
                          re.IGNORECASE),
     fallback_words=frozenset("""
