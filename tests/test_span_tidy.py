@@ -148,3 +148,40 @@ def test_when_a_value_stands_where_tidying_drops_it_then_no_copy_is_marked_there
                                             "propagated"))
     assert _values(text, reconcile(text, found)) == [
         ("familia", "OTROS_SUJETO_ASISTENCIA", 12)]
+
+
+AFFILIATION = ("Remitido por: Rajeshwari Subramaniam, MDS Reader, Department of Oral "
+               "Surgery, Sri Ramachandra Dental College, Porur, Chennai 600116\n"
+               "Médico: Rajeshwari Subramaniam.\n")
+
+
+def test_when_a_place_span_is_a_long_line_of_values_then_cut_at_its_commas():
+    start = AFFILIATION.index("Rajeshwari")
+    end = AFFILIATION.index("\n")
+    spans = tidy_spans(AFFILIATION, [PhiSpan(start, end, "CALLE", "crf", 0.6)])
+    assert [AFFILIATION[s.start:s.end] for s in spans] == [
+        "Rajeshwari Subramaniam", "MDS Reader", "Department of Oral Surgery",
+        "Sri Ramachandra Dental College", "Porur", "Chennai 600116"]
+    assert {(s.label, s.source) for s in spans} == {("CALLE", "crf")}
+
+
+@pytest.mark.parametrize("street", [
+    # MEDDOCAN's longest gold street with three commas, and shorter ones.
+    "Calle del Alcalde Pablo Durán y Pérez de Castro, 6, 11, A",
+    "Plaza de las Américas, Edf. Argentina, esc 9, 6A",
+    "Consultorio 510 Vialidad de la barranca 22, Colonia Valle de las palmas",
+])
+def test_when_a_street_has_its_numbers_after_commas_then_one_value(street):
+    span = PhiSpan(0, len(street), "CALLE", "crf", 0.9)
+    assert tidy_spans(street, [span]) == (span,)
+
+
+def test_when_a_name_stands_in_a_long_place_span_then_marked_where_it_stands_alone():
+    from deid_pipeline.tagger.merge import reconcile
+
+    start = AFFILIATION.index("Rajeshwari")
+    crf = tidy_spans(AFFILIATION, [PhiSpan(start, AFFILIATION.index("\n"), "CALLE",
+                                           "crf", 0.6)])
+    alone = AFFILIATION.index("Rajeshwari", start + 1)
+    assert ("Rajeshwari Subramaniam", "CALLE", alone) in _values(
+        AFFILIATION, reconcile(AFFILIATION, crf))

@@ -25,6 +25,11 @@ Madrid``; ``en 1993 y 1994``):
   when the span does not start with one (nor is a post-office box,
   ``Apartado de Correos 20134``); in MEDDOCAN's gold no span is cut so;
 - a date span is cut at ``y``/``e``/``a`` between two parts with digits;
+- a place span of more than 60 characters with three commas or more is a
+  line of values the model ran together (``Ana Ruiz, Department of
+  Surgery, Dental College, Chennai 600095``), cut at its commas: each
+  value is then replaced, and found again elsewhere, on its own (a name
+  inside such a span is marked where it stands alone too);
 
 and the other way round, a place span that is a street word alone
 (``Pso``, ``Av.``) is joined to the place span after it when only a full
@@ -76,6 +81,14 @@ _STREET_START = re.compile(_STREET_WORD)
 _BEFORE_STREET = re.compile(r"(?<=[^\W\d_])(\s+)(?=%s)" % _STREET_WORD)
 _STREET_ALONE = re.compile(_STREET_WORD + r"\.?")
 _JOIN_GAP = re.compile(r"\.?\s+")
+# A place span past 60 characters with three commas or more is a line of
+# values (an affiliation: a name, a department, a college, a town and its
+# postcode), not one address: it is cut at its commas. MEDDOCAN's longest
+# gold place with three commas has 57 characters
+# (``Calle del Alcalde Pablo Durán y Pérez de Castro, 6, 11, A``).
+_ONE_PLACE_CHARS = 60
+_LIST_COMMAS = 3
+_LIST_COMMA = re.compile(r",\s*")
 _FAMILY_DOCTOR = re.compile(r"(?:m[ée]dic[oa]s?|medicina) de\s+$", re.I)
 _DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
 
@@ -127,9 +140,19 @@ def _capitalised_word_before(value: str, at: int) -> bool:
     return word is not None and word.group()[0].isupper()
 
 
+def _list_gaps(value: str) -> list[tuple[int, int]]:
+    """The commas of a place span too long to be one value, as gaps."""
+    gaps = [m.span() for m in _LIST_COMMA.finditer(value)]
+    if len(value) <= _ONE_PLACE_CHARS or len(gaps) < _LIST_COMMAS:
+        return []
+    return gaps
+
+
 def _place_gaps(value: str) -> list[tuple[int, int]]:
     if _BOX.match(value):
         return []
+    if gaps := _list_gaps(value):
+        return gaps
     gaps = [m.span(1) for m in _POSTCODE_THEN_WORD.finditer(value)]
     gaps.extend(m.span(1) for m in _WORD_THEN_POSTCODE.finditer(value))
     if not _STREET_START.match(value):
