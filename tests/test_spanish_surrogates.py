@@ -284,6 +284,18 @@ def test_when_any_postcode_then_surrogate_is_a_valid_province_code(person, code,
     assert out[:2] in PROVINCES and len(out) == 5
 
 
+@pytest.mark.parametrize("value", ["66260", "03020", "E-66260", "00184"])
+def test_when_a_postcode_is_foreign_then_its_surrogate_names_no_province(value):
+    # Mexico's 66260 and 03020 (03 is Alicante: a foreign postcode that
+    # starts like a province cannot be told from one, and is one) and
+    # Rome's 00184.
+    out = es(value, "ZIP")
+    digits = re.sub(r"\D", "", out)
+    assert len(digits) == 5 and out.startswith(value[:-5])
+    assert (digits[:2] in PROVINCES) == (value[-5:-3] in PROVINCES), out
+    assert digits != value[-5:]
+
+
 def test_when_town_then_a_spanish_town_and_generic_words_kept():
     assert es("provincia de Toledo", "LOCATION").startswith("provincia de ")
     assert es("Concepción", "CITY") != "Concepción"

@@ -200,7 +200,10 @@ def postcode(value: str, ctx: SurrogateContext) -> str:
     """Five digits whose first two are the surrogate of the original's province.
 
     A redraw (a surrogate equal to an original postcode) draws the last
-    three digits again; the first two stay the province's.
+    three digits again; the first two stay the province's. A foreign
+    postcode (five digits that start with no province code: Mexico's
+    ``66260``) stays foreign, 53 to 99 and three digits, so it names no
+    Spanish province its town's surrogate could disagree with.
     """
     digits = "".join(c for c in value if c.isdigit())
     if len(digits) != 5:
@@ -208,7 +211,7 @@ def postcode(value: str, ctx: SurrogateContext) -> str:
     code = digits[:2]
     rng = _rng(ctx.key, ctx.person_id, "ES-POSTCODE", digits)
     new_code = (_province_code_for(code, ctx) if code in PROVINCES
-                else rng.choice(tuple(PROVINCES)))
+                else str(rng.randint(53, 99)))
     out = redraw(lambda: new_code + f"{rng.randint(0, 999):03d}", digits, "ZIP")
     it = iter(out)
     return "".join(next(it) if c.isdigit() else c for c in value)
