@@ -160,6 +160,24 @@ def test_when_other_id_then_same_shape_and_id_words_kept():
     assert out != "NHC 7134615"
 
 
+@pytest.mark.parametrize("value", ["Lactante", "raza caucásica", "casada"])
+def test_when_an_id_is_written_words_then_masked_not_random_letters(value):
+    with pytest.raises(SurrogateError):
+        es(value, "MEDICALRECORD")
+    text = f"Informe: {value} de 6 meses."
+    span = PhiSpan(9, 9 + len(value), "MEDICALRECORD", "crf", 1.0)
+    ctx = RewriteContext(key=KEY, person_id="p", as_of_year=AS_OF, language="es")
+    out, _ = rewrite(text, [span], make_operator("surrogate"), ctx)
+    assert out == "Informe: [**MEDICALRECORD**] de 6 meses."
+
+
+@pytest.mark.parametrize("value", ["XKQW", "AB-CD", "ÁNGEL"])
+def test_when_an_id_is_letters_in_capitals_then_letters_of_its_shape(value):
+    out = es(value, "MEDICALRECORD")
+    assert out != value and len(out) == len(value) and not any(
+        c.islower() for c in out)
+
+
 # ---- phones ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("value", ["934 169 700", "914 90 66 60", "609518571",
