@@ -37,6 +37,16 @@ def _meddocan_labels():
     ("el día 30-marzo-2004 ingresa", "marzo", "FECHAS", "30-marzo-2004"),
     ("el día 30-marzo-2004 ingresa", "marzo-2004", "FECHAS", "30-marzo-2004"),
     ("el 12/03/2016 ingresa", "12/03/2016", "FECHAS", "12/03/2016"),
+    # Spain's postal prefix is the postcode's; Nº glued to a name is the id's.
+    ("Avda. Manuel Siurot S/N. E-41013. Sevilla.", "41013", "TERRITORIO", "E-41013"),
+    ("Médico: Marta Ortega MartínezNºCol: 06 06 85940.", "Marta Ortega MartínezNºCol",
+     "NOMBRE_PERSONAL_SANITARIO", "Marta Ortega Martínez"),
+    ("Médico: Begoña IzaNºCol: 28 28 52001.", "Begoña", "NOMBRE_PERSONAL_SANITARIO",
+     "Begoña Iza"),
+    ("Médico: Begoña Iza NºCol: 28 28 52001.", "Begoña Iza",
+     "NOMBRE_PERSONAL_SANITARIO", "Begoña Iza"),
+    ("Avenida del Puerto, 12 E-mail: x", "Avenida del Puerto, 12", "CALLE",
+     "Avenida del Puerto, 12"),
     # Not a contact or a date: untouched.
     ("Calle Tudela, 27, 4 der.", "Calle Tudela, 27, 4 der", "CALLE",
      "Calle Tudela, 27, 4 der"),
@@ -148,3 +158,79 @@ def test_when_a_value_stands_where_tidying_drops_it_then_no_copy_is_marked_there
                                             "propagated"))
     assert _values(text, reconcile(text, found)) == [
         ("familia", "OTROS_SUJETO_ASISTENCIA", 12)]
+
+
+AFFILIATION = ("Remitido por: Rajeshwari Subramaniam, MDS Reader, Department of Oral "
+               "Surgery, Sri Ramachandra Dental College, Porur, Chennai 600116\n"
+               "Médico: Rajeshwari Subramaniam.\n")
+
+
+def test_when_a_place_span_is_a_long_line_of_values_then_cut_at_its_commas():
+    start = AFFILIATION.index("Rajeshwari")
+    end = AFFILIATION.index("\n")
+    spans = tidy_spans(AFFILIATION, [PhiSpan(start, end, "CALLE", "crf", 0.6)])
+    assert [AFFILIATION[s.start:s.end] for s in spans] == [
+        "Rajeshwari Subramaniam", "MDS Reader", "Department of Oral Surgery",
+        "Sri Ramachandra Dental College", "Porur", "Chennai 600116"]
+    assert {(s.label, s.source) for s in spans} == {("CALLE", "crf")}
+
+
+@pytest.mark.parametrize("street", [
+    # MEDDOCAN's longest gold street with three commas, and shorter ones.
+    "Calle del Alcalde Pablo Durán y Pérez de Castro, 6, 11, A",
+    "Plaza de las Américas, Edf. Argentina, esc 9, 6A",
+    "Consultorio 510 Vialidad de la barranca 22, Colonia Valle de las palmas",
+])
+def test_when_a_street_has_its_numbers_after_commas_then_one_value(street):
+    span = PhiSpan(0, len(street), "CALLE", "crf", 0.9)
+    assert tidy_spans(street, [span]) == (span,)
+
+
+def test_when_a_name_stands_in_a_long_place_span_then_marked_where_it_stands_alone():
+    from deid_pipeline.tagger.merge import reconcile
+
+    start = AFFILIATION.index("Rajeshwari")
+    crf = tidy_spans(AFFILIATION, [PhiSpan(start, AFFILIATION.index("\n"), "CALLE",
+                                           "crf", 0.6)])
+    alone = AFFILIATION.index("Rajeshwari", start + 1)
+    assert ("Rajeshwari Subramaniam", "CALLE", alone) in _values(
+        AFFILIATION, reconcile(AFFILIATION, crf))
+
+
+def test_when_e_and_its_postcode_are_two_spans_then_one():
+    text = "Hospital San Juan de la Cruz E-23400 Ubeda (Jaén)"
+    e = text.index("E-")
+    spans = tidy_spans(text, [PhiSpan(e, e + 2, "TERRITORIO", "crf", 0.5),
+                              PhiSpan(e + 2, e + 7, "TERRITORIO", "crf", 0.9)])
+    assert [text[s.start:s.end] for s in spans] == ["E-23400"]
+
+
+TIMES = [  # (text, the number of years the model read as an age)
+    ("TBC renal hace mas de 20 años, con pielonefritis", "20 años"),
+    ("fumador durante los últimos 40 años, sin alergias", "40 años"),
+    ("una evolución de más de cinco años. Las pruebas", "cinco años"),
+    ("en un periodo de 6 años, así como", "6 años"),
+    ("de 30 años de edad. Ocho años atrás tuvo su primera hija", "Ocho años"),
+    ("desde hace 3 meses refiere dolor", "3 meses"),
+]
+AGES = [  # after de, a los, con, or alone
+    ("Mujer de 21 años que consultó", "21 años"),
+    ("neumonía a los 9 meses y traumatismo", "9 meses"),
+    ("el niño con 15 meses de edad, presenta", "15 meses"),
+    ("Edad: 47 años Sexo: M", "47 años"),
+]
+
+
+def _age_span(text, age):
+    return PhiSpan(text.index(age), text.index(age) + len(age),
+                   "EDAD_SUJETO_ASISTENCIA", "crf", 0.8)
+
+
+def test_when_an_age_is_a_time_then_dropped():
+    for text, age in TIMES:
+        assert tidy_spans(text, [_age_span(text, age)]) == (), age
+        assert dropped_by_tidying(text, _age_span(text, age))
+    for text, age in AGES:
+        span = _age_span(text, age)
+        assert tidy_spans(text, [span]) == (span,), age
+        assert not dropped_by_tidying(text, span)

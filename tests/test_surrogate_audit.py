@@ -52,6 +52,8 @@ CASE_2 = [
     ("NOMBRE_SUJETO_ASISTENCIA", "Pedro", None),  # the same name, missed
     (" refiere dolor.\nVive en ", None, None),
     ("TERRITORIO", "24400 Ponferrada", "16002 Getxo"),  # a Bizkaia town in Cuenca
+    (".\nAntes en ", None, None),
+    ("TERRITORIO", "66260 Monterrey", "71234 Carmona"),  # foreign: counted apart
     (".\n", None, None),
 ]
 
@@ -100,9 +102,9 @@ def audited(tmp_path):
 
 def test_when_audited_then_each_count_is_what_the_cases_hold(audited):
     result = audit(*audited)
-    # 16 gold spans; the kept sex and the age under 90 are not checked.
-    assert result.gold_spans == 14
-    assert result.tagged_spans_checked == 12
+    # 17 gold spans; the kept sex and the age under 90 are not checked.
+    assert result.gold_spans == 15
+    assert result.tagged_spans_checked == 13
     # Pedro tagged once and written again untagged: left where tagged and
     # where missed; the hospital missed.
     assert dict(result.left_where_tagged) == {"NOMBRE_SUJETO_ASISTENCIA": 1}
@@ -119,6 +121,7 @@ def test_when_audited_then_each_count_is_what_the_cases_hold(audited):
     assert (result.town_postcode_pairs, result.town_postcode_disagree) == (2, 1)
     assert result.town_postcode_originals_agree == 2
     assert result.town_postcode_disagree_where_originals_agree == 1
+    assert result.town_postcode_foreign == 1
 
 
 def test_when_printed_then_counts_only(audited, capsys):

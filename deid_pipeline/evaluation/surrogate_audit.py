@@ -24,7 +24,9 @@ what issue 44 asks of a Spanish site's output:
   surrogate of its case, their originals at most ``PAIR_DISTANCE``
   characters apart) whose town lies in another province than the postcode
   names, by the town table (``surrogates.es.towns``): of all pairs, and of
-  the pairs whose originals agree by the same table.
+  the pairs whose originals agree by the same table; a pair whose postcode
+  surrogate names no province (a foreign postcode stays foreign) is counted
+  apart.
 
 Only counts and label names are printed: no value, no text, no document id.
 """
@@ -82,6 +84,7 @@ class Audit:
     town_postcode_disagree: int = 0
     town_postcode_originals_agree: int = 0
     town_postcode_disagree_where_originals_agree: int = 0
+    town_postcode_foreign: int = 0
 
     def lines(self) -> list[str]:
         """The report, one figure a line."""
@@ -116,7 +119,9 @@ class Audit:
             f"{pct(self.town_postcode_disagree, self.town_postcode_pairs)}; "
             "where the originals agree " + pct(
                 self.town_postcode_disagree_where_originals_agree,
-                self.town_postcode_originals_agree),
+                self.town_postcode_originals_agree)
+            + f"; beside a foreign postcode (not counted): "
+              f"{self.town_postcode_foreign}",
         ]
         return out
 
@@ -241,6 +246,7 @@ def _places(text: str, start: int) -> tuple[_Pieces, _Pieces]:
 def _town_postcode_pairs(rows: list[dict], result: Audit) -> None:
     """Count a case's town and postcode pairs (see the module doc)."""
     from deid_pipeline.labels import builtin_label
+    from deid_pipeline.surrogates.es.places import PROVINCES
     from deid_pipeline.surrogates.es.towns import spanish_towns
 
     table = spanish_towns()
@@ -260,6 +266,9 @@ def _town_postcode_pairs(rows: list[dict], result: Audit) -> None:
             if not near:
                 continue
             _, code, new_code = min(near, key=lambda p: abs(p[0] - at))
+            if new_code[:2] not in PROVINCES:  # a foreign address's
+                result.town_postcode_foreign += 1
+                continue
             result.town_postcode_pairs += 1
             disagree = new_code[:2] not in table.provinces_of(drawn)
             result.town_postcode_disagree += disagree

@@ -25,15 +25,24 @@ Madrid``; ``en 1993 y 1994``):
   when the span does not start with one (nor is a post-office box,
   ``Apartado de Correos 20134``); in MEDDOCAN's gold no span is cut so;
 - a date span is cut at ``y``/``e``/``a`` between two parts with digits;
+- a place span of more than 60 characters with three commas or more is a
+  line of values the model ran together (``Ana Ruiz, Department of
+  Surgery, Dental College, Chennai 600095``), cut at its commas: each
+  value is then replaced, and found again elsewhere, on its own (a name
+  inside such a span is marked where it stands alone too);
 
 and the other way round, a place span that is a street word alone
 (``Pso``, ``Av.``) is joined to the place span after it when only a full
 stop and blanks stand between (``Pso. Isabel La Católica, s/n``). The
 family doctor (``médico de familia``) is no relative: that ``familia`` is
-dropped, whatever its label (MEDDOCAN's annotators never mark it).
+dropped, whatever its label (MEDDOCAN's annotators never mark it); so is
+an age that is a time (``hace más de 20 años``, ``durante los últimos 40
+años``, ``Ocho años atrás``). A postcode takes Spain's postal prefix before
+it (``E-41013``), and a name never holds a ``Nº`` glued to its last word
+(``Begoña IzaNºCol: 28 28 52001``: the name ends before it).
 
 Each piece keeps the span's label. Only spans whose label is of category
-CONTACT, DATE, LOCATION or NAME are touched. Last, a date written in digits
+AGE, CONTACT, DATE, LOCATION or NAME are touched. Last, a date written in digits
 that no span touches (:mod:`.spanish_dates`: ``22-7-04``, ``diciembre-08``)
 is added with the site's date label, when its label map has exactly one.
 The English model's spans never pass here (its rules and clean-ups differ).
@@ -76,6 +85,31 @@ _STREET_START = re.compile(_STREET_WORD)
 _BEFORE_STREET = re.compile(r"(?<=[^\W\d_])(\s+)(?=%s)" % _STREET_WORD)
 _STREET_ALONE = re.compile(_STREET_WORD + r"\.?")
 _JOIN_GAP = re.compile(r"\.?\s+")
+# A place span past 60 characters with three commas or more is a line of
+# values (an affiliation: a name, a department, a college, a town and its
+# postcode), not one address: it is cut at its commas. MEDDOCAN's longest
+# gold place with three commas has 57 characters
+# (``Calle del Alcalde Pablo Durán y Pérez de Castro, 6, 11, A``).
+_ONE_PLACE_CHARS = 60
+_LIST_COMMAS = 3
+_LIST_COMMA = re.compile(r",\s*")
+# ``Nº`` (número) glued to the word before it (``Begoña IzaNºCol: 28 28
+# 52001``) belongs to the id after, never to a name.
+_GLUED_NUMBER_WORD = re.compile(r"(?<=[^\W\d_])Nº")
+_NAME_WORD_GLUED = re.compile(r"\s+([^\W\d_]+)Nº")
+# Spain's postal prefix: ``E-41013`` is one postcode (MEDDOCAN's training
+# gold starts 11 of 13 such postcodes at the E).
+_POSTAL_PREFIX = re.compile(r"(?<![\w-])E-$")
+# A number of years after ``hace``/``durante``/``desde hace`` or before
+# ``atrás``/``antes`` is a time, not an age (no age of MEDDOCAN's 1,035
+# training gold ages stands so).
+_DURATION_BEFORE = re.compile(
+    r"(?:\bhace(?: m[aá]s de| menos de| unos| casi)?|\bdesde hace(?: m[aá]s de)?"
+    r"|\bdurante(?: los| m[aá]s de)?(?: [uú]ltimos| pr[oó]ximos)?|\b[uú]ltimos"
+    r"|\bper[ií]odo de|\bevoluci[oó]n de(?: m[aá]s de| unos)?|\bplazo de)\s+$",
+    re.I)
+_DURATION_AFTER = re.compile(
+    r"\s+(?:atr[aá]s|antes|despu[eé]s|de evoluci[oó]n|de antig[uü]edad)\b", re.I)
 _FAMILY_DOCTOR = re.compile(r"(?:m[ée]dic[oa]s?|medicina) de\s+$", re.I)
 _DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
 
@@ -104,10 +138,30 @@ def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
 
 
 def _name(text: str, span: PhiSpan) -> PhiSpan:
+    glued = _GLUED_NUMBER_WORD.search(text, span.start, span.end)
+    if glued is not None:
+        span = dataclasses.replace(span, end=glued.start())
+    elif after := _NAME_WORD_GLUED.match(text, span.end):
+        if after.group(1)[0].isupper():
+            span = dataclasses.replace(span, end=after.end(1))
     title = _TITLE.match(text, span.start, span.end)
     if title is None or title.end() == span.end:
         return span
     return dataclasses.replace(span, start=title.end())
+
+
+def _postal_prefix(text: str, span: PhiSpan) -> PhiSpan:
+    """A postcode span grown over the ``E-`` before it."""
+    if (re.fullmatch(r"\d{5}", text[span.start:span.end])
+            and _POSTAL_PREFIX.search(text, max(0, span.start - 3), span.start)):
+        return dataclasses.replace(span, start=span.start - 2)
+    return span
+
+
+def _duration(text: str, span: PhiSpan) -> bool:
+    """Whether an age span is a time (``hace 20 años``, ``ocho años atrás``)."""
+    return (_DURATION_BEFORE.search(text, max(0, span.start - 40), span.start)
+            is not None or _DURATION_AFTER.match(text, span.end) is not None)
 
 
 def _date(text: str, span: PhiSpan) -> PhiSpan:
@@ -127,9 +181,19 @@ def _capitalised_word_before(value: str, at: int) -> bool:
     return word is not None and word.group()[0].isupper()
 
 
+def _list_gaps(value: str) -> list[tuple[int, int]]:
+    """The commas of a place span too long to be one value, as gaps."""
+    gaps = [m.span() for m in _LIST_COMMA.finditer(value)]
+    if len(value) <= _ONE_PLACE_CHARS or len(gaps) < _LIST_COMMAS:
+        return []
+    return gaps
+
+
 def _place_gaps(value: str) -> list[tuple[int, int]]:
     if _BOX.match(value):
         return []
+    if gaps := _list_gaps(value):
+        return gaps
     gaps = [m.span(1) for m in _POSTCODE_THEN_WORD.finditer(value)]
     gaps.extend(m.span(1) for m in _WORD_THEN_POSTCODE.finditer(value))
     if not _STREET_START.match(value):
@@ -183,6 +247,19 @@ def _joined_streets(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
     return out
 
 
+def _outermost(spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """``spans`` (sorted) without those inside another (``E-`` of ``E-41013``)."""
+    out: list[PhiSpan] = []
+    for span in spans:
+        if out and out[-1].start <= span.start and span.end <= out[-1].end:
+            continue
+        if out and span.start <= out[-1].start and out[-1].end <= span.end:
+            out[-1] = span
+            continue
+        out.append(span)
+    return out
+
+
 def _family_doctor(text: str, span: PhiSpan) -> bool:
     return (text[span.start:span.end].lower() == "familia"
             and _FAMILY_DOCTOR.search(text, max(0, span.start - 16), span.start)
@@ -196,6 +273,8 @@ def dropped_by_tidying(text: str, span: PhiSpan) -> bool:
     (:func:`deid_pipeline.tagger.merge.with_occurrences`).
     """
     if category(span.label) == "CONTACT" and _contact(text, span) is None:
+        return True
+    if category(span.label) == "AGE" and _duration(text, span):
         return True
     return _family_doctor(text, span)
 
@@ -226,10 +305,13 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             span = _date(text, span)
             gaps = _date_gaps(text[span.start:span.end])
         elif kind == "LOCATION":
+            span = _postal_prefix(text, span)
             gaps = _place_gaps(text[span.start:span.end])
         elif kind == "NAME":
             span = _name(text, span)
+        elif kind == "AGE" and _duration(text, span):
+            continue
         if span is not None and not _family_doctor(text, span):
             out.extend(_cut(text, span, gaps) if gaps else [span])
-    out = _joined_streets(text, sorted(out, key=_order))
+    out = _outermost(_joined_streets(text, sorted(out, key=_order)))
     return tuple(sorted([*out, *_missed_dates(text, out)], key=_order))

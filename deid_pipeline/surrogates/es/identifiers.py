@@ -157,6 +157,11 @@ class SpanishIdentifierGenerator(SurrogateGenerator):
         lead, rest = _label_words(value)
         if lead and has_alnum(rest):
             return lead + self.generate(rest, label, ctx)
+        if _words_only(value):
+            # ``Lactante``, ``raza caucásica``: words the annotators marked as
+            # an id have no shape to imitate; random letters would stand out
+            # as a misspelling, the mask says what was there.
+            raise SurrogateError(f"{label}: words, not an identifier")
         rng = _rng(ctx, label, value)
         core = value.strip()
         nass = _NASS.fullmatch(core) or (
@@ -182,6 +187,12 @@ class SpanishIdentifierGenerator(SurrogateGenerator):
             return "".join(out)
 
         return redraw(make, value, label)
+
+
+def _words_only(value: str) -> bool:
+    """No digit, and a letter in lower case: written words, not a code (``XKQW``)."""
+    return (not any(c.isdigit() for c in value)
+            and any(c.islower() for c in value))
 
 
 def _ids_in(value: str) -> list[tuple[int, int, re.Match, object]]:

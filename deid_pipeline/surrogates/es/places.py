@@ -200,7 +200,10 @@ def postcode(value: str, ctx: SurrogateContext) -> str:
     """Five digits whose first two are the surrogate of the original's province.
 
     A redraw (a surrogate equal to an original postcode) draws the last
-    three digits again; the first two stay the province's.
+    three digits again; the first two stay the province's. A foreign
+    postcode (five digits that start with no province code: Mexico's
+    ``66260``) stays foreign, 53 to 99 and three digits, so it names no
+    Spanish province its town's surrogate could disagree with.
     """
     digits = "".join(c for c in value if c.isdigit())
     if len(digits) != 5:
@@ -208,7 +211,7 @@ def postcode(value: str, ctx: SurrogateContext) -> str:
     code = digits[:2]
     rng = _rng(ctx.key, ctx.person_id, "ES-POSTCODE", digits)
     new_code = (_province_code_for(code, ctx) if code in PROVINCES
-                else rng.choice(tuple(PROVINCES)))
+                else str(rng.randint(53, 99)))
     out = redraw(lambda: new_code + f"{rng.randint(0, 999):03d}", digits, "ZIP")
     it = iter(out)
     return "".join(next(it) if c.isdigit() else c for c in value)
@@ -422,6 +425,42 @@ agosto septiembre octubre noviembre diciembre
 _NAMED_AFTER = frozenset({"san", "santa", "santo", "sant", "virgen", "doctor", "dr",
                           "dra", "don", "rey", "reina", "infanta", "principe",
                           "princesa"})
+_PARTICLES = frozenset("de del la las los el y i e".split())
+# What a generic word after another kept one becomes (see ``institution``):
+# a qualifier of the same ending for a qualifier, a field for a field.
+_QUALIFIERS = (
+    WeightedTable("General Comarcal Provincial Regional Nacional Central Insular "
+                  "Asistencial Infantil".split()),
+    WeightedTable("Universitario Clínico Metropolitano Sanitario".split()),
+    WeightedTable("Universitaria Clínica Sanitaria Básica".split()),
+)
+_QUALIFIER_KEYS = frozenset(plain(w) for t in _QUALIFIERS for w in t.words) | {
+    "materno", "alta", "civil", "roja", "social", "primaria", "militar",
+    "hospitalario", "hospitalaria"}
+_FIELDS = WeightedTable(
+    "Salud Especialidades Medicina Ciencias Sanidad Urgencias Enfermería "
+    "Psicología Farmacia Odontología".split())
+
+
+def _other_generic(token: str, value: str, key: bytes, label: str) -> str:
+    """Another generic word of the kind of ``token``, in no word of ``value``.
+
+    A qualifier keeps its ending (``Clínica`` for ``Universitaria``,
+    ``Comarcal`` for ``General``); keyed run wide.
+    """
+    w = plain(token)
+    if w in _QUALIFIER_KEYS:
+        table = _QUALIFIERS[{"o": 1, "a": 2}.get(w[-1], 0)]
+    else:
+        table = _FIELDS
+    taken = {plain(t) for t in _WORDS.findall(value)}
+    rng = _rng(key, RUN_SCOPE, "ES-ORG-GENERIC", token)
+
+    def make() -> str:
+        word = table.draw(rng)
+        return with_case(word, case_of(token)) if plain(word) not in taken else token
+
+    return redraw(make, token, label, same=holds)
 
 
 class SpanishInstitutionGenerator(SurrogateGenerator):
@@ -442,9 +481,24 @@ class SpanishInstitutionGenerator(SurrogateGenerator):
         out = []
         changed = False
         after_name = False  # the last proper word was a first name
+        kept = False  # the last word not a particle stands as in the original
         prev = ""
         for token in _WORDS.findall(value):
             w = plain(token)
+            if (token[0].isalpha() and kept and w in GENERIC and len(token) > 1
+                    and w not in _PARTICLES and w not in _NAMED_AFTER):
+                # Two of the original's words in a row may be a name of
+                # their own (``Ciudad de la Justicia``, ``Hospital General``)
+                # inside a longer span: the second is another generic word.
+                out.append(_other_generic(token, value, key, label))
+                kept = after_name = False
+                changed = True
+                prev = w
+                continue
+            if token[0].isalpha() and w not in _PARTICLES:
+                kept = w in GENERIC or len(token) == 1
+            elif token[0].isdigit():
+                kept = False
             if token[0].isdigit():
                 # One or two digits may be a day (``Hospital 12 de Octubre``):
                 # a day every month has, never the 45th.
