@@ -402,6 +402,14 @@ def test_when_street_then_type_word_floor_and_door_kept():
     assert re.fullmatch(r"Avda\. \w+, \d - \dº", out), out
     out = es("Plaza Mayor 3, 2º izq.", "STREET")
     assert out.startswith("Plaza ") and out.endswith("º izq.") and "Mayor" not in out
+    # Floor and door glued (5ºC: the door is no surname), Crta., an estate's words.
+    out = es("Avda. de la Constitución 23, 4ºB", "STREET")
+    assert re.fullmatch(r"Avda\. de la \w+ \d\d, \dºB", out), out
+    out = es("Crta. Feguerido, 3", "STREET")
+    assert re.fullmatch(r"Crta\. \w+, \d", out) and "Feguerido" not in out, out
+    out = es("Polígono Industrial Las Arenas, nave 7", "STREET")
+    assert re.fullmatch(r"Polígono Industrial Las \w+, nave \d", out), out
+    assert "Arenas" not in out
 
 
 def test_when_hospital_then_generic_words_kept_and_proper_words_new():

@@ -347,7 +347,7 @@ _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 STREET_TYPES = frozenset(plain(w) for w in _SpanishAddresses.street_prefixes) | \
     frozenset("""
 c cl av avd avda avenida pza pz plz pl plaza paseo pº p pso ps camino cmno
-carretera ctra cra ronda rda travesia trav trva glorieta gta rua rúa rambla
+carretera ctra crta cra ronda rda travesia trav trva glorieta gta rua rúa rambla
 urbanizacion urb bulevar blvr via callejon cuesta pasaje psje poligono pol
 barrio bº parque alameda acceso sector partida lugar carrer avinguda passeig
 plaça placa kalea estrada costa grupo colonia residencial edificio edif
@@ -360,7 +360,11 @@ bloque bl portal port escalera esc piso planta pl puerta pta pt bajo bajos
 entresuelo entlo principal pral atico ático izquierda izq izqda izda derecha
 dcha dcho drcha centro ext exterior int interior local apartado apdo correos
 º ª o dr dra doctor san santa santo sant virgen nuestra señora
+industrial nave naves parcela manzana mz fase puerta bis
 """.split())
+# A street's words: ``º`` and ``ª`` apart from the letter after them (``5ºC``
+# is floor 5, door C; ``ºC`` is no word to replace by a surname).
+_STREET_WORDS = re.compile(r"[ºª]|[^\W\d_ºª]+(?:['’][^\W\d_ºª]+)*|\d+|[\W_]+")
 _SAINTS = frozenset({"san", "santa", "santo", "sant"})
 
 
@@ -380,7 +384,7 @@ class SpanishStreetGenerator(SurrogateGenerator):
             out = []
             changed = False
             prev = ""
-            for token in _WORDS.findall(value):
+            for token in _STREET_WORDS.findall(value):
                 w = plain(token)
                 if token[0].isdigit():
                     out.append(random_like(token, rng))
