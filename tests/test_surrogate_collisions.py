@@ -45,10 +45,26 @@ KEY = b"collision-test-key-0123456789abc"
     # A date's digits (5+) may not come back as a ZIP or an id: 7/30/35, 73035.
     ([("7/30/35", "DATE")], "73035", True),
     ([("3/4", "DATE")], "34", False),
+    # A name's particles name no one: a Spanish surrogate keeps them as written.
+    ([("Francisco Arnaiz de las Revillas", "DOCTOR")], "Ana Soto de las Heras", False),
+    ([("Francisco Arnaiz de las Revillas", "DOCTOR")], "Dr. Arnaiz", True),
+    ([("De la Ossa Prieto", "PATIENT")], "De Soto", True),
 ])
 def test_when_originals_collected_then_what_they_spell_is_exact(pairs, candidate,
                                                                  spelled):
     assert Originals.of(pairs).spelled_by(candidate) is spelled
+
+
+def test_when_spanish_names_with_particles_then_surrogates_not_masked():
+    # Every surrogate kept "de las" and spelled the original's particles: masked.
+    names = ["Francisco Arnaiz de las Revillas", "Natalia del Valle González"]
+    avoid = Originals.of([(n, "DOCTOR") for n in names])
+    ctx = RewriteContext(key=KEY, person_id="p1", as_of_year=2026, avoid=avoid,
+                         language="es")
+    for name in names:
+        out = surrogate(name, "DOCTOR", ctx)
+        assert " de las " in out or " del " in out, out
+        assert not avoid.names_in(out), out
 
 
 def _ctx(avoid=None):

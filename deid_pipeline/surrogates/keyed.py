@@ -187,6 +187,10 @@ _LETTERS = re.compile(r"[^\W\d_]{3,}")
 # real surname Li (a 16,000-note document drew exactly that). Initials stay out.
 _NAME_PART = re.compile(r"[^\W\d_]{2,}")
 _NOT_ALNUM = re.compile(r"[\W_]+")
+# Lower-case words inside a name that name no one and that Spanish names keep
+# as written (``Francisco Arnaiz de las Revillas``): never a name part to avoid,
+# or every surrogate keeping its ``de`` would spell an original and be masked.
+NAME_PARTICLES = frozenset({"de", "del", "la", "las", "los", "y", "i", "e"})
 
 
 def _squeezed(value: str) -> str:
@@ -225,7 +229,8 @@ class Originals:
                     if len(value) >= 2:
                         words.add(value.casefold())
                 else:
-                    words.update(w.casefold() for w in _NAME_PART.findall(value))
+                    words.update(w.casefold() for w in _NAME_PART.findall(value)
+                                 if w not in NAME_PARTICLES)
             elif label in _WHOLE_LABELS:
                 squeezed = _squeezed(value)
                 if len(squeezed) >= 3:

@@ -20,14 +20,14 @@ from faker.providers.person.es_ES import Provider as _SpanishPersons
 
 from deid_pipeline.surrogates.contact import EmailGenerator
 from deid_pipeline.surrogates.halves import PoolHalf, restrict
-from deid_pipeline.surrogates.keyed import WeightedTable
+from deid_pipeline.surrogates.keyed import NAME_PARTICLES, WeightedTable
 from deid_pipeline.surrogates.names import NameGenerator, _NameTables, name_tables
 from deid_pipeline.tagger import lexicons
 
 TITLES = frozenset({"dr", "dra", "doctor", "doctora", "sr", "sra", "srta", "don",
                     "doña", "dña", "dª", "prof", "profa", "profesor", "profesora",
                     "enf", "lic", "lcdo", "lcda"})
-PARTICLES = frozenset({"de", "del", "la", "las", "los", "y", "i", "e"})
+PARTICLES = NAME_PARTICLES
 
 
 def plain(word: str) -> str:
