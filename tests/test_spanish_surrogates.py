@@ -231,6 +231,10 @@ def test_when_name_word_outside_the_spanish_lists_then_read_as_the_world_reads_i
         assert plain(out[0]) in FEMALE | MALE, (value, out)
         assert all(plain(p) in LAST for p in out[1:]), (value, out)
     assert plain(es("Cynthia", "PATIENT")) in FEMALE
+    # Unknown to every list: a Spanish given name in -a is a woman's.
+    assert plain(es("Mikel", "PATIENT")) in MALE
+    assert plain(es("Serafín", "PATIENT")) in MALE
+    assert plain(es("Ainhoa", "PATIENT")) in FEMALE
     for value in ("Reyes Landero", "Bautista Romero", "Héctor Pastor Navarro",
                   "Pablo Guzmán Martínez"):
         out = es(value, "PATIENT").split()

@@ -76,7 +76,7 @@ class SpanishNameTables(_NameTables):
         ``Serafín Guzmán`` is a first name and a surname, as a reader takes
         it. A tie keeps the lists' answer (a first name if in one, else a
         surname). A first name unknown to the Spanish lists takes its sex
-        from the English ones (``Cynthia``), else either.
+        from the English ones (``Cynthia``), else from its ending.
         """
         key = self.key(part)
         in_f, in_m = key in self.female_keys, key in self.male_keys
@@ -90,6 +90,10 @@ class SpanishNameTables(_NameTables):
         if not (in_f or in_m):
             english = name_tables()
             in_f, in_m = key in english.female_keys, key in english.male_keys
+        if not (in_f or in_m):
+            # Unknown to both (Mikel, Serafín, Nayara): Spanish given names in
+            # -a are women's, the rest men's, but for those the lists hold.
+            in_f, in_m = key.endswith("a"), not key.endswith("a")
         if in_f != in_m:
             return self.female if in_f else self.male
         return self.first
