@@ -1,13 +1,16 @@
 """Benchmark: where a document's time goes, stage by stage, against the whole job.
 
-Times the Beam-free stage functions in this process over the same documents
-the job reads: parse, seed, tag split by detector (each timed inside the tag
-calls) and the view+merge rest, link, surrogate, leak guard, write. The
-baseline, measured in the same run, is one ``run`` job on 1 worker over those
-documents
-(``bench_scaling.run_set``): its CPU-ms per document in its process tree, of
-which the stage functions are a share and Beam (encoding, data plane,
-shuffles, start-up) the rest::
+Times the Beam-free stage functions in this process (CPU time, as the job's
+is counted, so other load on the machine does not inflate them) over the
+same documents the job reads: parse, seed, tag split by detector (each timed
+inside the tag calls) and the view+merge rest, link, surrogate, leak guard,
+write. The baseline, measured in the same run, is one ``run`` job on 1
+worker over those documents (``bench_scaling.run_set``): its CPU-ms per
+document in its process tree, of which the stage functions are a share and
+Beam (encoding, data plane, shuffles, start-up) the rest. A second job over
+one document of the set measures the start-up alone (imports, the
+pipeline's construction, the model and lexicons, in the client and in the
+worker), so the rest splits into start-up and per-document cost::
 
     python -m deid_pipeline.benchmarks.bench_stages --docs 2000 --nursing
 
@@ -31,7 +34,12 @@ from deid_pipeline.benchmarks.bench_inputs import (
     workspace,
     write_json,
 )
-from deid_pipeline.benchmarks.bench_scaling import RunFigures, run_set, summary
+from deid_pipeline.benchmarks.bench_scaling import (
+    RunFigures,
+    run_job,
+    run_set,
+    summary,
+)
 from deid_pipeline.tagger.detectors import TaggerConfig
 
 STAGES = (
@@ -57,12 +65,12 @@ class _Timed:
         return getattr(self._detector, name)
 
     def analyze(self, doc):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         try:
             return self._detector.analyze(doc)
         finally:
             self._seconds[self._key] = (self._seconds.get(self._key, 0.0)
-                                        + time.perf_counter() - t0)
+                                        + time.process_time() - t0)
 
 
 def time_stages(
@@ -90,7 +98,7 @@ def time_stages(
     seconds: dict[str, float] = {}
 
     def add(stage: str, t0: float) -> float:
-        now = time.perf_counter()
+        now = time.process_time()
         seconds[stage] = seconds.get(stage, 0.0) + now - t0
         return now
 
@@ -101,7 +109,7 @@ def time_stages(
         with open(path, "rb") as fh:
             data = fh.read()
         if path.endswith(".hl7"):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             for frame in frame_file(data).frames():
                 text, codec = decode_message(frame.data)
                 message, reports = parse_hl7_message(text)
@@ -111,7 +119,7 @@ def time_stages(
                 if len(docs) >= limit:
                     break
         else:
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             docs.extend(
                 r for r in read_records(path, data) if isinstance(r, ClinicalDocument)
             )
@@ -127,21 +135,21 @@ def time_stages(
     # the first pass's cache misses were counted as the view and the merge.
     detectors = tagger.detectors
     tagger.detectors = tuple(_Timed(d, seconds) for d in detectors)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     tagged = [tagger.tag(doc) for doc in docs]
-    tag_total = time.perf_counter() - t0
+    tag_total = time.process_time() - t0
     tagger.detectors = detectors
     seconds["tag:view+merge"] = max(
         0.0, tag_total - sum(v for k, v in seconds.items() if k.startswith("tag:"))
     )
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     records = [link_record(t) for t in tagged]
     t0 = add("link:records", t0)
     assignments = {a.doc_key: a for a in resolve(records)}
     add("link:resolve", t0)
     results = []
     for t in tagged:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         person = assignments[document_key(t.document)]
         result = rewriter.rewrite(t, person_key=person.person_key)
         t0 = add("surrogate", t0)
@@ -150,7 +158,7 @@ def time_stages(
         except Exception:  # noqa: BLE001 - a leak quarantines the doc, as in the job
             pass
         add("leak_guard", t0)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for table, rows in (
         ("documents", [document_row(r) for r in results]),
         ("identifiers", [row for r in results for row in identifier_rows(r)]),
@@ -192,6 +200,64 @@ def profile_in_memory(
     return profiler.output_text(unicode=False, color=False, show_all=False)
 
 # ---------------------------------------------------------------- report
+
+
+def one_document_input(bench: Bench, directory: str) -> str | None:
+    """A JSONL file of the N set's first note, or None if the set has none."""
+    for path in bench.inputs.files(False):
+        if path.endswith(".jsonl"):
+            with open(path, encoding="utf-8") as fh:
+                first = fh.readline()
+            os.makedirs(directory, exist_ok=True)
+            one = os.path.join(directory, "one.jsonl")
+            with open(one, "w", encoding="utf-8") as fh:
+                fh.write(first)
+            return one
+    return None
+
+
+def run_startup(bench: Bench, model: str | None) -> RunFigures | None:
+    """The baseline's job over one document: its start-up, measured alone."""
+    one = one_document_input(bench, os.path.join(bench.workdir, "startup-input"))
+    if one is None:
+        return None
+    return run_job(
+        "1 doc 1w", [one], 1, 0, 1, "multi_processing", bench.detectors,
+        bench.key_file, bench.workdir, ["--model", model] if model else [],
+    )
+
+
+def report_startup(
+    stage_ms: float, baseline: RunFigures, startup: RunFigures
+) -> dict:
+    """Print the job's CPU as start-up plus per document, by process.
+
+    Per document is what the N run used beyond the one-document run's,
+    divided by the documents beyond the first; Beam's share of it is what
+    the stage functions do not take.
+    """
+    worker = baseline.tree_cpu - baseline.driver_cpu
+    fixed_worker = startup.tree_cpu - startup.driver_cpu
+    per_doc = (
+        1000 * (baseline.tree_cpu - startup.tree_cpu)
+        / max(baseline.documents - startup.documents, 1)
+    )
+    print(
+        f"  the N run's CPU by process: client {baseline.driver_cpu:.2f} s, "
+        f"worker {worker:.2f} s; a 1-document run (start-up): client "
+        f"{startup.driver_cpu:.2f} s, worker {fixed_worker:.2f} s, "
+        f"{startup.tree_cpu:.2f} CPU-s in all"
+    )
+    if per_doc > 0:
+        print(
+            f"  beyond start-up the job used {per_doc:.2f} CPU-ms/doc: "
+            f"{stage_ms / per_doc:.0%} in the stage functions"
+        )
+    return {
+        "startup_cpu": startup.tree_cpu,
+        "startup_driver_cpu": startup.driver_cpu,
+        "per_document_cpu_ms": per_doc,
+    }
 
 
 def report_stages(
@@ -280,7 +346,15 @@ def main(argv: list[str] | None = None) -> dict:
             f"{baseline.pipeline_seconds:.1f} s, {baseline.tree_cpu:.1f} CPU-s",
             flush=True,
         )
+        print("running 1 doc 1w (start-up) ...", end=" ", flush=True)
+        startup = run_startup(bench, args.model)
+        print(f"{startup.tree_cpu:.1f} CPU-s" if startup else "no note in the set",
+              flush=True)
         figures = measure_stages(bench, args.model, args.docs, baseline)
+        if startup and figures.get("stage_documents"):
+            stage_ms = (1000 * sum(figures["stage_seconds"].values())
+                        / figures["stage_documents"])
+            figures.update(report_startup(stage_ms, baseline, startup))
         if args.pyinstrument:
             profile(bench, args.pyinstrument)
         figures.update(summary(bench, args), baseline=asdict(baseline))

@@ -110,10 +110,15 @@ def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
         "per-stage share of time",
         "tag:rules",
         "CPU-ms/doc in its process tree",
+        "running 1 doc 1w (start-up)",
+        "a 1-document run (start-up): client",
     ):
         assert expected in out, expected
     assert figures["stage_documents"] == 3
     assert figures["baseline"]["records_read"] == 3
+    # The start-up run read one document: what the N run used beyond it is
+    # the per-document cost.
+    assert 0 < figures["startup_driver_cpu"] < figures["startup_cpu"]
 
 
 def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart():

@@ -103,3 +103,36 @@ def test_when_chunk_spilled_then_read_back_equal(tmp_path):
     path = str(tmp_path / "spill" / "read" / "00000-00000.pkl")
     write_spill(path, DOCS)
     assert read_spill(path) == DOCS
+
+
+def test_when_several_patterns_matched_then_every_file_indexed_once_one_reshuffle(
+    tmp_path,
+):
+    """Two patterns (one file matched by both) -> each file once, in path order.
+
+    The patterns are not redistributed (``Create(reshuffle=False)``): the
+    matched files are, once; a Reshuffle per step costs a stage of its own.
+    """
+    import apache_beam as beam
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from deid_pipeline.transforms.chunks import MatchIndexedFiles
+
+    for name in ("a.jsonl", "b.jsonl", "c.hl7"):
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    patterns = [str(tmp_path / "*.jsonl"), str(tmp_path / "*")]
+    with TestPipeline() as p:
+        files = p | "Files" >> MatchIndexedFiles(patterns)
+        indexed = files | beam.Map(lambda im: (im[0], im[1].path.rsplit("/", 1)[1]))
+        assert_that(indexed, equal_to([(0, "a.jsonl"), (1, "b.jsonl"), (2, "c.hl7")]))
+        labels = []
+
+        class _Labels(beam.pipeline.PipelineVisitor):
+            def enter_composite_transform(self, node):
+                labels.append(node.full_label)
+
+        p.visit(_Labels())
+    reshuffles = [x for x in labels if x.endswith("/Reshuffle") or x.endswith(
+        "SpreadFiles")]
+    assert reshuffles == ["Files/SpreadFiles"], reshuffles

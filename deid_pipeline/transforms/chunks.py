@@ -215,7 +215,9 @@ class MatchIndexedFiles(beam.PTransform):
     def expand(self, pbegin):
         return (
             pbegin
-            | "Patterns" >> beam.Create(self._patterns)
+            # A few patterns: not redistributed (a Reshuffle, one more stage
+            # to build and run); the matched files are, below.
+            | "Patterns" >> beam.Create(self._patterns, reshuffle=False)
             | "Match" >> beam.ParDo(_MatchFn(self._flags))
             | "AllFiles" >> beam.Map(lambda m: (None, m))
             | "GroupFiles" >> beam.GroupByKey()
