@@ -14,7 +14,11 @@ worker), so the rest splits into start-up and per-document cost::
 
     python -m deid_pipeline.benchmarks.bench_stages --docs 2000 --nursing
 
-``--pyinstrument OUT.html`` also profiles one in-process (``in_memory``) run.
+The baseline runs ``multi_processing`` with one SDK worker (a client and a
+worker process, each importing Beam and loading the tagger);
+``--single-mode in_memory`` runs it in one process, as ``run`` does by
+default. ``--pyinstrument OUT.html`` also profiles one in-process
+(``in_memory``) run.
 Only counts and timings are printed; never document content.
 """
 
@@ -216,13 +220,14 @@ def one_document_input(bench: Bench, directory: str) -> str | None:
     return None
 
 
-def run_startup(bench: Bench, model: str | None) -> RunFigures | None:
+def run_startup(bench: Bench, model: str | None,
+                single_mode: str = "multi_processing") -> RunFigures | None:
     """The baseline's job over one document: its start-up, measured alone."""
     one = one_document_input(bench, os.path.join(bench.workdir, "startup-input"))
     if one is None:
         return None
     return run_job(
-        "1 doc 1w", [one], 1, 0, 1, "multi_processing", bench.detectors,
+        "1 doc 1w", [one], 1, 0, 1, single_mode, bench.detectors,
         bench.key_file, bench.workdir, ["--model", model] if model else [],
     )
 
@@ -332,6 +337,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The benchmark's command line."""
     parser = new_parser("bench_stages", __doc__, docs=2000)
     add_profile_argument(parser)
+    parser.add_argument(
+        "--single-mode",
+        default="multi_processing",
+        choices=("multi_processing", "in_memory"),
+        help="runner mode of the 1-worker baseline (default: multi_processing, a "
+        "client and one SDK worker; in_memory: one process, as run's default)",
+    )
     return parser
 
 
@@ -341,13 +353,13 @@ def main(argv: list[str] | None = None) -> dict:
     with workspace(args.workdir) as workdir:
         bench = prepare(args, 1, workdir, "bench_stages")
         print("running N 1w (the baseline) ...", end=" ", flush=True)
-        baseline = run_set(bench, "N 1w", False, 1, model=args.model)
+        baseline = run_set(bench, "N 1w", False, 1, args.single_mode, args.model)
         print(
             f"{baseline.pipeline_seconds:.1f} s, {baseline.tree_cpu:.1f} CPU-s",
             flush=True,
         )
         print("running 1 doc 1w (start-up) ...", end=" ", flush=True)
-        startup = run_startup(bench, args.model)
+        startup = run_startup(bench, args.model, args.single_mode)
         print(f"{startup.tree_cpu:.1f} CPU-s" if startup else "no note in the set",
               flush=True)
         figures = measure_stages(bench, args.model, args.docs, baseline)
