@@ -220,6 +220,11 @@ EMPLOYER_ROWS = [
     # Where and when one works is no employer; nor a trade.
     ("works at home, works at night; works for a bank in town", []),
     ("WORKS AS NURSES AIDE; works for the city", []),
+    # A post names the employer after it; not a ward's or a family's manager.
+    ("HUSBAND CEO OF IBM. SMOKER", [("IBM", "ORGANIZATION")]),
+    ("wife is vice president at Fidelity", [("Fidelity", "ORGANIZATION")]),
+    ("case manager for update; director of nursing aware", []),
+    ("son is manager of his admission plans", []),
 ]
 
 

@@ -332,10 +332,12 @@ def _reads_as_name(lex: Any, word: str) -> bool:
 _CLAUSE_WORD = (r"(?i:as|since|until|when|while|where|who|which|but|so|because|now|"
                 r"then|part|full|time|and|or|x)")
 # ``works at harford memorial``, ``works for Vista Health``, ``his business
-# Genentech``: where a person works, named after the verb or the noun that
-# says so, up to a function word or a clause's end.
+# Genentech``, ``CEO of IBM``: where a person works, named after the verb, the
+# noun or the post that says so, up to a function word or a clause's end.
 _EMPLOYER = re.compile(
     r"(?<![\w/])(?i:(?:works?|working|worked|employed|employee)[ \t]+(?:at|for|by)"
+    r"|(?:ceo|cfo|coo|president|vice[ \t]+president|vp|owner|co-?owner|founder|"
+    r"co-?founder|chairman|director|manager|partner)[ \t]+(?:of|at|for)"
     r"|(?:his|her|their|own|family)[ \t]+(?:business|company|employer|firm|store|"
     r"shop|restaurant)[ \t]*,?)[ \t]+(?:(?i:the|an?)[ \t]+)?"
     rf"(?P<phi>[A-Za-z][A-Za-z&'-]+(?:[ \t]+(?!(?:{_FUNCTION_WORD}|{_CLAUSE_WORD})\b)"
@@ -344,7 +346,7 @@ _EMPLOYER_FIRST_BAND = 3  # "works at home", "at night", "for a bank": words
 
 
 class EmployerRecognizer(PatternRecognizer):
-    """Where a person works: ``works at harford memorial``, ``his business Genentech``.
+    """Where a person works: ``works at harford memorial``, ``CEO of IBM``.
 
     An employer narrows a patient down as a town does (PhysioNet marks it a
     location). The first word must be rare in English (``Genentech``,
