@@ -98,6 +98,10 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("a Cochrane review of zinc for colds", "Cochrane", "DOCTOR", False),
     ("Vancouver guidelines for concussion", "Vancouver", "CITY", False),
     ("Cochrane, son, called re: visit", "Cochrane", "RELATIVE", True),
+    # ICU short forms no one is called by.
+    ("Started on Levo and Ceftaz. Cultures pending", "Ceftaz", "DOCTOR", False),
+    ("REMAINS ON LEVAQUIN, VANCO AND CLINDA.", "CLINDA", "DOCTOR", False),
+    ("pt. not liking bear hugger, taken off", "bear", "DOCTOR", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):
