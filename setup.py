@@ -55,6 +55,8 @@ setup(
     extras_require={
         "test": [
             "pytest>=8",
+            # README's test command spreads the test files over the cores.
+            "pytest-xdist>=3",
             # tests/test_lint.py runs ruff check (ruff.toml) as part of the suite.
             "ruff>=0.4",
             "hypothesis>=6.100",

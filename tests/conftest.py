@@ -11,6 +11,22 @@ SHARED_CORPORA = os.path.join(os.path.dirname(__file__), "..", "..", "shared",
 CORPUS_DIR = os.path.join(SHARED_CORPORA, "physionet-deid")
 
 
+# README's test command runs the files on every core (pytest-xdist, ``-n auto
+# --dist loadfile --no-loadscope-reorder``): each file goes whole to one worker,
+# in collection order. The longest files (a Flink cluster's jobs, S3 runs, a
+# gateway under load, the benchmarks: 2 to 8 minutes each) are collected first,
+# so the other workers take the short files meanwhile instead of one worker
+# running a long file alone at the end.
+LONGEST_FILES = ("test_flink_cluster.py", "test_object_storage.py",
+                 "test_mllp_gateway.py", "test_benchmark_script.py",
+                 "test_hostile_inputs.py")
+
+
+def pytest_collection_modifyitems(items):
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 def _shared_corpus(name: str, marker: str) -> str:
     """``../shared/corpora/NAME`` if it holds ``marker``, else skip the test."""
     path = os.path.join(SHARED_CORPORA, name)

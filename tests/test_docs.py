@@ -79,12 +79,16 @@ def test_when_readme_read_then_short_and_the_quick_start_comes_first():
         "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && "
         "deid-pipeline run "
     )
-    assert blocks[1].strip() == "pip install -e '.[test]' && python -m pytest -q"
-    # CI runs the same commands (its own output directory, quieter pip).
+    xdist = "-n auto --dist loadfile --no-loadscope-reorder"
+    assert blocks[1].strip() == ("pip install -e '.[test]' && python -m pytest -q "
+                                 + xdist)
+    # CI runs the same commands (its own output directory, quieter pip and no
+    # pytest cache in the clone).
     ci = _read(os.path.join(ROOT, ".ci", "run"))
     run_args = blocks[0].split("deid-pipeline run ", 1)[1].split(" --output")[0]
     assert run_args in ci
-    assert "pip install -q -e '.[test]' && python -m pytest -q" in ci
+    assert ("pip install -q -e '.[test]' && python -m pytest -q -p no:cacheprovider "
+            + xdist) in ci
 
 
 def test_when_readme_read_then_every_docs_page_is_linked():
