@@ -80,11 +80,22 @@ def test_when_contact_has_no_digit_or_at_then_untouched():
     ("San Pedro Garza García CP 66260", "TERRITORIO",
      ["San Pedro Garza García", "66260"]),
     ("Getafe C.P. 28905", "TERRITORIO", ["Getafe", "28905"]),
+    # Two hospitals or institutions joined by "y".
+    ("Hospital Clínico Universidad de Chile y Hospital San José", "HOSPITAL",
+     ["Hospital Clínico Universidad de Chile", "Hospital San José"]),
+    ("Instituto de Salud Carlos III y Centro Nacional de Epidemiología",
+     "INSTITUCION",
+     ["Instituto de Salud Carlos III", "Centro Nacional de Epidemiología"]),
     # One value: a street word after a street word, after "del", or in a
     # street's own name; a post-office box; numbers that are no postcode.
     ("Calle de la Plaza de Toros, 23", "CALLE", ["Calle de la Plaza de Toros, 23"]),
     ("Hospital Virgen del Camino", "HOSPITAL", ["Hospital Virgen del Camino"]),
     ("Apartado de Correos 20134", "CALLE", ["Apartado de Correos 20134"]),
+    # "y" inside one hospital's name; a floor stays (annotated either way).
+    ("Hospital de Cuidados y Rehabilitación", "HOSPITAL",
+     ["Hospital de Cuidados y Rehabilitación"]),
+    ("Hospital Juan Canalejo Planta 11", "HOSPITAL",
+     ["Hospital Juan Canalejo Planta 11"]),
     ("Doctor Vertiz 737 interior 35", "CALLE", ["Doctor Vertiz 737 interior 35"]),
     ("E 28053", "TERRITORIO", ["E 28053"]),
     # Two years joined by a conjunction; a month range without digits stays.

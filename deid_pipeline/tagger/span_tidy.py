@@ -57,8 +57,9 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
-from deid_pipeline.labels import category, site_labels
+from deid_pipeline.labels import builtin_label, category, site_labels
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.bracket_makers import bracket_makers
 from deid_pipeline.tagger.spanish_dates import written_dates
 
 __all__ = ["dropped_by_tidying", "tidy_spans"]
@@ -112,6 +113,13 @@ _DURATION_AFTER = re.compile(
     r"\s+(?:atr[aá]s|antes|despu[eé]s|de evoluci[oó]n|de antig[uü]edad)\b", re.I)
 _FAMILY_DOCTOR = re.compile(r"(?:m[ée]dic[oa]s?|medicina) de\s+$", re.I)
 _DATE_JOINER = re.compile(r"(?<=\d)(\s+[yea]\s+)(?=\S*\d)")
+# Two institutions joined by ``y`` (``Hospital Clínico ... y Hospital San
+# José``) are two values: no hospital or institution of MEDDOCAN's training
+# and development gold holds ``y`` before an institution's word.
+_INSTITUTION_WORD = (r"(?:Hospital|Cl[ií]nica|Complejo|Centro|Instituto|Fundaci[oó]n"
+                     r"|Universidad|Sanatorio|Consorcio)\b")
+_AND_ANOTHER = re.compile(r"(\s+y\s+)(?=%s)" % _INSTITUTION_WORD)
+_INSTITUTION_BUILTINS = frozenset({"HOSPITAL", "ORGANIZATION"})
 
 
 def _contact(text: str, span: PhiSpan) -> PhiSpan | None:
@@ -200,6 +208,11 @@ def _place_gaps(value: str) -> list[tuple[int, int]]:
         gaps.extend(m.span(1) for m in _BEFORE_STREET.finditer(value)
                     if _capitalised_word_before(value, m.start()))
     return gaps
+
+
+def _institution_gaps(value: str) -> list[tuple[int, int]]:
+    """Where a hospital or institution span holds a second one."""
+    return [m.span(1) for m in _AND_ANOTHER.finditer(value)]
 
 
 def _date_gaps(value: str) -> list[tuple[int, int]]:
@@ -307,6 +320,8 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
         elif kind == "LOCATION":
             span = _postal_prefix(text, span)
             gaps = _place_gaps(text[span.start:span.end])
+            if builtin_label(span.label) in _INSTITUTION_BUILTINS:
+                gaps.extend(_institution_gaps(text[span.start:span.end]))
         elif kind == "NAME":
             span = _name(text, span)
         elif kind == "AGE" and _duration(text, span):
@@ -314,4 +329,5 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
         if span is not None and not _family_doctor(text, span):
             out.extend(_cut(text, span, gaps) if gaps else [span])
     out = _outermost(_joined_streets(text, sorted(out, key=_order)))
-    return tuple(sorted([*out, *_missed_dates(text, out)], key=_order))
+    out = sorted([*out, *_missed_dates(text, out)], key=_order)
+    return tuple(sorted([*out, *bracket_makers(text, out)], key=_order))
