@@ -12,8 +12,12 @@ def _meddocan_labels():
     load_label_map("meddocan")
 
 
-def _places(text, *values, label="TERRITORIO"):
-    return [PhiSpan(text.index(v), text.index(v) + len(v), label, "crf", 0.9)
+COUNTRIES = {"EE.UU.", "U.S.A.", "España"}
+
+
+def _places(text, *values, label=None):
+    return [PhiSpan(text.index(v), text.index(v) + len(v),
+                    label or ("PAIS" if v in COUNTRIES else "TERRITORIO"), "crf", 0.9)
             for v in values]
 
 
@@ -33,9 +37,12 @@ def _makers(text, spans):
     # Items split by a semicolon too; several words.
     ("una tomografía (Stratus OCT; Carl Zeiss Meditec, Dublin, CA) mostró",
      ("Dublin", "CA"), "Carl Zeiss Meditec"),
-    # A legal form as an item of its own belongs to the maker before it.
+    # A country in a bracket of three: the item before it is the maker.
+    ("el topógrafo (Topógrafo corneal, Baush and Lomb, U.S.A.) y el examen",
+     ("U.S.A.",), "Baush and Lomb"),
+    # A legal form as an item of its own: the maker is the item before it.
     ("un tonómetro (modelo 30, Ohio Medical Instrument Co, Inc., Cincinnati, OH)",
-     ("Cincinnati", "OH"), "Ohio Medical Instrument Co, Inc."),
+     ("Cincinnati", "OH"), "Ohio Medical Instrument Co"),
 ])
 def test_when_a_product_bracket_ends_in_a_found_place_then_its_maker_is_an_institution(
         text, places, maker):
@@ -52,11 +59,14 @@ def test_when_a_product_bracket_ends_in_a_found_place_then_its_maker_is_an_insti
     ("gotas (timolol 0,5%, Madrid, España) y", ("Madrid", "España")),
     ("gotas (colirio de atropina, de farmacia, Madrid, España) y",
      ("Madrid", "España")),
+    # A country first found after four items: the item before is a town.
+    ("un implante (Mentor®, Johnson & Johnson, New Jersey, EE.UU.), de 350cc",
+     ("EE.UU.",)),
     # A street is no town: an address in brackets names no maker.
     ("(Servicio de Urología, Calle Mayor, 5, Madrid)", ("Calle Mayor",)),
 ])
 def test_when_no_product_maker_shape_then_nothing_added(text, places):
-    label = "CALLE" if "Calle" in text else "TERRITORIO"
+    label = "CALLE" if "Calle" in text else None
     assert _makers(text, _places(text, *places, label=label)) == []
 
 

@@ -17,7 +17,7 @@ def _meddocan_labels():
      "CORREO_ELECTRONICO", "hleonbrito@hotmail.com"),
     ("28042 Madrid E-mail-jdemiguel@geodental.com", "E-mail-jdemiguel@geodental.com",
      "CORREO_ELECTRONICO", "jdemiguel@geodental.com"),
-    ("España. rgarc18@oc.mde.es.", "rgarc18@oc.mde.es.", "CORREO_ELECTRONICO",
+    ("Sevilla. rgarc18@oc.mde.es.", "rgarc18@oc.mde.es.", "CORREO_ELECTRONICO",
      "rgarc18@oc.mde.es"),
     ("Tfno. 848428434 Fax 948136286", "848428434 Fax", "NUMERO_TELEFONO",
      "848428434"),

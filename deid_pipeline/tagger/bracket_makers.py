@@ -15,7 +15,11 @@ province or country, not a street or an institution) is the site's
 institution, when no span touches it, it starts with a capital and holds
 no digit (a product's strength, ``Vibracina 100``, is no maker). A
 trademark sign after it is not part of it (``Allergan®``); a legal form
-standing as an item of its own (``Co, Inc.``) is part of the maker before it.
+standing as an item of its own (``Co, Inc.``) is skipped for the item before.
+When the first place found is a country, the item before it is the maker
+only in a bracket of three (``(Topógrafo corneal, Baush and Lomb, U.S.A.)``):
+in a longer one it is likely the town the model missed (``Johnson & Johnson,
+New Jersey, EE.UU.``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ _MAX_WORDS = 6
 _EDGE = " \t®™"
 _PLACE_BUILTINS = frozenset({"LOCATION", "CITY", "STATE", "COUNTRY", "ZIP"})
 # A company's legal form standing as an item of its own (``Ohio Medical
-# Instrument Co, Inc., Cincinnati``) belongs to the item before it.
+# Instrument Co, Inc., Cincinnati``) is not the maker: the item before it is
+# (the annotators leave the form out).
 _COMPANY_SUFFIX = re.compile(r"(?:Inc|Ltd|Corp|Co|S\.?\s?[AL]|GmbH|AG|SpA)\.?", re.I)
 
 
@@ -62,15 +67,19 @@ def _items(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def _is_place(text: str, item: tuple[int, int], spans: Sequence[PhiSpan]) -> bool:
-    """Whether a place span covers the item's letters and digits."""
+def _place_kind(text: str, item: tuple[int, int],
+                spans: Sequence[PhiSpan]) -> str | None:
+    """The built-in label of a place span covering the item's letters and digits."""
     a, b = item
     value = text[a:b]
     first = a + next((i for i, c in enumerate(value) if c.isalnum()), 0)
     last = a + max((i + 1 for i, c in enumerate(value) if c.isalnum()), default=0)
-    return any(s.start <= first and last <= s.end and category(s.label) == "LOCATION"
-               and builtin_label(s.label, text[s.start:s.end]) in _PLACE_BUILTINS
-               for s in spans)
+    for s in spans:
+        kind = builtin_label(s.label, text[s.start:s.end])
+        if (s.start <= first and last <= s.end and category(s.label) == "LOCATION"
+                and kind in _PLACE_BUILTINS):
+            return kind
+    return None
 
 
 def _maker_shaped(value: str) -> bool:
@@ -89,13 +98,13 @@ def bracket_makers(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
         if len(items) < _MIN_ITEMS:
             continue
         near = [s for s in spans if s.start < bracket.end() and bracket.start() < s.end]
-        place = next((i for i in range(1, len(items))
-                      if _is_place(text, items[i], near)), None)
-        if place is None:
+        kinds = [_place_kind(text, item, near) for item in items]
+        place = next((i for i in range(1, len(items)) if kinds[i]), None)
+        if place is None or (kinds[place] == "COUNTRY" and len(items) > _MIN_ITEMS):
             continue
         a, b = items[place - 1]
         if place >= 2 and _COMPANY_SUFFIX.fullmatch(text, a, b):
-            a = items[place - 2][0]
+            a, b = items[place - 2]
         if (_maker_shaped(text[a:b])
                 and not any(s.start < b and a < s.end for s in near)):
             out.append(PhiSpan(a, b, label, MAKER_SOURCE, 1.0))
