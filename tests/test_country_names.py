@@ -63,3 +63,21 @@ def test_when_a_span_touches_the_country_then_it_is_not_added():
     out = tidy_spans(text, spans)
     assert [text[s.start:s.end] for s in out] == [hospital, "Chile"]
     assert out[1].start == text.rindex("Chile") and out[1].label == "PAIS"
+
+
+@pytest.mark.parametrize("text, value, label, expected", [
+    # A country the model gave the town label takes the country label.
+    ("Av. Tres Cruces s/n. 46014 Valencia, Spain.", "Spain", "TERRITORIO", "PAIS"),
+    ("originario de Marruecos, que ingresó", "Marruecos", "TERRITORIO", "PAIS"),
+    # A town, a longer place, or another kind of place keeps its label.
+    ("Ciudad de México D.F. 06800", "México D.F.", "TERRITORIO", "TERRITORIO"),
+    ("Hospital Universitario de Granada", "Granada", "TERRITORIO", "TERRITORIO"),
+    ("Calle Colombia, 12", "Calle Colombia, 12", "CALLE", "CALLE"),
+])
+def test_when_a_place_span_is_a_country_name_then_it_takes_the_country_label(
+        text, value, label, expected):
+    start = text.index(value)
+    (span,) = [s for s in tidy_spans(text, [PhiSpan(start, start + len(value), label,
+                                                    "crf", 0.9)])
+               if s.start == start]
+    assert (text[span.start:span.end], span.label) == (value, expected)

@@ -21,14 +21,15 @@ longer name).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Sequence
 
-from deid_pipeline.labels import builtin_label, site_labels
+from deid_pipeline.labels import builtin_label, category, site_labels
 from deid_pipeline.model import PhiSpan
 
-__all__ = ["COUNTRY_SOURCE", "missed_countries"]
+__all__ = ["COUNTRY_SOURCE", "as_countries", "missed_countries"]
 
 COUNTRY_SOURCE = "rules:country_names"
 SHORT_FORMS = ("Estados Unidos", "EE.UU.", "EE. UU.", "EEUU", "USA", "U.S.A.",
@@ -36,6 +37,8 @@ SHORT_FORMS = ("Estados Unidos", "EE.UU.", "EE. UU.", "EEUU", "USA", "U.S.A.",
                "Corea del Sur", "Siria", "Tanzania", "Nueva Zelanda", "Irán",
                "Bolivia", "Venezuela", "Vietnam", "Laos", "Moldavia", "Macedonia")
 _AMBIGUOUS_FLAGS = frozenset({"fn1", "ln1"})
+# Place labels a country may have been given instead of the country label.
+_TOWN_BUILTINS = frozenset({"LOCATION", "CITY", "STATE"})
 _WORD = re.compile(r"[^\W\d_]+")
 _RIGHT_EDGE = re.compile(r"(?![^\W_])")
 # A capitalised word (not an abbreviation in capitals: ``Sao Paulo SP Brasil``)
@@ -105,4 +108,28 @@ def missed_countries(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
                     and not any(s.start < end and start < s.end for s in spans)):
                 out.append(PhiSpan(start, end, label, COUNTRY_SOURCE, 1.0))
                 break
+    return out
+
+
+def as_countries(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
+    """``spans`` with a place span that is a country name, whole, labelled a country.
+
+    The model sometimes gives a country it read as a place the town label
+    (``Valencia, Spain``: ``Spain`` a TERRITORIO); MEDDOCAN's training and
+    development gold label a listed country name 1,043 times a country and 4
+    times a town.
+    """
+    label = _country_label()
+    if label is None:
+        return list(spans)
+    index = _index()
+    out = []
+    for span in spans:
+        value = text[span.start:span.end]
+        first = _WORD.match(value)
+        if (span.label != label and category(span.label) == "LOCATION"
+                and builtin_label(span.label, value) in _TOWN_BUILTINS
+                and first is not None and value in index.get(first.group(), ())):
+            span = dataclasses.replace(span, label=label)
+        out.append(span)
     return out

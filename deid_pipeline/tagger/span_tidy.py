@@ -60,7 +60,7 @@ from collections.abc import Iterable, Sequence
 from deid_pipeline.labels import builtin_label, category, site_labels
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.bracket_makers import bracket_makers
-from deid_pipeline.tagger.country_names import missed_countries
+from deid_pipeline.tagger.country_names import as_countries, missed_countries
 from deid_pipeline.tagger.spanish_dates import written_dates
 
 __all__ = ["dropped_by_tidying", "tidy_spans"]
@@ -331,5 +331,6 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
             out.extend(_cut(text, span, gaps) if gaps else [span])
     out = _outermost(_joined_streets(text, sorted(out, key=_order)))
     out = sorted([*out, *_missed_dates(text, out)], key=_order)
+    out = as_countries(text, out)
     out = sorted([*out, *missed_countries(text, out)], key=_order)
     return tuple(sorted([*out, *bracket_makers(text, out)], key=_order))
