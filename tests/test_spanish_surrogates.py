@@ -638,3 +638,17 @@ def test_when_a_place_surrogate_would_be_another_original_of_the_person_then_red
                          language="es", avoid=avoid)
     again = surrogate("Madrid", "LOCATION", ctx)
     assert plain(again) not in {"madrid", plain(drawn)}
+
+
+@pytest.mark.parametrize("maker", ["Pfizer", "Schering-Plough", "Lilly y Dista",
+                                   "Carl Zeiss Meditec"])
+def test_when_a_company_has_a_bare_name_then_its_surrogate_is_of_surnames(maker):
+    # A maker in a product's brackets (tagger/bracket_makers.py) should not
+    # read as the town after it: its words become Spanish surnames.
+    from deid_pipeline.surrogates.es.names import spanish_names
+
+    out = es(maker, "ORGANIZATION")
+    words = [w for w in re.findall(r"[^\W\d_]+", out) if w not in ("y", "i", "e")]
+    assert words and not holds(out, maker)
+    assert all(w in spanish_names().last.words for w in words), out
+    assert es(maker, "ORGANIZATION") == out

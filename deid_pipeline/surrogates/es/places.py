@@ -487,6 +487,12 @@ class SpanishInstitutionGenerator(SurrogateGenerator):
         after_name = False  # the last proper word was a first name
         kept = False  # the last word not a particle stands as in the original
         prev = ""
+        # A company's bare name (a maker's: ``Pfizer``, ``Lilly y Dista``, no
+        # generic word) takes surnames, as Spanish makers are named (``Esteve``,
+        # ``Grifols``), not a town that would read as the place after it.
+        bare = label == "ORGANIZATION" and not any(
+            plain(t) in GENERIC and plain(t) not in _PARTICLES
+            for t in _WORDS.findall(value))
         for token in _WORDS.findall(value):
             w = plain(token)
             if (token[0].isalpha() and kept and w in GENERIC and len(token) > 1
@@ -522,11 +528,12 @@ class SpanishInstitutionGenerator(SurrogateGenerator):
                 out.append(redraw(lambda t=token: random_like(t, rng), token, label))
                 changed = True
             else:
-                first = prev in _NAMED_AFTER or (
-                    not after_name and names.pool_for(token) is not names.last)
+                first = not bare and (prev in _NAMED_AFTER or (
+                    not after_name and names.pool_for(token) is not names.last))
                 table = (names.pool_for(token) if first and prev not in _NAMED_AFTER
                          else names.first if first
-                         else names.last if after_name else places.town_words)
+                         else names.last if after_name or bare
+                         else places.town_words)
                 rng = _rng(key, RUN_SCOPE, "ES-ORG-WORD", token)
                 out.append(with_case(_pick(table, rng, token, label), case_of(token)))
                 after_name = first
