@@ -40,6 +40,9 @@ def _makers(text, spans):
     # A country in a bracket of three: the item before it is the maker.
     ("el topógrafo (Topógrafo corneal, Baush and Lomb, U.S.A.) y el examen",
      ("U.S.A.",), "Baush and Lomb"),
+    # Two items, a trademarked product and its maker.
+    ("micofenolato mofetilo (Cellcept®, Roche) y tacrolimus", (), "Roche"),
+    ("timolol tópico (Timoftol® 0,5%, MSD). En julio", (), "MSD"),
     # A legal form as an item of its own: the maker is the item before it.
     ("un tonómetro (modelo 30, Ohio Medical Instrument Co, Inc., Cincinnati, OH)",
      ("Cincinnati", "OH"), "Ohio Medical Instrument Co"),
@@ -50,7 +53,10 @@ def test_when_a_product_bracket_ends_in_a_found_place_then_its_maker_is_an_insti
 
 
 @pytest.mark.parametrize("text, places", [
-    # Two items: product and maker or maker and town, no telling.
+    # Two items without a trademark: product and maker or maker and town, no
+    # telling; with one, a second item in lower case or with digits.
+    ("nutrición parenteral (Intralipid® 10%, tabla III)", ()),
+    ("suplementos (Natecal D®, 2 tabletas cada día)", ()),
     ("colirio (Tobradex, Alcon Cusí) cada 4 h", ()),
     ("colirio (Tobradex, Barcelona) cada 4 h", ("Barcelona",)),
     # No place found in the bracket.

@@ -20,6 +20,12 @@ When the first place found is a country, the item before it is the maker
 only in a bracket of three (``(Topógrafo corneal, Baush and Lomb, U.S.A.)``):
 in a longer one it is likely the town the model missed (``Johnson & Johnson,
 New Jersey, EE.UU.``).
+
+A bracket of two items whose first holds a trademark sign is a product and
+its maker (``(Cellcept®, Roche)``, ``(Prograf®, MSD)``): its second item, of
+the same shape, is the maker. In the gold of both parts, 13 of the 15 such
+second items that start with a capital and hold no digit are institutions
+(the other two are makers the annotators left out).
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ __all__ = ["MAKER_SOURCE", "bracket_makers"]
 
 MAKER_SOURCE = "rules:bracket_makers"
 _BRACKET = re.compile(r"\(([^()\n]{5,160})\)")
-_ITEM = re.compile(r"[^,;]+")
+# Items are split at commas and semicolons, but not at a decimal comma (0,5%).
+_ITEM = re.compile(r"(?:[^,;]|(?<=\d),(?=\d))+")
 _MIN_ITEMS = 3
 _MAX_WORDS = 6
 # What stands around a maker's name in its item and is not part of it.
 _EDGE = " \t®™"
+_TRADEMARK = re.compile(r"[®™]")
 _PLACE_BUILTINS = frozenset({"LOCATION", "CITY", "STATE", "COUNTRY", "ZIP"})
 # A company's legal form standing as an item of its own (``Ohio Medical
 # Instrument Co, Inc., Cincinnati``) is not the maker: the item before it is
@@ -95,9 +103,16 @@ def bracket_makers(text: str, spans: Sequence[PhiSpan]) -> list[PhiSpan]:
     out = []
     for bracket in _BRACKET.finditer(text):
         items = _items(text, bracket.start(1), bracket.end(1))
+        near = [s for s in spans if s.start < bracket.end() and bracket.start() < s.end]
+        if len(items) == 2 and _TRADEMARK.search(text, bracket.start(1),
+                                                 items[0][1] + 1):
+            a, b = items[1]
+            if (_maker_shaped(text[a:b])
+                    and not any(s.start < b and a < s.end for s in near)):
+                out.append(PhiSpan(a, b, label, MAKER_SOURCE, 1.0))
+            continue
         if len(items) < _MIN_ITEMS:
             continue
-        near = [s for s in spans if s.start < bracket.end() and bracket.start() < s.end]
         kinds = [_place_kind(text, item, near) for item in items]
         place = next((i for i in range(1, len(items)) if kinds[i]), None)
         if place is None or (kinds[place] == "COUNTRY" and len(items) > _MIN_ITEMS):
