@@ -22,8 +22,11 @@ longer name).
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import os
 import re
 import threading
+import unicodedata
 from collections.abc import Sequence
 
 from deid_pipeline.labels import builtin_label, category, site_labels
@@ -32,6 +35,8 @@ from deid_pipeline.model import PhiSpan
 __all__ = ["COUNTRY_SOURCE", "as_countries", "missed_countries"]
 
 COUNTRY_SOURCE = "rules:country_names"
+DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
+TOWNS_FILE = "towns_es.tsv.gz"
 SHORT_FORMS = ("Estados Unidos", "EE.UU.", "EE. UU.", "EEUU", "USA", "U.S.A.",
                "Reino Unido", "Inglaterra", "Escocia", "Gales", "Holanda", "Rusia",
                "Corea del Sur", "Siria", "Tanzania", "Nueva Zelanda", "Irán",
@@ -60,14 +65,30 @@ def _country_names() -> set[str]:
     return names | set(SHORT_FORMS)
 
 
-def _ambiguous(name: str) -> bool:
-    from deid_pipeline.surrogates.es.towns import spanish_towns
+def _folded(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word.casefold())
+                   if not unicodedata.combining(c))
+
+
+def _spanish_town_names() -> frozenset[str]:
+    """The Spanish places of ``data/towns_es.tsv.gz``, folded.
+
+    Either half of ``Gasteiz / Vitoria`` too. Read here: the tagger does not
+    import the surrogates, which parse the whole table.
+    """
+    with gzip.open(os.path.join(DATA_DIR, TOWNS_FILE), "rt", encoding="utf-8") as fh:
+        names = (line.partition("\t")[0] for line in fh)
+        return frozenset(_folded(part.strip()) for name in names
+                         for part in (name, *name.split("/")))
+
+
+def _ambiguous(name: str, towns: frozenset[str]) -> bool:
     from deid_pipeline.tagger.lexicons import load
 
     if " " in name or "." in name:
         return False
     return (bool(_AMBIGUOUS_FLAGS & set(load().flags(name.lower())))
-            or bool(spanish_towns().provinces_of(name)))
+            or _folded(name) in towns)
 
 
 def _index() -> dict[str, tuple[str, ...]]:
@@ -75,8 +96,9 @@ def _index() -> dict[str, tuple[str, ...]]:
     with _LOCK:
         if not _INDEX:
             by_first: dict[str, list[str]] = {}
+            towns = _spanish_town_names()
             for name in _country_names():
-                if not _ambiguous(name):
+                if not _ambiguous(name, towns):
                     by_first.setdefault(_WORD.match(name).group(), []).append(name)
             _INDEX.update({first: tuple(sorted(names, key=len, reverse=True))
                            for first, names in by_first.items()})
