@@ -61,6 +61,7 @@ from deid_pipeline.labels import builtin_label, category, site_labels
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.bracket_makers import bracket_makers
 from deid_pipeline.tagger.country_names import as_countries, missed_countries
+from deid_pipeline.tagger.professions import missed_professions
 from deid_pipeline.tagger.sex_words import missed_sex_words
 from deid_pipeline.tagger.spanish_dates import written_dates
 
@@ -335,4 +336,5 @@ def tidy_spans(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
     out = as_countries(text, out)
     out = sorted([*out, *missed_countries(text, out)], key=_order)
     out = sorted([*out, *missed_sex_words(text, out)], key=_order)
+    out = sorted([*out, *missed_professions(text, out)], key=_order)
     return tuple(sorted([*out, *bracket_makers(text, out)], key=_order))
