@@ -164,3 +164,39 @@ def test_when_rare_words_hidden_then_a_copys_rare_clinical_word_is_unspelt_too(
     original = next(training_sequences([doc], hide_words=is_copy,
                                        rare_words=frozenset({word})))[0]
     assert any(spelt in row for row in original)
+
+
+def test_when_a_spanish_site_trains_with_copies_then_they_take_spanish_surrogates():
+    import datetime
+    import re
+
+    from deid_pipeline.label_maps import load_label_map
+    from deid_pipeline.model import ClinicalDocument, PhiSpan
+    from deid_pipeline.surrogates.es.names import plain, spanish_names
+
+    load_label_map("meddocan")
+    text = ("Nombre: Lucía.\nApellidos: Ferrer Abad.\nFecha de Ingreso: 03/04/2019.\n"
+            "Mujer de 47 años ingresa el 03/04/2019 y se va de alta el 15/04/2019.")
+    gold = []
+    for value, label in (("Lucía", "NOMBRE_SUJETO_ASISTENCIA"),
+                         ("Ferrer Abad", "NOMBRE_SUJETO_ASISTENCIA"),
+                         ("03/04/2019", "FECHAS")):
+        start = text.index(value)
+        gold.append(PhiSpan(start, start + len(value), label, "gold"))
+    start = text.rindex("15/04/2019")
+    gold.append(PhiSpan(start, start + 10, "FECHAS", "gold"))
+    doc = ClinicalDocument(doc_id="caso-1", text=text, source="brat", gold=tuple(gold))
+
+    names = spanish_names()
+    known = {plain(w) for w in (*names.first.words, *names.last.words)}
+    for copy in range(1, 6):
+        out = augmented_copy(doc, copy, language="es")
+        values = {s.label: [] for s in out.gold}
+        for span in out.gold:
+            values[span.label].append(out.text[span.start:span.end])
+        words = [w for v in values["NOMBRE_SUJETO_ASISTENCIA"] for w in v.split()]
+        assert words and all(plain(w) in known for w in words), words
+        first, last = (datetime.datetime.strptime(v, "%d/%m/%Y")
+                       for v in values["FECHAS"])
+        assert (last - first).days == 12  # read and written day first
+        assert re.fullmatch(r"\d\d/\d\d/\d{4}", values["FECHAS"][0])

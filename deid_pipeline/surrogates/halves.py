@@ -89,3 +89,6 @@ class PoolContext:
     as_of_year: int
     pool: PoolHalf | None
     policy: Policy = Policy.SAFE_HARBOR
+    # The surrogates' language (``surrogates.ENGLISH`` or ``SPANISH``): a
+    # Spanish site's training copies take Spanish names and day-first dates.
+    language: str = "en"

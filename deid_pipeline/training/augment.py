@@ -51,17 +51,20 @@ def _in_style(value: str, original: str, style: str) -> str:
 
 
 def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
-                  pool: PoolHalf | None, doc_id: str) -> ClinicalDocument:
+                  pool: PoolHalf | None, doc_id: str,
+                  language: str = "en") -> ClinicalDocument:
     """``doc`` with every gold span replaced by a surrogate, gold offsets re-mapped.
 
     Surrogates are keyed by ``key``, drawn from ``pool``'s half of every name
-    and place list and written in ``style`` (one of :data:`CASE_STYLES`). A
+    and place list, in ``language``'s generators (a Spanish site's copies take
+    Spanish names, places and day-first dates) and written in ``style`` (one
+    of :data:`CASE_STYLES`). A
     span whose value the generators cannot replace (a form they refuse)
     keeps its text, still labelled; spans that overlap an earlier one are
     dropped with the text they cover already replaced.
     """
     ctx = PoolContext(key=key, person_id=doc.person_key or doc.doc_id,
-                      as_of_year=_AS_OF_YEAR, pool=pool)
+                      as_of_year=_AS_OF_YEAR, pool=pool, language=language)
     pieces: list[str] = []
     gold: list[PhiSpan] = []
     cursor = length = 0
@@ -85,7 +88,8 @@ def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
 
 
 def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0,
-                   pool: PoolHalf | None = PoolHalf.TRAINING) -> ClinicalDocument:
+                   pool: PoolHalf | None = PoolHalf.TRAINING,
+                   language: str = "en") -> ClinicalDocument:
     """A training copy of ``doc``: surrogates from the TRAINING half by default.
 
     The evaluation half is what the swapped sealed split and the genre set
@@ -95,7 +99,8 @@ def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0,
     """
     key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
     style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
-    return replaced_copy(doc, key, style, pool, f"{doc.doc_id}{_COPY_MARK}{copy}")
+    return replaced_copy(doc, key, style, pool, f"{doc.doc_id}{_COPY_MARK}{copy}",
+                         language)
 
 
 def is_copy(doc: ClinicalDocument) -> bool:
@@ -105,8 +110,8 @@ def is_copy(doc: ClinicalDocument) -> bool:
 
 
 def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,
-                          seed: int = 0, pool: PoolHalf | None = PoolHalf.TRAINING
-                          ) -> Iterator[ClinicalDocument]:
+                          seed: int = 0, pool: PoolHalf | None = PoolHalf.TRAINING,
+                          language: str = "en") -> Iterator[ClinicalDocument]:
     """``docs`` followed by ``copies`` surrogate copies of each annotated one.
 
     Synthetic notes are not copied: their PHI is already drawn at random.
@@ -115,4 +120,4 @@ def with_augmented_copies(docs: Sequence[ClinicalDocument], copies: int,
     for copy in range(1, copies + 1):
         for doc in docs:
             if doc.gold and doc.source != "synthetic":
-                yield augmented_copy(doc, copy, seed, pool)
+                yield augmented_copy(doc, copy, seed, pool, language)

@@ -243,7 +243,7 @@ def train_model(docs: Sequence[ClinicalDocument], output: str,
         from deid_pipeline.training.augment import is_copy, with_augmented_copies
 
         docs = list(with_augmented_copies(docs, options.augment, options.seed,
-                                          POOLS[options.pools]))
+                                          POOLS[options.pools], language))
         hide_words = is_copy if options.hide_copy_words else None
     rare = frozenset()
     if hide_words is not None:
