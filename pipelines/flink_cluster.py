@@ -284,9 +284,11 @@ def write_conf(home: str, cfg: ClusterConfig, beam_lib: str | None = None) -> st
         "blob.server.port": "0",
         "taskmanager.rpc.port": "0",
         "taskmanager.data.port": 0,
-        # A killed TaskManager is noticed in seconds, not Flink's 50 s default.
+        # A killed TaskManager is noticed in half a minute, not Flink's 50 s
+        # default; 10 s failed a job on a 2-core machine whose other core ran
+        # the test suite, the niced TaskManager's heartbeat waiting past it.
         "heartbeat.interval": 2000,
-        "heartbeat.timeout": 10000,
+        "heartbeat.timeout": 30000,
     }.items():
         _set(conf, key, value)
     if beam_lib:
