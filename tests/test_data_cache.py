@@ -88,7 +88,8 @@ def test_cached_lexicons_and_clusters_equal_the_parsed_files(cache):
         sources = [os.path.join(lexicons.DATA_DIR, name)
                    for name in (lexicons.TOKENS_FILE, lexicons.PHRASES_FILE)]
         tokens, phrases = lexicons._parse(*sources)
-        assert list(lex.tokens.items()) == list(tokens.items())
+        assert all(lex.flags(token) == flags for token, flags in tokens.items())
+        assert len(lex.digests) == len(tokens)
         assert list(lex.phrases.items()) == list(phrases.items())
         assert paths == clusters._parse(os.path.join(clusters.DATA_DIR,
                                                      clusters.table_file("en")))
@@ -96,3 +97,16 @@ def test_cached_lexicons_and_clusters_equal_the_parsed_files(cache):
     finally:
         lexicons._CACHE.clear()
         clusters._CACHE.clear()
+
+
+def test_lexicon_index_misses_words_it_lacks_and_refuses_shared_digests(monkeypatch):
+    lex = lexicons.load()
+    # Words in no list: misspellings, IDs, a note's odd tokens, non-ASCII.
+    for word in ("qzxvbnm", "mrn12345", "zzzzzzzzzzzz", "ünbekannt", "\udcff"):
+        assert lex.flags(word) == ()
+        assert lex.english_band(word) == 0
+    assert "w7" in lex.flags("the") and lex.english_band("the") == 7
+    # Index building refuses two tokens that share a digest.
+    monkeypatch.setattr(lexicons, "token_digest", lambda token: 42)
+    with pytest.raises(ValueError, match="share a digest"):
+        lexicons._index({"alpha": ("w3",), "beta": ("w2",)})

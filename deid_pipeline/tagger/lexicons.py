@@ -23,43 +23,95 @@ upper or all lower case. A token maps to a tuple of short flags:
 
 Multi-token place names (``new york``, ``st . louis``) are matched as token
 sequences by :func:`phrase_flags`.
+
+The half-million tokens are not held as a dict of strings: building one took
+0.4-0.5 CPU-s in every tagging process (each key a new string, hashed and
+inserted) and about 35 MB of memory, even read back from the data cache. They are
+kept as a sorted array of 64-bit BLAKE2b digests with a flags code each, read
+in milliseconds; a lookup hashes the token and searches the array (a few
+microseconds) and is remembered for the process, since a note's words repeat.
+Two strings sharing a 64-bit digest would share flags; among the lexicon's
+keys there is none (checked when the index is built), and for any other word
+the chance is one in 2^64 / 557,000.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from deid_pipeline.runtime import data_cache
+from deid_pipeline.tagger.generations import Generations
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 TOKENS_FILE = "lexicon_tokens.tsv.gz"
 PHRASES_FILE = "lexicon_phrases.tsv.gz"
 
 
+# Words remembered per process with their flags: a working vocabulary.
+_MEMO_LIMIT = 50_000
+
+
+def token_digest(token: str) -> int:
+    """The 64-bit key of a lower-cased token in the index (stable across processes)."""
+    data = token.encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
 @dataclass(frozen=True)
 class Lexicons:
-    """Token flags and phrase entries; built once per process by :func:`load`."""
+    """Token flags and phrase entries; built once per process by :func:`load`.
 
-    tokens: dict[str, tuple[str, ...]]
+    ``digests`` are the tokens' :func:`token_digest` in ascending order and
+    ``codes[i]`` the index in ``table`` of the flags of the token of
+    ``digests[i]``.
+    """
+
+    digests: np.ndarray
+    codes: np.ndarray
+    table: tuple[tuple[str, ...], ...]
     # first two tokens -> [(all tokens, flags)], longest first. Every entry has
     # two tokens or more; keying on two leaves a start a handful of entries to
     # try where ``san`` alone has hundreds.
     phrases: dict[tuple[str, str], list[tuple[tuple[str, ...], tuple[str, ...]]]]
+    _memo: Generations = field(default_factory=lambda: Generations(_MEMO_LIMIT),
+                               repr=False, compare=False)
 
     def flags(self, lower: str) -> tuple[str, ...]:
         """Flags of one lower-cased token (empty if it is in no list)."""
-        return self.tokens.get(lower, ())
+        memo = self._memo
+        found = memo.current.get(lower)
+        if found is None:
+            found = memo.recall(lower)
+            if found is None:
+                found = self._lookup(lower)
+                memo.put(lower, found)
+        return found
+
+    def _lookup(self, lower: str) -> tuple[str, ...]:
+        digest = np.uint64(token_digest(lower))
+        at = int(self.digests.searchsorted(digest))
+        if at < len(self.digests) and self.digests[at] == digest:
+            return self.table[int(self.codes[at])]
+        return ()
 
     def english_band(self, lower: str) -> int:
         """Wordfreq Zipf band of a lower-cased token: 0 (not English) to 7 (``the``)."""
-        for flag in self.tokens.get(lower, ()):
+        for flag in self.flags(lower):
             if flag[0] == "w":
                 return int(flag[1:])
         return 0
+
+    def items(self) -> Iterator[tuple[int, tuple[str, ...]]]:
+        """``(digest, flags)`` of every token, in digest order (for tests)."""
+        for digest, code in zip(self.digests.tolist(), self.codes.tolist()):
+            yield digest, self.table[code]
 
 
 _LOCK = threading.Lock()
@@ -91,6 +143,29 @@ def _parse(tokens_path: str, phrases_path: str) -> tuple[dict, dict]:
     return tokens, phrases
 
 
+def _index(tokens: dict[str, tuple[str, ...]]) -> tuple[bytes, bytes, list]:
+    """The tokens as sorted digests, their flag codes and the table of flags.
+
+    Plain data (bytes, lists) so the data cache can keep it; raises if two
+    tokens share a digest, which would give one the other's flags.
+    """
+    table = sorted(set(tokens.values()))
+    code_of = {flags: code for code, flags in enumerate(table)}
+    digests = np.fromiter(map(token_digest, tokens), np.uint64, len(tokens))
+    codes = np.fromiter(map(code_of.__getitem__, tokens.values()), np.uint16,
+                        len(tokens))
+    order = np.argsort(digests, kind="stable")
+    digests, codes = digests[order], codes[order]
+    if len(digests) > 1 and not np.all(digests[1:] != digests[:-1]):
+        raise ValueError("two lexicon tokens share a digest")
+    return digests.tobytes(), codes.tobytes(), table
+
+
+def _build(tokens_path: str, phrases_path: str) -> tuple:
+    tokens, phrases = _parse(tokens_path, phrases_path)
+    return (*_index(tokens), phrases)
+
+
 def load(data_dir: str = DATA_DIR) -> Lexicons:
     """The lexicons of ``data_dir``, read on first call and cached for the process."""
     cached = _CACHE.get(data_dir)
@@ -100,9 +175,11 @@ def load(data_dir: str = DATA_DIR) -> Lexicons:
         if data_dir not in _CACHE:
             sources = [os.path.join(data_dir, name)
                        for name in (TOKENS_FILE, PHRASES_FILE)]
-            tokens, phrases = data_cache.cached("lexicons", sources,
-                                                lambda: _parse(*sources))
-            _CACHE[data_dir] = Lexicons(tokens, phrases)
+            digests, codes, table, phrases = data_cache.cached(
+                "lexicon-index", sources, lambda: _build(*sources))
+            _CACHE[data_dir] = Lexicons(np.frombuffer(digests, np.uint64),
+                                        np.frombuffer(codes, np.uint16),
+                                        tuple(table), phrases)
     return _CACHE[data_dir]
 
 
