@@ -30,6 +30,7 @@ from deid_pipeline.tagger.crf_spans import (
 )
 from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_fractions,
+    _drop_bias_only_impossible_numbers,
     _drop_bias_only_young_ages,
     _drop_clinical_places,
     _drop_common_words,
@@ -508,6 +509,27 @@ def test_when_only_the_bias_makes_an_age_under_90_phi_then_it_is_dropped():
     viterbi = ["B-AGE" if i == at_45 else "O" for i in range(len(tokens))]
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     assert [tokens[i].text for i, k in enumerate(kinds) if k] == ["92", "45", "101"]
+
+
+def _bias_only(text: str, kind: str, best: str = "") -> list[str]:
+    """The digits still marked after the bias marked every digit ``kind``."""
+    tokens = tuple(tokenize(text))
+    kinds = [kind if t.text.isdigit() else None for t in tokens]
+    viterbi = [f"B-{kind}" if t.text == best else "O" for t in tokens]
+    _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
+    return [t.text for t, k in zip(tokens, kinds) if k]
+
+
+def test_when_only_the_bias_marks_a_number_no_value_can_be_then_it_is_dropped():
+    # Readings are no dates; days, years, month-day pairs and a year after a dot are.
+    assert _bias_only("CPK 5600; CO/CI/SVR 5.5/2.64/902 at 1300; seen 3/2/1500, 8/14, "
+                      "0315, 1992 and 11/21.93", "DATE") == [
+        "8", "14", "0315", "1992", "11", "21", "93"]
+    # The best path's call stays; the bias-only rest of its run goes.
+    assert _bias_only("seen 3/2/1500", "DATE", best="1500") == ["1500"]
+    # An age is at most 125; phone numbers are left alone (a pager has 4 digits).
+    assert _bias_only("92 yo, SVR 902, 125 yrs", "AGE") == ["92", "125"]
+    assert _bias_only("i&o (-300); pager 4411", "PHONE") == ["300", "4411"]
 
 
 def test_dictionary_features_are_computed_only_for_models_that_weigh_them(
