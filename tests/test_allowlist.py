@@ -42,6 +42,9 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Hunt and Hess grade 3 management", "Hunt", "DOCTOR", False),
     # The article a recall-biased span runs into names no one.
     ("how long after a Nissen fundoplication", "a Nissen", "DOCTOR", False),
+    ("How often to change a Salem sump?", "Salem", "DOCTOR", False),
+    ("Miller Fisher syndrome vs GBS?", "Miller Fisher", "DOCTOR", False),
+    ("moved here from Salem last year", "Salem", "CITY", True),
     ("Laura Addison in to visit", "Addison", "RELATIVE", True),
     ("Mr. Hunt and his wife visited", "Hunt", "PATIENT", True),
     # Persons and places that happen to be eponyms.
