@@ -364,3 +364,16 @@ def test_shape_and_letter_counts_of_real_tokens(text):
     assert features_module._shape(text) == _reference_shape(text)
     base = features_module._base(text, lexicons.load(), clusters.load())
     assert base[12] == (sum(c.isupper() for c in text), sum(c.islower() for c in text))
+
+
+def _reference_chunk_shape(chunk: str) -> str:
+    """The chunk shape as first written: three regular-expression passes."""
+    shape = re.sub(r"[A-Z]+", "X", re.sub(r"[a-z]+", "x", chunk))
+    return re.sub(r"\d+", lambda m: "d" * min(len(m.group()), 4), shape)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aXxdD09-/.:@ é²"), min_size=1, max_size=24))
+def test_chunk_shape_of_any_text_is_the_three_pass_one(chunk):
+    """The ASCII fast path (one translate, runs collapsed) equals the regex passes."""
+    assert features_module.chunk_shape(chunk) == _reference_chunk_shape(chunk)
