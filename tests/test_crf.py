@@ -429,6 +429,11 @@ def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     ("Kevin I think is aware", "Kevin", ["Kevin"]),        # the pronoun
     ("Kevin A FIB noted", "Kevin", ["Kevin"]),             # capitals run on
     ("KEVIN M WITH CHF", "KEVIN", ["KEVIN"]),              # an all-capital name
+    # A lower-case letter alone before a lower-case name.
+    ("bp 120 to 135 per d ross.pacing wires", "ross", ["d", "ross"]),
+    ("per a kerry", "kerry", ["kerry"]),                   # the article
+    ("pt's michael called", "michael", ["michael"]),       # glued: the 's of pt's
+    ("per d Ross", "Ross", ["Ross"]),                      # a capital name
 ])
 def test_an_initial_against_a_marked_name_is_marked_with_it(text, name, expected):
     tokens = tuple(tokenize(text))

@@ -228,6 +228,15 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
                     and _is_initial(tokens, i, lower=tokens[t].text.islower())):
                 kinds[i] = kind
                 confidences[i] = confidences[t]
+        # "per d ross": a lower-case letter alone, a blank before a lower-case
+        # name (not "a", "i", "o", nor a letter glued to what precedes it: the
+        # "s" of "pt's michael").
+        i = t - 1
+        if (i >= 0 and kinds[i] is None and tokens[t].text.islower()
+                and tokens[t].start - tokens[i].end == 1
+                and _is_bare_lower_initial(tokens, i)):
+            kinds[i] = kind
+            confidences[i] = confidences[t]
         # "Kevin M with CHF": a capital alone after a title-case name, then a
         # lower-case word or a clause's end (not "I", nor capitals running on).
         i = t + 1
@@ -239,6 +248,14 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
 
 
 _CLAUSE_ENDS = frozenset(",;:?!)")
+
+
+def _is_bare_lower_initial(tokens: Sequence[Token], t: int) -> bool:
+    """Token t is one lower-case letter (not a, i, o) standing alone before a blank."""
+    letter = tokens[t].text
+    return (len(letter) == 1 and "a" <= letter <= "z"
+            and letter not in _NOT_LOWER_INITIALS
+            and (t == 0 or tokens[t - 1].end < tokens[t].start))
 
 
 def _is_bare_initial(tokens: Sequence[Token], t: int) -> bool:
