@@ -26,10 +26,11 @@ sequences by :func:`phrase_flags`.
 
 The half-million tokens are not held as a dict of strings: building one took
 0.4-0.5 CPU-s in every tagging process (each key a new string, hashed and
-inserted) and about 35 MB of memory, even read back from the data cache. They are
-kept as a sorted array of 64-bit BLAKE2b digests with a flags code each, read
-in milliseconds; a lookup hashes the token and searches the array (a few
-microseconds) and is remembered for the process, since a note's words repeat.
+inserted) and 59 MB of memory, even read back from the data cache. They are
+kept as a sorted array of 64-bit BLAKE2b digests with a flags code each (12
+MB), read in milliseconds; a lookup hashes the token and searches the array
+(a few microseconds) and is remembered for the process, since a note's words
+repeat.
 Two strings sharing a 64-bit digest would share flags; among the lexicon's
 keys there is none (checked when the index is built), and for any other word
 the chance is one in 2^64 / 557,000.
