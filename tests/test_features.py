@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from deid_pipeline.model import ClinicalDocument, DictionaryEntry, PatientDictionary
 from deid_pipeline.tagger import clusters, lexicons
 from deid_pipeline.tagger import features as features_module
-from deid_pipeline.tagger.features import document_features
+from deid_pipeline.tagger.features import document_features, without_clusters
 from deid_pipeline.tokenizer import tokenize
 
 
@@ -198,13 +198,18 @@ def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     seen = sorted({f for token in feats for f in token})
     if "WORCESTER" in text:
         assert {"bc=01100101", "-1bc10=01100101", "1bc6=011001"} <= set(seen)
-    for known in (seen, seen[::2], seen[1::2]):
+    # A vocabulary without any cluster feature gets without_clusters' features.
+    plain = [f for f in seen if "bc" not in f.partition("=")[0]]
+    for known in (seen, seen[::2], seen[1::2], plain):
         vocabulary = {f: i for i, f in enumerate(known)}
         encoder = FeatureEncoder(vocabulary)
+        expected = feats if encoder.clusters else without_clusters(feats)
+        assert encoder.clusters == any("bc" in f.partition("=")[0] for f in known)
         for _ in range(2):  # cold, then from the encoder's cache
             ids, offsets = encoder.encode(doc)
-            assert offsets.tolist() == [0, *np.cumsum([len(t) for t in feats]).tolist()]
-            assert ids.tolist() == [vocabulary.get(f, -1) for t in feats for f in t]
+            assert offsets.tolist() == [
+                0, *np.cumsum([len(t) for t in expected]).tolist()]
+            assert ids.tolist() == [vocabulary.get(f, -1) for t in expected for f in t]
 
 
 # Brown clusters -------------------------------------------------------------
