@@ -17,6 +17,7 @@ from typing import Any
 
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.rules.scan import Scanner
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -249,6 +250,7 @@ class PatternRecognizer:
         self._flags = flags
         try:
             self.regex, self._by_index = self._compile(range(len(self.patterns)))
+            self._scanner = Scanner(self.regex)
             self._prefilter = re.compile(prefilter, flags) if prefilter else None
         except re.error as exc:
             raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
@@ -258,9 +260,8 @@ class PatternRecognizer:
                                  "requires takes non-empty ASCII words")
         self._requires = tuple((i, tuple(w.lower() for w in p.requires))
                                for i, p in enumerate(self.patterns) if p.requires)
-        # The expression of each set of patterns left out, as texts need them.
-        self._without: dict[tuple[int, ...],
-                            tuple[re.Pattern[str], dict[int, int]] | None] = {}
+        # The scan of each set of patterns left out, as texts need them.
+        self._without: dict[tuple[int, ...], tuple[Scanner, dict[int, int]] | None] = {}
 
     def _compile(self, indices: Iterable[int]
                  ) -> tuple[re.Pattern[str], dict[int, int]]:
@@ -285,21 +286,25 @@ class PatternRecognizer:
                     if name[1:].isdigit()}
         return regex, by_index
 
-    def _expression(self, text: str) -> tuple[re.Pattern[str], dict[int, int]] | None:
-        """The expression for ``text``, less the patterns whose requirement it lacks.
+    def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
+        """The scan for ``text``, less the patterns whose requirement it lacks.
 
         None when no pattern is left.
         """
         if not self._requires or not text.isascii():
-            return self.regex, self._by_index
+            return self._scanner, self._by_index
         lower = text.lower()
         missing = tuple(i for i, words in self._requires
                         if not any(w in lower for w in words))
         if not missing:
-            return self.regex, self._by_index
+            return self._scanner, self._by_index
         if missing not in self._without:
             kept = [i for i in range(len(self.patterns)) if i not in missing]
-            self._without[missing] = self._compile(kept) if kept else None
+            if kept:
+                regex, by_index = self._compile(kept)
+                self._without[missing] = Scanner(regex), by_index
+            else:
+                self._without[missing] = None
         return self._without[missing]
 
     @classmethod
@@ -330,9 +335,9 @@ class PatternRecognizer:
         expression = self._expression(text)
         if expression is None:
             return []
-        regex, by_index = expression
+        scanner, by_index = expression
         spans = []
-        for match in regex.finditer(text):
+        for match in scanner.finditer(text):
             i = by_index[match.lastindex]
             pattern = self.patterns[i]
             hit = Hit(pattern, match, i, self._groups[i])

@@ -446,12 +446,14 @@ class CredentialNameRecognizer(PatternRecognizer):
 
         lex = lexicons.load()
         spans = []
-        for match in self.regex.finditer(text):
+        for match in self._scanner.finditer(text):
+            # The scan's whole match is its one pattern's wrapper group.
+            begin, finish = match.span("p0")
             # "Lutherville, MD 21093": a state code before a ZIP, and the name
             # before it a town; still PHI, labelled as what it is.
-            label = "CITY" if _ZIP_AFTER.match(text, match.end()) else self.label
-            lo = max(text.rfind("\n", 0, match.start()) + 1, match.start() - 64)
-            name = _NAME_BEFORE_CREDENTIAL.search(text, lo, match.start())
+            label = "CITY" if _ZIP_AFTER.match(text, finish) else self.label
+            lo = max(text.rfind("\n", 0, begin) + 1, begin - 64)
+            name = _NAME_BEFORE_CREDENTIAL.search(text, lo, begin)
             if name is None or _hyphenated_place(name.group("last"), lex) or not (
                     _reads_as_surname(name.group("last"), lex)
                     or _double_barrelled(name.group("last"), lex)

@@ -497,8 +497,9 @@ class ResidenceRecognizer(PatternRecognizer):
         lex = None
         spans = []
         confidence = self.patterns[0].confidence
-        for cue in self.regex.finditer(text):
-            place = _RESIDENCE_PLACE.match(text, cue.end())
+        for cue in self._scanner.finditer(text):
+            # The scan's whole match is its one pattern's wrapper group.
+            place = _RESIDENCE_PLACE.match(text, cue.end("p0"))
             if place is None:
                 continue
             lex = lex or lexicons.load()
@@ -517,8 +518,8 @@ class ResidenceRecognizer(PatternRecognizer):
             if state_end is not None:
                 spans.append(PhiSpan(place.start("alone"), state_end, "STATE",
                                      self.source, confidence))
-            elif cue.group(0).split()[0].lower() not in _WEAK_RESIDENCE_CUES:
-                spans.extend(self._place_alone(lex, text, cue.end(), confidence))
+            elif cue.group("p0").split()[0].lower() not in _WEAK_RESIDENCE_CUES:
+                spans.extend(self._place_alone(lex, text, cue.end("p0"), confidence))
         return spans
 
     def _place_alone(self, lex: Any, text: str, at: int, confidence: float
