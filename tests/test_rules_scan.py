@@ -60,7 +60,11 @@ def _check(texts) -> int:
     compared = 0
     for recognizer in _recognizers():
         scanner = recognizer._scanner  # noqa: SLF001
+        prefilter = recognizer._prefilter  # noqa: SLF001
         for text in texts:
+            if prefilter is not None:
+                assert prefilter.exists(text) == (
+                    prefilter.regex.search(text) is not None), recognizer.name
             plain = list(recognizer.regex.finditer(text))
             assert _found(scanner.finditer(text)) == _found(plain), recognizer.name
             if text.isascii():
@@ -140,3 +144,18 @@ def test_a_text_not_in_ascii_keeps_the_plain_expression():
     scanner = Scanner(regex)
     text = "\u212aelvin and kelvin"
     assert [m.span("w") for m in scanner.finditer(text)] == [(0, 6), (11, 17)]
+
+
+def test_scans_of_the_expressions_less_a_required_pattern():
+    """A text without a pattern's required word gets an expression without it."""
+    texts = [*_samples(), *HOSTILE[-2:]]
+    checked = 0
+    for recognizer in RuleDetector().recognizers:
+        for index, _ in recognizer._requires:  # noqa: SLF001
+            kept = [i for i in range(len(recognizer.patterns)) if i != index]
+            regex, _ = recognizer._compile(kept)  # noqa: SLF001
+            scanner = recognizer._scan(kept, regex)  # noqa: SLF001
+            for text in texts:
+                assert _found(scanner.finditer(text)) == _found(regex.finditer(text))
+            checked += 1
+    assert checked >= 5

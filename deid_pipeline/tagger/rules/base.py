@@ -17,7 +17,7 @@ from typing import Any
 
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.rules.scan import Scanner
+from deid_pipeline.tagger.rules.scan import Scanner, dispatch_twin
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -250,8 +250,9 @@ class PatternRecognizer:
         self._flags = flags
         try:
             self.regex, self._by_index = self._compile(range(len(self.patterns)))
-            self._scanner = Scanner(self.regex)
-            self._prefilter = re.compile(prefilter, flags) if prefilter else None
+            self._scanner = self._scan(range(len(self.patterns)), self.regex)
+            self._prefilter = (Scanner(re.compile(prefilter, flags)) if prefilter
+                               else None)
         except re.error as exc:
             raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
         for pattern in self.patterns:
@@ -267,24 +268,38 @@ class PatternRecognizer:
                  ) -> tuple[re.Pattern[str], dict[int, int]]:
         """One expression of the patterns at ``indices``; group number -> pattern.
 
-        Each pattern's groups are renamed apart (``p3_phi``) inside a wrapper
-        group ``p3``; consecutive patterns with one guard share it.
+        Each pattern is in its wrapper group (:meth:`_guarded`).
         """
-        guarded: list[tuple[str, list[str]]] = []
-        for i in indices:
-            pattern = self.patterns[i]
-            body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
-            body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
-            if guarded and guarded[-1][0] == pattern.guard:
-                guarded[-1][1].append(f"(?P<p{i}>{body})")
-            else:
-                guarded.append((pattern.guard, [f"(?P<p{i}>{body})"]))
-        source = "|".join(f"{guard}(?:{'|'.join(bodies)})" for guard, bodies in guarded)
+        source = "|".join(
+            f"{guard}(?:{'|'.join(f'(?P<{name}>{body})' for name, body in items)})"
+            for guard, items in self._guarded(indices))
         regex = re.compile(source, self._flags)
         # The pattern's wrapper group closes last, so lastindex names it.
         by_index = {number: int(name[1:]) for name, number in regex.groupindex.items()
                     if name[1:].isdigit()}
         return regex, by_index
+
+    def _guarded(self, indices: Iterable[int]
+                 ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The patterns at ``indices`` by guard: (guard, [(wrapper, body)]).
+
+        Each pattern's groups are renamed apart (``p3_phi``); its wrapper
+        group is ``p3``. Consecutive patterns with one guard share it.
+        """
+        guarded: list[tuple[str, list[tuple[str, str]]]] = []
+        for i in indices:
+            pattern = self.patterns[i]
+            body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
+            body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
+            if guarded and guarded[-1][0] == pattern.guard:
+                guarded[-1][1].append((f"p{i}", body))
+            else:
+                guarded.append((pattern.guard, [(f"p{i}", body)]))
+        return guarded
+
+    def _scan(self, indices: Iterable[int], regex: re.Pattern[str]) -> Scanner:
+        """The scan of ``regex``, the expression of the patterns at ``indices``."""
+        return Scanner(regex, dispatch_twin(self._guarded(indices), self._flags))
 
     def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
         """The scan for ``text``, less the patterns whose requirement it lacks.
@@ -302,7 +317,7 @@ class PatternRecognizer:
             kept = [i for i in range(len(self.patterns)) if i not in missing]
             if kept:
                 regex, by_index = self._compile(kept)
-                self._without[missing] = Scanner(regex), by_index
+                self._without[missing] = self._scan(kept, regex), by_index
             else:
                 self._without[missing] = None
         return self._without[missing]
@@ -326,7 +341,7 @@ class PatternRecognizer:
 
     def applies(self, text: str) -> bool:
         """Tell whether ``text`` can hold a match at all (a cheap pre-check)."""
-        return self._prefilter is None or self._prefilter.search(text) is not None
+        return self._prefilter is None or self._prefilter.exists(text)
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """Find all spans of this recognizer's kind in ``text``, in text order."""

@@ -119,6 +119,7 @@ def _class_end(source: str, i: int) -> int:
     raise _UnsupportedError("unterminated class")
 
 
+_LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _SCOPED_FLAGS = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?:")
 
 
@@ -232,8 +233,12 @@ def ascii_exact(regex: re.Pattern[str]) -> re.Pattern[str]:
         return regex
     if regex.flags & (re.VERBOSE | re.LOCALE | re.ASCII):
         return regex
+    source = regex.pattern
+    leading = _LEADING_FLAGS.match(source)
+    if leading is not None:  # already in regex.flags
+        source = source[leading.end():]
     try:
-        source = _rewrite(regex.pattern, regex.flags & ~re.UNICODE)
+        source = _rewrite(source, regex.flags & ~re.UNICODE)
         fast = re.compile(source, regex.flags & ~(re.IGNORECASE | re.UNICODE))
     except (_UnsupportedError, re.error):
         return regex
@@ -317,13 +322,93 @@ def _before(items: list, state: object, flags: int) -> frozenset[str]:
     return _ALL
 
 
-_GROUP_REF = re.compile(r"\(\?P=|\(\?\(|\\[1-9]")
+_GROUP_REF = re.compile(r"\(\?P=(\w+)\)")
+_OTHER_REFS = re.compile(r"\(\?\(|\\[1-9]")
 
 
-# How often a character starts a position in English notes, roughly: the
-# cost of a scan that stops at every occurrence of a set is its sum.
+def _group_widths(items: list, widths: dict[int, tuple[int, int]]) -> None:
+    """Record the least and most characters each numbered group can match."""
+    for op, av in items:
+        if op is sre.SUBPATTERN:
+            if av[0] is not None:
+                widths[av[0]] = av[3].getwidth()
+            _group_widths(av[3], widths)
+        elif op is sre.BRANCH:
+            for alternative in av[1]:
+                _group_widths(alternative, widths)
+        elif op in _REPEATS:
+            _group_widths(av[2], widths)
+        elif op in (sre.ASSERT, sre.ASSERT_NOT):
+            _group_widths(av[1], widths)
+        elif op is sre.ATOMIC_GROUP:
+            _group_widths(av, widths)
+
+
+def _without_refs(source: str, parsed: _parser.SubPattern) -> str:
+    """``source`` with each ``(?P=name)`` as any run of its group's widths.
+
+    A superset: whatever text the group matched, the run matches it. re
+    refuses a back-reference inside a lookbehind, and the scan by first
+    character reads the expression from inside one.
+    """
+    widths: dict[int, tuple[int, int]] = {}
+    _group_widths(parsed, widths)
+    names = parsed.state.groupdict
+
+    def run(ref: re.Match[str]) -> str:
+        low, high = widths[names[ref.group(1)]]
+        return f"[\\s\\S]{{{low},{high}}}"
+
+    return _GROUP_REF.sub(run, source)
+
+
+# Roughly how often each ASCII character occurs in English notes, in percent:
+# a scan stops at every occurrence of its set, so the sum is its cost.
 def _weight(chars: frozenset[str]) -> float:
-    return sum(4 if c.islower() else 2 if c == " " else 1 for c in chars)
+    return sum(2.3 if c.islower() else 15 if c == " " else 2 if c == "\n"
+               else 0.4 if c.isupper() else 0.5 if c.isdigit()
+               else 0.2 if c.isprintable() else 0 for c in chars)
+
+
+def dispatch_twin(guarded: list[tuple[str, list[tuple[str, str]]]], flags: int
+                  ) -> re.Pattern[str] | None:
+    r"""A recognizer's expression for ASCII text, patterns skipped by first character.
+
+    ``guarded`` is the recognizer's expression in parts: guards, each with
+    its patterns as (wrapper group name, body), joined as
+    ``guard(?:(?P<p0>body)|...)|...``. Here each pattern is instead
+    ``[S](?<=(?=(?P<p0>body))[\s\S])`` with ``S`` the characters it can
+    start with: an alternation skips an alternative that starts with a set
+    without entering it, and the lookbehind reads the pattern from where it
+    starts. Its groups and which pattern matched (the last group to close)
+    are the expression's; where its match ends is not: the wrapper group's
+    end is. None: some part cannot be rewritten.
+    """
+    cased = flags & ~(re.IGNORECASE | re.UNICODE)
+    parts = []
+    try:
+        for guard, items in guarded:
+            alternatives = []
+            for name, body in items:
+                plain = _rewrite(f"(?P<{name}>{body})", flags & ~re.UNICODE)
+                alone = re.compile(_rewrite(guard, flags & ~re.UNICODE) + plain, cased)
+                parsed = _parser.parse(alone.pattern, cased)
+                first, empty = _first(parsed, parsed.state, cased)
+                skipping = f"{_as_class(first)}(?<=(?={plain})[\\s\\S])"
+                if empty or not first or _weight(first) >= _weight(_ALL) * 0.9:
+                    alternatives.append(plain)
+                    continue
+                try:
+                    re.compile(skipping, cased)
+                except re.error:  # a back-reference: refused in a lookbehind
+                    alternatives.append(plain)
+                    continue
+                alternatives.append(skipping)
+            parts.append(f"{_rewrite(guard, flags & ~re.UNICODE)}"
+                         f"(?:{'|'.join(alternatives)})")
+        return re.compile("|".join(parts), cased)
+    except (_UnsupportedError, re.error):
+        return None
 
 
 class Scanner:
@@ -343,66 +428,119 @@ class Scanner:
     callers read spans from named groups only.
     """
 
-    def __init__(self, regex: re.Pattern[str]) -> None:
-        """Prepare the scans of ``regex`` (built once, never per text)."""
+    # A scan is used when the characters it stops at are less than this share
+    # of a text's (by _weight); otherwise the twin is tried everywhere.
+    WORTH = 0.5
+
+    def __init__(self, regex: re.Pattern[str],
+                 twin: re.Pattern[str] | None = None) -> None:
+        """Prepare the scans of ``regex`` (built once, never per text).
+
+        ``twin``: a :func:`dispatch_twin` of it, whose matches end where
+        their last group to close ends.
+        """
         self.regex = regex
         self.fast = ascii_exact(regex)
+        if twin is not None and (twin.groupindex != regex.groupindex
+                                 or twin.groups != regex.groups):
+            twin = None
+        self._twin = twin if twin is not None else self.fast
+        # Where a match of the twin ends: its last group's end, or its end.
+        self._at_last = twin is not None
         self._by_first: re.Pattern[str] | None = None
         self._by_before: re.Pattern[str] | None = None
+        self._exact = True
         # Where a match can start on ASCII text, read from the pattern: its
         # first character, and the one before it (tests check both hold).
         self.first: frozenset[str] = _ALL
         self.before: frozenset[str] = _ALL
-        if self.fast is regex and regex.flags & re.IGNORECASE:
-            return
         try:
             parsed = _parser.parse(self.fast.pattern, self.fast.flags)
             low, _ = parsed.getwidth()
-            if low == 0:  # an empty match: finditer's rules for it are its own
-                return
             first, empty = _first(parsed, parsed.state, self.fast.flags)
             before = _before(parsed, parsed.state, self.fast.flags)
         except Exception:  # noqa: BLE001 - an unread pattern keeps finditer
-            return
-        if empty or not first:
+            low, empty = 0, True
+        # An empty match (finditer's rules for it are its own), a pattern not
+        # read or not rewritten: the plain expression, everywhere.
+        if low == 0 or empty or not first or (
+                self.fast is regex and regex.flags & re.IGNORECASE):
+            self._twin, self._at_last = self.fast, False
             return
         self.first, self.before = first, before
-        body = self.fast.pattern
-        flags = self.fast.flags
-        # re refuses a back-reference inside a lookbehind: no scan by first.
-        by_first = _weight(first) if not _GROUP_REF.search(body) else _weight(_ALL)
+        body = self._twin.pattern
+        flags = self._twin.flags
         by_before = _weight(before)
-        if min(by_first, by_before) >= _weight(_ALL) / 3:
+        by_first = _weight(first)
+        if _OTHER_REFS.search(body):
+            by_first = _weight(_ALL)
+        if min(by_first, by_before) >= _weight(_ALL) * self.WORTH:
             return
         if by_first <= by_before:
             # The match at p, read from inside a lookbehind one character on,
             # so that re's first-character scan (only for a leading set)
-            # applies; groups matched in a lookaround are kept.
+            # applies; groups matched in a lookaround are kept. With a
+            # back-reference, a superset is read there and the match is
+            # made again at each place it finds.
+            self._exact = _GROUP_REF.search(body) is None
+            inner = body if self._exact else _without_refs(
+                body, _parser.parse(body, flags))
             self._by_first = re.compile(
-                f"{_as_class(first)}(?<=(?={body})[\\s\\S])", flags)
+                f"{_as_class(first)}(?<=(?={inner})[\\s\\S])", flags)
         else:
             self._by_before = re.compile(f"{_as_class(before)}(?={body})", flags)
+
+    def _end(self, match: re.Match[str]) -> int:
+        """Where a match of the twin ends."""
+        return match.end(match.lastindex) if self._at_last else match.end()
+
+    def exists(self, text: str) -> bool:
+        """Whether the expression matches anywhere in ``text`` (``search``)."""
+        if not text.isascii():
+            return self.regex.search(text) is not None
+        if self._by_first is not None:
+            return self._by_first.search(text) is not None
+        if self._by_before is not None:
+            return (self._twin.match(text) is not None
+                    or self._by_before.search(text) is not None)
+        return self._twin.search(text) is not None
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches of the expression in ``text``, as ``finditer`` finds them."""
         if not text.isascii():
             yield from self.regex.finditer(text)
             return
+        end = self._end
+        pos = 0
         if self._by_first is not None:
-            pos = 0
             scan = self._by_first.search
-            while (match := scan(text, pos)) is not None:
+            if self._exact:
+                while (match := scan(text, pos)) is not None:
+                    yield match
+                    pos = max(match.end(match.lastindex), match.start() + 1)
+                return
+            again = self._twin.match
+            while (place := scan(text, pos)) is not None:
+                match = again(text, place.start())
+                if match is None:
+                    pos = place.start() + 1
+                    continue
                 yield match
-                pos = max(match.end(match.lastindex), match.start() + 1)
+                pos = max(end(match), match.start() + 1)
+            return
+        if self._by_before is None and not self._at_last:
+            yield from self._twin.finditer(text)
             return
         if self._by_before is None:
-            yield from self.fast.finditer(text)
+            search = self._twin.search
+            while (match := search(text, pos)) is not None:
+                yield match
+                pos = max(end(match), match.start() + 1)
             return
-        match = self.fast.match(text, 0)
-        pos = 0
+        match = self._twin.match(text, 0)
         if match is not None:
             yield match
-            pos = match.end()
+            pos = end(match)
         scan = self._by_before.search
         while (match := scan(text, max(pos - 1, 0))) is not None:
             yield match
