@@ -370,8 +370,14 @@ def _weight(chars: frozenset[str]) -> float:
                else 0.2 if c.isprintable() else 0 for c in chars)
 
 
-def dispatch_twin(guarded: list[tuple[str, list[tuple[str, str]]]], flags: int
-                  ) -> re.Pattern[str] | None:
+# An alternative that starts with no character: skipped without being entered.
+_NEVER = r"[^\s\S]"
+
+Guarded = list[tuple[str, list[tuple[str, str]]]]
+
+
+def dispatch_twin(guarded: Guarded, flags: int,
+                  keep: frozenset[str] | None = None) -> re.Pattern[str] | None:
     r"""A recognizer's expression for ASCII text, patterns skipped by first character.
 
     ``guarded`` is the recognizer's expression in parts: guards, each with
@@ -382,113 +388,223 @@ def dispatch_twin(guarded: list[tuple[str, list[tuple[str, str]]]], flags: int
     without entering it, and the lookbehind reads the pattern from where it
     starts. Its groups and which pattern matched (the last group to close)
     are the expression's; where its match ends is not: the wrapper group's
-    end is. None: some part cannot be rewritten.
+    end is. Patterns not in ``keep`` (None: all) never match; their groups
+    are still there, so every group keeps its number. None: some part
+    cannot be rewritten.
     """
     cased = flags & ~(re.IGNORECASE | re.UNICODE)
     parts = []
     try:
         for guard, items in guarded:
+            guard_fast = _rewrite(guard, flags & ~re.UNICODE)
             alternatives = []
+            starts: set[str] = set()
             for name, body in items:
                 plain = _rewrite(f"(?P<{name}>{body})", flags & ~re.UNICODE)
-                alone = re.compile(_rewrite(guard, flags & ~re.UNICODE) + plain, cased)
-                parsed = _parser.parse(alone.pattern, cased)
-                first, empty = _first(parsed, parsed.state, cased)
-                skipping = f"{_as_class(first)}(?<=(?={plain})[\\s\\S])"
-                if empty or not first or _weight(first) >= _weight(_ALL) * 0.9:
-                    alternatives.append(plain)
+                if keep is not None and name not in keep:
+                    alternatives.append(_NEVER + plain)
                     continue
-                try:
-                    re.compile(skipping, cased)
-                except re.error:  # a back-reference: refused in a lookbehind
-                    alternatives.append(plain)
-                    continue
-                alternatives.append(skipping)
-            parts.append(f"{_rewrite(guard, flags & ~re.UNICODE)}"
-                         f"(?:{'|'.join(alternatives)})")
+                first, empty, _ = _sets(guard_fast + plain, cased)
+                starts |= first if not empty else _ALL
+                alternatives.append(_skipping(first, empty, plain, cased))
+            group = f"{guard_fast}(?:{'|'.join(alternatives)})"
+            if not starts:  # every pattern left out: never entered
+                parts.append(_NEVER + group)
+            else:
+                parts.append(_skipping(frozenset(starts), False, group, cased))
         return re.compile("|".join(parts), cased)
     except (_UnsupportedError, re.error):
         return None
 
 
+def _skipping(first: frozenset[str], empty: bool, source: str, flags: int) -> str:
+    """``source`` as an alternative an alternation skips unless ``first`` is there.
+
+    As written when it can be empty, starts almost anywhere, or has a
+    back-reference (refused in a lookbehind).
+    """
+    if empty or not first or _weight(first) >= _weight(_ALL) * 0.9:
+        return source
+    skipping = f"{_as_class(first)}(?<=(?={source})[\\s\\S])"
+    try:
+        re.compile(skipping, flags)
+    except re.error:
+        return source
+    return skipping
+
+
+def _sets(source: str, flags: int) -> tuple[frozenset[str], bool, frozenset[str]]:
+    """:func:`_first` and :func:`_before` of a case-sensitive ``source``."""
+    parsed = _parser.parse(source, flags)
+    first, empty = _first(parsed, parsed.state, flags)
+    if parsed.getwidth()[0] == 0:
+        empty = True
+    return first, empty, _before(parsed, parsed.state, flags)
+
+
+# A try of the twin where a scan stops, in plain tries of it (measured on the
+# nursing notes: about two).
+_TRY = 2
+
+
+def _cost(sets: list[tuple[frozenset[str], frozenset[str]]], late: list[bool]
+          ) -> float:
+    """What two scans cost, patterns split by ``late``, in plain tries of the twin.
+
+    Each stop of a scan by first character tries the twin (``_TRY`` plain
+    tries); a scan by preceding character stops at each of its
+    characters for a check of the next (about one), and tries the twin where
+    that holds.
+    """
+    first = frozenset().union(*(f for (f, _), b in zip(sets, late) if not b))
+    before = frozenset().union(*(p for (_, p), b in zip(sets, late) if b))
+    second = frozenset().union(*(f for (f, _), b in zip(sets, late) if b))
+    return _TRY * _weight(first) + _weight(before) * (
+        1 + _TRY * _weight(second) / _weight(_ALL))
+
+
+def _cheapest(sets: list[tuple[frozenset[str], frozenset[str]]]) -> list[bool]:
+    """Which patterns to scan by preceding character (True) rather than by first.
+
+    The split whose scans cost least (:func:`_cost`), found by moving one
+    pattern at a time from the best of a few (all by first, all by
+    preceding, each its own cheaper way, or by preceding all whose set is
+    within one pattern's); a speed matter only, any split is exact.
+    """
+    starts = [[False] * len(sets), [True] * len(sets),
+              [_TRY * _weight(f) > _weight(p) for f, p in sets]]
+    # Or each preceding set, with every pattern whose own is within it.
+    starts += [[p <= shared for _, p in sets] for shared in {p for _, p in sets}]
+    late = min(starts, key=lambda split: _cost(sets, split))
+    improved = True
+    while improved:
+        improved = False
+        for i in range(len(sets)):
+            moved = [*late[:i], not late[i], *late[i + 1:]]
+            if _cost(sets, moved) < _cost(sets, late):
+                late, improved = moved, True
+    return list(late)
+
+
+class _Part:
+    """One scan: a set of characters re skips to, and the expression after it.
+
+    ``offset`` is 0 when the character found is where the match starts (by
+    first character), 1 when it is the one before (by preceding character).
+    ``exact``: the scan's own match has the expression's groups.
+    """
+
+    __slots__ = ("search", "offset", "exact")
+
+    def __init__(self, regex: re.Pattern[str], offset: int, exact: bool) -> None:
+        self.search = regex.search
+        self.offset = offset
+        self.exact = exact
+
+
 class Scanner:
     """``finditer`` of one expression, faster on ASCII text, the same matches.
 
-    On a text that is ASCII only, :func:`ascii_exact`'s case-sensitive twin
-    is run, and not at every position: ``re`` scans in C for a character
-    that a match can start with (``first``), or that can stand right before
-    one (``before``), and tries the expression only there. Where a match
-    starts is known from the pattern itself (:func:`_first`, :func:`_before`),
-    never from a list kept by hand; the choice of the two is by how often
-    their characters occur, a speed matter only.
+    On a text that is ASCII only, a case-sensitive twin of the expression
+    (:func:`ascii_exact`, or a recognizer's :func:`dispatch_twin`) is run,
+    and not at every position: ``re`` scans in C for a character that a
+    match can start with (by first character), or that can stand right
+    before one (by preceding character), and tries the twin only there.
+    Where a match can start is read from the pattern itself (:func:`_first`,
+    :func:`_before`), pattern by pattern for a recognizer, never from a list
+    kept by hand; each pattern is scanned the cheaper way (by how often the
+    characters occur, a speed matter only), and the scans' nearest place
+    wins. Text that is not ASCII gets the plain expression.
 
     Each match found is the expression's own match at that position, as
     ``finditer`` finds them: left to right, the next tried where the last
-    ended. Its groups are the expression's; its whole span (group 0) is not:
-    callers read spans from named groups only.
+    ended. For a plain expression it is ``re``'s match of it; for a
+    recognizer's twin its groups are the expression's and its whole span
+    (group 0) is not: callers read spans from named groups only.
     """
 
-    # A scan is used when the characters it stops at are less than this share
-    # of a text's (by _weight); otherwise the twin is tried everywhere.
-    WORTH = 0.5
+    # Scans are used when they cost less than this share of trying the twin
+    # at every character (see _cost); otherwise it is tried everywhere.
+    WORTH = 1.0
 
-    def __init__(self, regex: re.Pattern[str],
-                 twin: re.Pattern[str] | None = None) -> None:
+    def __init__(self, regex: re.Pattern[str], guarded: Guarded | None = None,
+                 flags: int = 0) -> None:
         """Prepare the scans of ``regex`` (built once, never per text).
 
-        ``twin``: a :func:`dispatch_twin` of it, whose matches end where
-        their last group to close ends.
+        ``guarded`` and ``flags``: ``regex`` is a recognizer's expression
+        of these parts (see :func:`dispatch_twin`), its wrapper groups the
+        last to close in each match.
         """
         self.regex = regex
         self.fast = ascii_exact(regex)
-        if twin is not None and (twin.groupindex != regex.groupindex
-                                 or twin.groups != regex.groups):
-            twin = None
-        self._twin = twin if twin is not None else self.fast
+        self._twin = self.fast
         # Where a match of the twin ends: its last group's end, or its end.
-        self._at_last = twin is not None
-        self._by_first: re.Pattern[str] | None = None
-        self._by_before: re.Pattern[str] | None = None
-        self._exact = True
+        self._at_last = False
+        self._parts: tuple[_Part, ...] = ()
+        self._at_zero = False
         # Where a match can start on ASCII text, read from the pattern: its
         # first character, and the one before it (tests check both hold).
         self.first: frozenset[str] = _ALL
         self.before: frozenset[str] = _ALL
+        if self.fast is regex and regex.flags & re.IGNORECASE:
+            return  # not rewritten
+        cased = self.fast.flags
+        units: list[tuple[str | None, frozenset[str], bool, frozenset[str]]] = []
         try:
-            parsed = _parser.parse(self.fast.pattern, self.fast.flags)
-            low, _ = parsed.getwidth()
-            first, empty = _first(parsed, parsed.state, self.fast.flags)
-            before = _before(parsed, parsed.state, self.fast.flags)
+            if guarded is not None:
+                twin = dispatch_twin(guarded, flags)
+                if twin is not None and (twin.groupindex, twin.groups) == (
+                        regex.groupindex, regex.groups):
+                    self._twin, self._at_last = twin, True
+                    units = [(name, *_sets(_rewrite(guard + f"(?P<{name}>{body})",
+                                                    flags & ~re.UNICODE), cased))
+                             for guard, items in guarded for name, body in items]
+            if not units:
+                units = [(None, *_sets(self.fast.pattern, cased))]
         except Exception:  # noqa: BLE001 - an unread pattern keeps finditer
-            low, empty = 0, True
-        # An empty match (finditer's rules for it are its own), a pattern not
-        # read or not rewritten: the plain expression, everywhere.
-        if low == 0 or empty or not first or (
-                self.fast is regex and regex.flags & re.IGNORECASE):
-            self._twin, self._at_last = self.fast, False
             return
-        self.first, self.before = first, before
-        body = self._twin.pattern
-        flags = self._twin.flags
-        by_before = _weight(before)
-        by_first = _weight(first)
-        if _OTHER_REFS.search(body):
-            by_first = _weight(_ALL)
-        if min(by_first, by_before) >= _weight(_ALL) * self.WORTH:
+        if any(empty for _, _, empty, _ in units):
+            return  # an empty match: finditer's rules for it are its own
+        self.first = frozenset().union(*(first for _, first, _, _ in units))
+        self.before = frozenset().union(*(before for _, _, _, before in units))
+        late = _cheapest([(u[1], u[3]) for u in units])
+        by_first = [u for u, b in zip(units, late) if not b]
+        by_before = [u for u, b in zip(units, late) if b]
+        chars = (frozenset().union(*(u[1] for u in by_first)),
+                 frozenset().union(*(u[3] for u in by_before)))
+        if _cost([(u[1], u[3]) for u in units], late) >= _weight(_ALL) * self.WORTH:
             return
-        if by_first <= by_before:
+        # Two scans whose patterns can start with one character: the twin
+        # decides which is found there.
+        alone = not (by_first and by_before) or not (
+            frozenset().union(*(u[1] for u in by_first))
+            & frozenset().union(*(u[1] for u in by_before)))
+        parts = []
+        for offset, group, found in ((0, by_first, chars[0]), (1, by_before, chars[1])):
+            if not group:
+                continue
+            body = self._twin.pattern
+            if len(group) < len(units):
+                narrow = dispatch_twin(guarded, flags, frozenset(u[0] for u in group))
+                if narrow is None:
+                    return
+                body = narrow.pattern
+            exact = alone and self._at_last
             # The match at p, read from inside a lookbehind one character on,
             # so that re's first-character scan (only for a leading set)
-            # applies; groups matched in a lookaround are kept. With a
-            # back-reference, a superset is read there and the match is
-            # made again at each place it finds.
-            self._exact = _GROUP_REF.search(body) is None
-            inner = body if self._exact else _without_refs(
-                body, _parser.parse(body, flags))
-            self._by_first = re.compile(
-                f"{_as_class(first)}(?<=(?={inner})[\\s\\S])", flags)
-        else:
-            self._by_before = re.compile(f"{_as_class(before)}(?={body})", flags)
+            # applies; groups matched in a lookaround are kept. A
+            # back-reference, refused there, is read as a superset.
+            if _GROUP_REF.search(body):
+                body, exact = _without_refs(body, _parser.parse(body, cased)), False
+            if _OTHER_REFS.search(body):
+                return
+            lead = _as_class(found)
+            if offset == 1:  # the one before, then one a pattern starts with
+                lead += _as_class(frozenset().union(*(u[1] for u in group)))
+                self._at_zero = True
+            scan = re.compile(f"{lead}(?<=(?={body})[\\s\\S])", cased)
+            parts.append(_Part(scan, offset, exact))
+        self._parts = tuple(parts)
 
     def _end(self, match: re.Match[str]) -> int:
         """Where a match of the twin ends."""
@@ -498,50 +614,51 @@ class Scanner:
         """Whether the expression matches anywhere in ``text`` (``search``)."""
         if not text.isascii():
             return self.regex.search(text) is not None
-        if self._by_first is not None:
-            return self._by_first.search(text) is not None
-        if self._by_before is not None:
-            return (self._twin.match(text) is not None
-                    or self._by_before.search(text) is not None)
-        return self._twin.search(text) is not None
+        return next(self.finditer(text), None) is not None
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches of the expression in ``text``, as ``finditer`` finds them."""
         if not text.isascii():
             yield from self.regex.finditer(text)
             return
-        end = self._end
-        pos = 0
-        if self._by_first is not None:
-            scan = self._by_first.search
-            if self._exact:
-                while (match := scan(text, pos)) is not None:
-                    yield match
-                    pos = max(match.end(match.lastindex), match.start() + 1)
+        twin, end = self._twin, self._end
+        parts = self._parts
+        if not parts:
+            if not self._at_last:
+                yield from twin.finditer(text)
                 return
-            again = self._twin.match
-            while (place := scan(text, pos)) is not None:
-                match = again(text, place.start())
-                if match is None:
-                    pos = place.start() + 1
+            pos = 0
+            while (match := twin.search(text, pos)) is not None:
+                yield match
+                pos = max(end(match), match.start() + 1)
+            return
+        pos = 0
+        if self._at_zero:  # no character before the first: no scan finds it
+            match = twin.match(text, 0)
+            if match is not None:
+                yield match
+                pos = max(end(match), 1)
+        nowhere = len(text) + 1
+        # Each scan's next place and its match; valid while at or after pos.
+        found: list[tuple[int, re.Match[str] | None]] = [(-1, None)] * len(parts)
+        while True:
+            best = nowhere
+            chosen = 0
+            for k, part in enumerate(parts):
+                place = found[k]
+                if place[0] < pos:
+                    scan = part.search(text, max(pos - part.offset, 0))
+                    place = found[k] = ((scan.start() + part.offset, scan)
+                                        if scan is not None else (nowhere, None))
+                if place[0] < best:
+                    best, chosen = place[0], k
+            if best == nowhere:
+                return
+            match = found[chosen][1]
+            if not parts[chosen].exact:
+                match = twin.match(text, best)
+                if match is None:  # the superset's place: no match there
+                    pos = best + 1
                     continue
-                yield match
-                pos = max(end(match), match.start() + 1)
-            return
-        if self._by_before is None and not self._at_last:
-            yield from self._twin.finditer(text)
-            return
-        if self._by_before is None:
-            search = self._twin.search
-            while (match := search(text, pos)) is not None:
-                yield match
-                pos = max(end(match), match.start() + 1)
-            return
-        match = self._twin.match(text, 0)
-        if match is not None:
             yield match
-            pos = end(match)
-        scan = self._by_before.search
-        while (match := scan(text, max(pos - 1, 0))) is not None:
-            yield match
-            pos = max(match.end(match.lastindex), match.start() + 2)
+            pos = max(end(match), best + 1)
