@@ -159,3 +159,20 @@ def test_scans_of_the_expressions_less_a_required_pattern():
                 assert _found(scanner.finditer(text)) == _found(regex.finditer(text))
             checked += 1
     assert checked >= 5
+
+
+def test_module_scans_find_what_finditer_finds():
+    """The names' and universities' own expressions, scanned: whole matches too."""
+    from deid_pipeline.tagger.rules import names, places
+
+    name_rule = next(r for r in RuleDetector().recognizers if r.name == "names")
+    pairs = [(names._MORE_DOCTORS, names._MORE_DOCTORS_SCAN),  # noqa: SLF001
+             (names._FULL_NAME, names._FULL_NAME_SCAN),  # noqa: SLF001
+             (places._UNIVERSITY, places._UNIVERSITY_SCAN),  # noqa: SLF001
+             (name_rule._cue_after, name_rule._cue_after_scan)]  # noqa: SLF001
+    texts = [*_samples(), *HOSTILE,
+             "Drs Ames, Kim and Ode; JOHN SMITH aware; U of Iowa"]
+    for regex, scanner in pairs:
+        for text in [*texts, *(t.upper() for t in texts)]:
+            assert [m.regs for m in scanner.finditer(text)] == [
+                m.regs for m in regex.finditer(text)], regex.pattern[:40]

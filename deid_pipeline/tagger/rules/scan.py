@@ -51,6 +51,7 @@ def _class_char(c: str) -> str:
     return c if c.isprintable() and c != " " else f"\\x{ord(c):02x}"
 
 
+@lru_cache(maxsize=4096)
 def _as_class(chars: frozenset[str]) -> str:
     """A character class of exactly ``chars`` (ASCII), escaped where needed."""
     if not chars:
@@ -123,6 +124,7 @@ _LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _SCOPED_FLAGS = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?:")
 
 
+@lru_cache(maxsize=1024)
 def _rewrite(source: str, flags: int) -> str:
     r"""The source with every single-character piece written as its ASCII class.
 
@@ -256,6 +258,17 @@ _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 def _one_char(op: object, av: object, state: object, flags: int) -> frozenset[str]:
     """The ASCII characters a single-character op matches (asked of ``re``)."""
+    key = (op, repr(av), flags)
+    if key not in _ONE_CHAR_SETS:
+        _ONE_CHAR_SETS[key] = _one_char_uncached(op, av, state, flags)
+    return _ONE_CHAR_SETS[key]
+
+
+_ONE_CHAR_SETS: dict[tuple[object, str, int], frozenset[str]] = {}
+
+
+def _one_char_uncached(op: object, av: object, state: object, flags: int
+                       ) -> frozenset[str]:
     regex = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags)
     return frozenset(c for c in _ASCII if regex.fullmatch(c))
 
@@ -364,6 +377,7 @@ def _without_refs(source: str, parsed: _parser.SubPattern) -> str:
 
 # Roughly how often each ASCII character occurs in English notes, in percent:
 # a scan stops at every occurrence of its set, so the sum is its cost.
+@lru_cache(maxsize=4096)
 def _weight(chars: frozenset[str]) -> float:
     return sum(2.3 if c.islower() else 15 if c == " " else 2 if c == "\n"
                else 0.4 if c.isupper() else 0.5 if c.isdigit()
@@ -406,33 +420,30 @@ def dispatch_twin(guarded: Guarded, flags: int,
                     continue
                 first, empty, _ = _sets(guard_fast + plain, cased)
                 starts |= first if not empty else _ALL
-                alternatives.append(_skipping(first, empty, plain, cased))
+                alternatives.append(_skipping(first, empty, plain))
             group = f"{guard_fast}(?:{'|'.join(alternatives)})"
             if not starts:  # every pattern left out: never entered
                 parts.append(_NEVER + group)
             else:
-                parts.append(_skipping(frozenset(starts), False, group, cased))
+                parts.append(_skipping(frozenset(starts), False, group))
         return re.compile("|".join(parts), cased)
     except (_UnsupportedError, re.error):
         return None
 
 
-def _skipping(first: frozenset[str], empty: bool, source: str, flags: int) -> str:
+def _skipping(first: frozenset[str], empty: bool, source: str) -> str:
     """``source`` as an alternative an alternation skips unless ``first`` is there.
 
     As written when it can be empty, starts almost anywhere, or has a
     back-reference (refused in a lookbehind).
     """
-    if empty or not first or _weight(first) >= _weight(_ALL) * 0.9:
+    if (empty or not first or _weight(first) >= _weight(_ALL) * 0.9
+            or _GROUP_REF.search(source) or _OTHER_REFS.search(source)):
         return source
-    skipping = f"{_as_class(first)}(?<=(?={source})[\\s\\S])"
-    try:
-        re.compile(skipping, flags)
-    except re.error:
-        return source
-    return skipping
+    return f"{_as_class(first)}(?<=(?={source})[\\s\\S])"
 
 
+@lru_cache(maxsize=1024)
 def _sets(source: str, flags: int) -> tuple[frozenset[str], bool, frozenset[str]]:
     """:func:`_first` and :func:`_before` of a case-sensitive ``source``."""
     parsed = _parser.parse(source, flags)
@@ -556,8 +567,9 @@ class Scanner:
                 if twin is not None and (twin.groupindex, twin.groups) == (
                         regex.groupindex, regex.groups):
                     self._twin, self._at_last = twin, True
-                    units = [(name, *_sets(_rewrite(guard + f"(?P<{name}>{body})",
-                                                    flags & ~re.UNICODE), cased))
+                    units = [(name, *_sets(_rewrite(guard, flags & ~re.UNICODE)
+                                           + _rewrite(f"(?P<{name}>{body})",
+                                                      flags & ~re.UNICODE), cased))
                              for guard, items in guarded for name, body in items]
             if not units:
                 units = [(None, *_sets(self.fast.pattern, cased))]
