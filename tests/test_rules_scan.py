@@ -176,3 +176,17 @@ def test_module_scans_find_what_finditer_finds():
         for text in [*texts, *(t.upper() for t in texts)]:
             assert [m.regs for m in scanner.finditer(text)] == [
                 m.regs for m in regex.finditer(text)], regex.pattern[:40]
+
+
+_HINT_TOKENS = st.sampled_from(["a", "Z", "-", "1", "0", "12", "1234", " ", "x-", "\n",
+                                "é", "١", "_", "/", "\u212a"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HINT_TOKENS, max_size=30).map("".join))
+def test_the_id_near_hint_finds_a_text_when_its_plain_form_does(text):
+    from deid_pipeline.tagger.rules.ids import _MIXED_HINT
+
+    plain = re.compile(r"[a-z]-?\d{4}|\d{4}-[a-z]", re.IGNORECASE)
+    hint = re.compile(_MIXED_HINT, re.IGNORECASE)
+    assert (hint.search(text) is None) == (plain.search(text) is None)
