@@ -17,7 +17,7 @@ from typing import Any
 
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.rules.scan import Scanner, dispatch_twin
+from deid_pipeline.tagger.rules.scan import Scanner
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -173,7 +173,10 @@ class Hit:
     A recognizer joins its patterns into one regular expression and renames
     each pattern's groups apart; a hit undoes that, so hooks ask for
     ``hit.group("m")`` whichever pattern matched. ``start``/``end`` are the
-    PHI part (group ``phi`` if any), :attr:`whole` the full match.
+    PHI part (group ``phi`` if any), :attr:`whole` the full match. Read
+    ``match`` through named groups only: on ASCII text it comes from a scan
+    (:class:`~deid_pipeline.tagger.rules.scan.Scanner`) whose group 0 is not
+    the pattern's match.
     """
 
     __slots__ = ("pattern", "match", "start", "end", "_prefix", "_groups")
@@ -299,7 +302,7 @@ class PatternRecognizer:
 
     def _scan(self, indices: Iterable[int], regex: re.Pattern[str]) -> Scanner:
         """The scan of ``regex``, the expression of the patterns at ``indices``."""
-        return Scanner(regex, dispatch_twin(self._guarded(indices), self._flags))
+        return Scanner(regex, self._guarded(indices), self._flags)
 
     def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
         """The scan for ``text``, less the patterns whose requirement it lacks.
