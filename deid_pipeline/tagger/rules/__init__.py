@@ -26,17 +26,21 @@ text and Python runs only per candidate, never per token. Patterns carry
 zero-width guards so a dozen shapes cost one failed check inside a word, use
 bounded or possessive repetition, and start only at run boundaries, so the
 scan stays linear even on a 100,000-character line of digits and slashes.
+On ASCII text the expression runs as a case-sensitive twin that ``re``
+tries only at the characters where a match can start (:mod:`.scan`), which
+finds the same matches in less than two thirds of the time.
 
 Numbers are read only from the digits ``\d`` matches (decimal digits, which
 ``int`` reads in any script, so PHI in full-width digits is still found),
 never by ``str.isdigit``, which is also true for ``²`` and ``①``: a note with
 ``3/4²`` costs no record here.
 
-The package: :mod:`.base` holds the shared pattern machinery, one module per
-recognizer family (:mod:`.contact`, :mod:`.ids`, :mod:`.dates`, :mod:`.ages`,
-:mod:`.names`, :mod:`.places`), and :mod:`.detector` the detector, which
-the registry (:mod:`deid_pipeline.tagger.detectors`) builds. Every public
-name is importable from here.
+The package: :mod:`.base` holds the shared pattern machinery (:mod:`.scan`
+its faster scans), one module per recognizer family (:mod:`.contact`,
+:mod:`.ids`, :mod:`.dates`, :mod:`.ages`, :mod:`.names`, :mod:`.places`),
+and :mod:`.detector` the detector, which the registry
+(:mod:`deid_pipeline.tagger.detectors`) builds. Every public name is
+importable from here.
 """
 
 from deid_pipeline.tagger.rules.ages import AgeRecognizer

@@ -17,6 +17,7 @@ from typing import Any
 
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.rules.scan import Scanner
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -172,7 +173,10 @@ class Hit:
     A recognizer joins its patterns into one regular expression and renames
     each pattern's groups apart; a hit undoes that, so hooks ask for
     ``hit.group("m")`` whichever pattern matched. ``start``/``end`` are the
-    PHI part (group ``phi`` if any), :attr:`whole` the full match.
+    PHI part (group ``phi`` if any), :attr:`whole` the full match. Read
+    ``match`` through named groups only: on ASCII text it comes from a scan
+    (:class:`~deid_pipeline.tagger.rules.scan.Scanner`) whose group 0 is not
+    the pattern's match.
     """
 
     __slots__ = ("pattern", "match", "start", "end", "_prefix", "_groups")
@@ -249,7 +253,9 @@ class PatternRecognizer:
         self._flags = flags
         try:
             self.regex, self._by_index = self._compile(range(len(self.patterns)))
-            self._prefilter = re.compile(prefilter, flags) if prefilter else None
+            self._scanner = self._scan(range(len(self.patterns)), self.regex)
+            self._prefilter = (Scanner(re.compile(prefilter, flags)) if prefilter
+                               else None)
         except re.error as exc:
             raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
         for pattern in self.patterns:
@@ -258,48 +264,65 @@ class PatternRecognizer:
                                  "requires takes non-empty ASCII words")
         self._requires = tuple((i, tuple(w.lower() for w in p.requires))
                                for i, p in enumerate(self.patterns) if p.requires)
-        # The expression of each set of patterns left out, as texts need them.
-        self._without: dict[tuple[int, ...],
-                            tuple[re.Pattern[str], dict[int, int]] | None] = {}
+        # The scan of each set of patterns left out, as texts need them.
+        self._without: dict[tuple[int, ...], tuple[Scanner, dict[int, int]] | None] = {}
 
     def _compile(self, indices: Iterable[int]
                  ) -> tuple[re.Pattern[str], dict[int, int]]:
         """One expression of the patterns at ``indices``; group number -> pattern.
 
-        Each pattern's groups are renamed apart (``p3_phi``) inside a wrapper
-        group ``p3``; consecutive patterns with one guard share it.
+        Each pattern is in its wrapper group (:meth:`_guarded`).
         """
-        guarded: list[tuple[str, list[str]]] = []
-        for i in indices:
-            pattern = self.patterns[i]
-            body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
-            body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
-            if guarded and guarded[-1][0] == pattern.guard:
-                guarded[-1][1].append(f"(?P<p{i}>{body})")
-            else:
-                guarded.append((pattern.guard, [f"(?P<p{i}>{body})"]))
-        source = "|".join(f"{guard}(?:{'|'.join(bodies)})" for guard, bodies in guarded)
+        source = "|".join(
+            f"{guard}(?:{'|'.join(f'(?P<{name}>{body})' for name, body in items)})"
+            for guard, items in self._guarded(indices))
         regex = re.compile(source, self._flags)
         # The pattern's wrapper group closes last, so lastindex names it.
         by_index = {number: int(name[1:]) for name, number in regex.groupindex.items()
                     if name[1:].isdigit()}
         return regex, by_index
 
-    def _expression(self, text: str) -> tuple[re.Pattern[str], dict[int, int]] | None:
-        """The expression for ``text``, less the patterns whose requirement it lacks.
+    def _guarded(self, indices: Iterable[int]
+                 ) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The patterns at ``indices`` by guard: (guard, [(wrapper, body)]).
+
+        Each pattern's groups are renamed apart (``p3_phi``); its wrapper
+        group is ``p3``. Consecutive patterns with one guard share it.
+        """
+        guarded: list[tuple[str, list[tuple[str, str]]]] = []
+        for i in indices:
+            pattern = self.patterns[i]
+            body = _GROUP_DEF.sub(rf"(?P<p{i}_\1>", pattern.regex)
+            body = _GROUP_REF.sub(rf"(?P=p{i}_\1)", body)
+            if guarded and guarded[-1][0] == pattern.guard:
+                guarded[-1][1].append((f"p{i}", body))
+            else:
+                guarded.append((pattern.guard, [(f"p{i}", body)]))
+        return guarded
+
+    def _scan(self, indices: Iterable[int], regex: re.Pattern[str]) -> Scanner:
+        """The scan of ``regex``, the expression of the patterns at ``indices``."""
+        return Scanner(regex, self._guarded(indices), self._flags)
+
+    def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
+        """The scan for ``text``, less the patterns whose requirement it lacks.
 
         None when no pattern is left.
         """
         if not self._requires or not text.isascii():
-            return self.regex, self._by_index
+            return self._scanner, self._by_index
         lower = text.lower()
         missing = tuple(i for i, words in self._requires
                         if not any(w in lower for w in words))
         if not missing:
-            return self.regex, self._by_index
+            return self._scanner, self._by_index
         if missing not in self._without:
             kept = [i for i in range(len(self.patterns)) if i not in missing]
-            self._without[missing] = self._compile(kept) if kept else None
+            if kept:
+                regex, by_index = self._compile(kept)
+                self._without[missing] = self._scan(kept, regex), by_index
+            else:
+                self._without[missing] = None
         return self._without[missing]
 
     @classmethod
@@ -321,7 +344,7 @@ class PatternRecognizer:
 
     def applies(self, text: str) -> bool:
         """Tell whether ``text`` can hold a match at all (a cheap pre-check)."""
-        return self._prefilter is None or self._prefilter.search(text) is not None
+        return self._prefilter is None or self._prefilter.exists(text)
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """Find all spans of this recognizer's kind in ``text``, in text order."""
@@ -330,9 +353,9 @@ class PatternRecognizer:
         expression = self._expression(text)
         if expression is None:
             return []
-        regex, by_index = expression
+        scanner, by_index = expression
         spans = []
-        for match in regex.finditer(text):
+        for match in scanner.finditer(text):
             i = by_index[match.lastindex]
             pattern = self.patterns[i]
             hit = Hit(pattern, match, i, self._groups[i])

@@ -126,6 +126,13 @@ _MIXED_ID = (r"(?<![\w-])(?P<phi>[a-z]{1,4}-\d{4,12}|\d{4,12}-[a-z]{1,3}"
 _MIN_ID_DIGITS = 6
 
 
+# A letter, maybe a hyphen, then four digits; or four digits, a hyphen and a
+# letter: ``[a-z]-?\d{4}|\d{4}-[a-z]``, written to start at a digit so that
+# re skips to digits (a text has one exactly when it has the other:
+# tests/test_rules_scan.py).
+_MIXED_HINT = r"\d(?:(?:(?<=[a-z]\d)|(?<=[a-z]-\d))\d{3}|\d{3}-[a-z])"
+
+
 class IdNearWordRecognizer(PatternRecognizer):
     """Identifiers of letters and digits with an ID word near, before or after.
 
@@ -153,7 +160,7 @@ class IdNearWordRecognizer(PatternRecognizer):
             "mixed", _MIXED_ID, confidence=0.9, needs_context=True,
             check_negative=False, guard=r"(?<![\w-])(?=\w)")],
             context=every, context_before=40, context_after=25,
-            prefilter=r"[a-z]-?\d{4}|\d{4}-[a-z]")
+            prefilter=_MIXED_HINT)
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from typing import Any
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
 from deid_pipeline.tagger.rules.names import _name_key
+from deid_pipeline.tagger.rules.scan import Scanner
 
 # The word before a facility that says it is one (``transferred to``,
 # ``films from``, ``seen at``, ``Dr. X of``); people are not "in" an initialism.
@@ -375,6 +376,8 @@ class EmployerRecognizer(PatternRecognizer):
 _UNIVERSITY = re.compile(
     r"(?<![\w'])(?:univ(?:ersity)?\.?|u\.?)(?:[ \t]*(?P<of>of)[ \t]+|[ \t]+)"
     r"(?P<place>[a-z]+)(?:[ \t]+(?P<second>[a-z]+))?(?![\w'])", re.IGNORECASE)
+# Scanned as finditer finds them, faster (rules/scan.py).
+_UNIVERSITY_SCAN = Scanner(_UNIVERSITY)
 
 
 def _named_university(lex: Any, text: str, match: re.Match) -> bool:
@@ -422,7 +425,7 @@ class UniversityRecognizer(PatternRecognizer):
 
         lex = lexicons.load()
         spans = []
-        for match in _UNIVERSITY.finditer(text):
+        for match in _UNIVERSITY_SCAN.finditer(text):
             first = match.group("place").lower()
             second = (match.group("second") or "").lower()
             if second and any(len(parts) == 2 and "state" in flags
@@ -497,8 +500,9 @@ class ResidenceRecognizer(PatternRecognizer):
         lex = None
         spans = []
         confidence = self.patterns[0].confidence
-        for cue in self.regex.finditer(text):
-            place = _RESIDENCE_PLACE.match(text, cue.end())
+        for cue in self._scanner.finditer(text):
+            # The scan's whole match is its one pattern's wrapper group.
+            place = _RESIDENCE_PLACE.match(text, cue.end("p0"))
             if place is None:
                 continue
             lex = lex or lexicons.load()
@@ -517,8 +521,8 @@ class ResidenceRecognizer(PatternRecognizer):
             if state_end is not None:
                 spans.append(PhiSpan(place.start("alone"), state_end, "STATE",
                                      self.source, confidence))
-            elif cue.group(0).split()[0].lower() not in _WEAK_RESIDENCE_CUES:
-                spans.extend(self._place_alone(lex, text, cue.end(), confidence))
+            elif cue.group("p0").split()[0].lower() not in _WEAK_RESIDENCE_CUES:
+                spans.extend(self._place_alone(lex, text, cue.end("p0"), confidence))
         return spans
 
     def _place_alone(self, lex: Any, text: str, at: int, confidence: float
