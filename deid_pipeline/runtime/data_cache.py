@@ -78,6 +78,38 @@ def _write(directory: str, path: str, value: object) -> None:
         raise
 
 
+def _path(directory: str, name: str, key: str) -> str:
+    digest = hashlib.sha256(f"{FORMAT}\0{key}".encode()).hexdigest()[:32]
+    return os.path.join(directory, f"{name}-{digest}.marshal")
+
+
+def load(name: str, key: str) -> object | None:
+    """The value last :func:`store`d under ``name`` and ``key``; None if none.
+
+    For values a process adds to as it goes (not a function of files, as
+    :func:`cached`'s are): ``key`` says which interpreter or format they
+    are for.
+    """
+    directory = cache_dir()
+    if directory is None:
+        return None
+    try:
+        return _read(_path(directory, name, key))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+
+
+def store(name: str, key: str, value: object) -> None:
+    """Keep ``value`` (plain data) for :func:`load`; a failed write is ignored."""
+    directory = cache_dir()
+    if directory is None:
+        return
+    try:
+        _write(directory, _path(directory, name, key), value)
+    except (OSError, ValueError):
+        pass  # a read-only home: the value is built again next time
+
+
 def cached(name: str, sources: Sequence[str], build: Callable[[], T],
            extra: str = "") -> T:
     """``build()``, read from the cache when these sources were built before.

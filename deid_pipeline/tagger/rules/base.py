@@ -17,6 +17,7 @@ from typing import Any
 
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.runtime.regex_programs import compile_regex
 from deid_pipeline.tagger.rules.scan import Scanner
 
 _FLAGS = re.IGNORECASE
@@ -78,7 +79,7 @@ def _word_regex(words: Iterable[str], compounds: bool = True
     alts = [(r"(?<![a-z0-9])" if left else "") + f"(?:{_trie(group)})"
             + (end if right else "")
             for (left, right), group in sorted(classes.items())]
-    return re.compile("|".join(alts), _FLAGS) if alts else None
+    return compile_regex("|".join(alts), _FLAGS) if alts else None
 
 
 def _window_start(text: str, start: int, width: int) -> int:
@@ -247,14 +248,14 @@ class PatternRecognizer:
                                  for i, p in enumerate(self.patterns) if p.context}
         self._negative_before = _word_regex(negative_before, compounds=False)
         after = _trie(negative_after)
-        self._negative_after = (re.compile(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS)
-                                if after else None)
+        self._negative_after = (
+            compile_regex(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS) if after else None)
         self._groups = [frozenset(_GROUP_DEF.findall(p.regex)) for p in self.patterns]
         self._flags = flags
         try:
             self.regex, self._by_index = self._compile(range(len(self.patterns)))
             self._scanner = self._scan(range(len(self.patterns)), self.regex)
-            self._prefilter = (Scanner(re.compile(prefilter, flags)) if prefilter
+            self._prefilter = (Scanner(compile_regex(prefilter, flags)) if prefilter
                                else None)
         except re.error as exc:
             raise ValueError(f"recognizer {name!r}: bad pattern: {exc}") from exc
@@ -276,7 +277,7 @@ class PatternRecognizer:
         source = "|".join(
             f"{guard}(?:{'|'.join(f'(?P<{name}>{body})' for name, body in items)})"
             for guard, items in self._guarded(indices))
-        regex = re.compile(source, self._flags)
+        regex = compile_regex(source, self._flags)
         # The pattern's wrapper group closes last, so lastindex names it.
         by_index = {number: int(name[1:]) for name, number in regex.groupindex.items()
                     if name[1:].isdigit()}

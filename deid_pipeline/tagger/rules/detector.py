@@ -9,6 +9,7 @@ from importlib import resources
 from typing import Any
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
+from deid_pipeline.runtime import regex_programs
 from deid_pipeline.tagger.detection import Detector, TaggerConfig
 from deid_pipeline.tagger.rules.ages import AgeRecognizer
 from deid_pipeline.tagger.rules.base import PatternRecognizer
@@ -132,6 +133,7 @@ class RuleDetector(Detector):
                                     for label in r.labels}))
         self.version = f"{CODE_VERSION}+data{data_version}" + (
             f"+site-sha256:{site.sha256}" if site is not None else "")
+        regex_programs.save()
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> RuleDetector:
@@ -149,6 +151,7 @@ class RuleDetector(Detector):
             for recognizer in self.site_recognizers:
                 spans.extend(recognizer.analyze(text))
         spans.sort()
+        regex_programs.save()  # a new mix of patterns this text compiled
         return tuple(spans)
 
 

@@ -37,6 +37,8 @@ from functools import lru_cache
 from re import _compiler, _parser
 from re import _constants as sre  # noqa: N812 - re's own name for it
 
+from deid_pipeline.runtime.regex_programs import compile_regex
+
 _ASCII = tuple(chr(c) for c in range(128))
 # Escapes that match no character (positions): kept as written.
 _ZERO_WIDTH_ESCAPES = frozenset("AbBZ")
@@ -250,7 +252,7 @@ def ascii_exact(regex: re.Pattern[str]) -> re.Pattern[str]:
         source = source[leading.end():]
     try:
         source = _rewrite(source, regex.flags & ~re.UNICODE)
-        fast = re.compile(source, regex.flags & ~(re.IGNORECASE | re.UNICODE))
+        fast = compile_regex(source, regex.flags & ~(re.IGNORECASE | re.UNICODE))
     except (_UnsupportedError, re.error):
         return regex
     if fast.groupindex != regex.groupindex or fast.groups != regex.groups:
@@ -435,7 +437,7 @@ def dispatch_twin(guarded: Guarded, flags: int,
                 parts.append(_NEVER + group)
             else:
                 parts.append(_skipping(frozenset(starts), False, group))
-        return re.compile("|".join(parts), cased)
+        return compile_regex("|".join(parts), cased)
     except (_UnsupportedError, re.error):
         return None
 
@@ -623,7 +625,7 @@ class Scanner:
             if offset == 1:  # the one before, then one a pattern starts with
                 lead += _as_class(frozenset().union(*(u[1] for u in group)))
                 self._at_zero = True
-            scan = re.compile(f"{lead}(?<=(?={body})[\\s\\S])", cased)
+            scan = compile_regex(f"{lead}(?<=(?={body})[\\s\\S])", cased)
             parts.append(_Part(scan, offset, exact))
         self._parts = tuple(parts)
 

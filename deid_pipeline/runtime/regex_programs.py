@@ -1,0 +1,117 @@
+"""Compiled regular expressions read back from disk, not compiled again.
+
+Why: building the rule detector compiles about 650 expressions (each
+recognizer, its ASCII twin and its scans, issue 45), and each new mix of
+patterns a text needs compiles another during the run: about 0.6 CPU-s of
+every process's start-up went into ``re``'s pure-Python parser and
+compiler. What ``re.compile`` makes of a pattern depends on the pattern, the
+flags and the interpreter only: this module keeps the compiler's output (the
+program ``_sre`` runs and the group tables) in the data cache
+(:mod:`deid_pipeline.runtime.data_cache`), under a key of the interpreter's
+version and ``_sre``'s magic number, and hands it to ``_sre.compile`` as
+``re`` itself does. The pattern built is the one ``re.compile`` builds
+(``==`` compares patterns by flags and program; ``tests/test_regex_programs.py``
+checks every rule expression).
+
+Anything unexpected (a missing or foreign cache file, another interpreter's
+``_sre``) costs only the compile: :func:`compile_regex` always returns what
+``re.compile`` would.
+"""
+
+from __future__ import annotations
+
+import _sre
+import re
+import sys
+import threading
+from re import _compiler, _parser
+
+from deid_pipeline.runtime import data_cache
+
+# What a program file holds: (pattern, flags) -> the arguments of
+# ``_sre.compile`` after the pattern (flags, code, groups, groupindex,
+# indexgroup). Bumped when that shape changes.
+_FORMAT = 1
+_NAME = "regex-programs"
+# A file keeps at most this many programs: those of the last process that
+# added one, then those it read, in that order (the English and Spanish
+# rules together are about 1,500).
+_LIMIT = 6000
+
+_lock = threading.Lock()
+_programs: dict[tuple[str, int], tuple] | None = None
+_used: dict[tuple[str, int], tuple] = {}
+_dirty = False
+_enabled = True
+
+
+def _key() -> str:
+    return (f"{_FORMAT}\0{sys.version}\0{_sre.MAGIC}\0{_sre.CODESIZE}"
+            f"\0{_sre.MAXREPEAT}\0{_sre.MAXGROUPS}")
+
+
+def _loaded() -> dict[tuple[str, int], tuple]:
+    global _programs
+    if _programs is None:
+        stored = data_cache.load(_NAME, _key())
+        _programs = stored if isinstance(stored, dict) else {}
+    return _programs
+
+
+def _program(pattern: str, flags: int) -> tuple:
+    """What ``re._compiler.compile`` passes to ``_sre.compile`` for ``pattern``."""
+    parsed = _parser.parse(pattern, flags)
+    # re's own compiler; its opcodes are int subclasses, kept as plain ints.
+    code = list(map(int, _compiler._code(parsed, flags)))
+    groupindex = dict(parsed.state.groupdict)
+    indexgroup = [None] * parsed.state.groups
+    for name, index in groupindex.items():
+        indexgroup[index] = name
+    return (flags | parsed.state.flags, code, parsed.state.groups - 1,
+            groupindex, tuple(indexgroup))
+
+
+def compile_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(pattern, flags)``, its program read from the cache if kept."""
+    global _dirty, _enabled
+    flags = int(flags)
+    if not _enabled or not isinstance(pattern, str) or flags & re.DEBUG:
+        return re.compile(pattern, flags)
+    key = (pattern, flags)
+    with _lock:
+        program = _loaded().get(key)
+    if program is None:
+        try:
+            program = _program(pattern, flags)
+        except re.error:
+            return re.compile(pattern, flags)  # raises re's own error
+        with _lock:
+            _dirty = True
+    try:
+        regex = _sre.compile(pattern, *program)
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        _enabled = False  # a program this interpreter does not take
+        return re.compile(pattern, flags)
+    with _lock:
+        _used[key] = program
+    return regex
+
+
+def save() -> None:
+    """Keep the programs compiled in this process, if any was new.
+
+    Called once a detector is built and after the documents that compiled a
+    new mix; a no-op when nothing was compiled since the last call.
+    """
+    global _dirty
+    with _lock:
+        if not _dirty or not _enabled:
+            return
+        _dirty = False
+        kept = dict(_used)
+        for key, program in _loaded().items():
+            if len(kept) >= _LIMIT:
+                break
+            kept.setdefault(key, program)
+        _programs.update(_used)
+    data_cache.store(_NAME, _key(), kept)

@@ -1,0 +1,92 @@
+"""Rule expressions read back from the program cache are the ones re compiles."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from deid_pipeline.runtime import data_cache, regex_programs
+from deid_pipeline.tagger.rules.detector import build_recognizers, default_config
+
+NOTE = ("Pt seen by Dr. Mary O'Neil on 03/14/2093 at Saint Anne's Hospital, "
+        "Worcester MA 01602; MRN 4456123, call 508-555-0142. f/u 4/2.")
+
+
+@pytest.fixture()
+def fresh_process(tmp_path, monkeypatch):
+    """A cache directory of its own and module state as a new process has it."""
+    monkeypatch.setenv(data_cache.CACHE_ENV, str(tmp_path))
+
+    def restart() -> None:
+        monkeypatch.setattr(regex_programs, "_programs", None)
+        monkeypatch.setattr(regex_programs, "_used", {})
+        monkeypatch.setattr(regex_programs, "_dirty", False)
+        monkeypatch.setattr(regex_programs, "_enabled", True)
+
+    restart()
+    return restart
+
+
+def _compiled_by_rules() -> dict[tuple[str, int], re.Pattern[str]]:
+    """Build the packaged recognizers; every expression they compiled, by key."""
+    recognizers = build_recognizers(default_config())
+    assert recognizers
+    return {key: regex_programs.compile_regex(*key) for key in regex_programs._used}
+
+
+def test_when_rules_are_built_from_the_cache_then_every_expression_equals_re_compile(
+        fresh_process):
+    first = _compiled_by_rules()
+    regex_programs.save()
+    assert len(first) > 100  # the recognizers, their twins and their scans
+    assert os.listdir(os.environ[data_cache.CACHE_ENV])
+
+    fresh_process()
+    assert regex_programs._loaded().keys() >= first.keys()
+    second = _compiled_by_rules()
+    assert not regex_programs._dirty  # nothing compiled: all read back
+    for (pattern, flags), regex in second.items():
+        expected = re.compile(pattern, flags)
+        # Pattern equality is flags, pattern and the compiled program.
+        assert regex == expected
+        assert regex.groupindex == expected.groupindex
+        assert regex.groups == expected.groups
+        assert ([m.span() for m in regex.finditer(NOTE)]
+                == [m.span() for m in expected.finditer(NOTE)])
+
+
+def test_when_the_cache_file_is_damaged_then_expressions_are_compiled_again(
+        fresh_process, tmp_path):
+    regex_programs.compile_regex(r"(?P<day>\d{1,2})/(?P<month>\d{1,2})", re.I)
+    regex_programs.save()
+    (path,) = tmp_path.iterdir()
+    path.write_bytes(path.read_bytes()[:40])  # truncated
+
+    fresh_process()
+    regex = regex_programs.compile_regex(r"(?P<day>\d{1,2})/(?P<month>\d{1,2})", re.I)
+    assert regex == re.compile(r"(?P<day>\d{1,2})/(?P<month>\d{1,2})", re.I)
+    assert regex.search("seen 3/14").groupdict() == {"day": "3", "month": "14"}
+
+
+def test_when_a_kept_program_is_not_one_sre_takes_then_re_compiles_it(fresh_process):
+    key = (r"\bward \d+", 0)
+    regex_programs._loaded()[key] = (0, [999, 1, 2], 0, {}, ())  # no such opcode
+    regex = regex_programs.compile_regex(*key)
+    assert regex == re.compile(*key)
+    assert regex.search("moved to ward 7")
+
+
+def test_when_a_pattern_is_bad_then_re_error_is_raised(fresh_process):
+    with pytest.raises(re.error):
+        regex_programs.compile_regex(r"(?P<x>unclosed")
+
+
+def test_when_the_cache_is_off_then_nothing_is_written(tmp_path, monkeypatch,
+                                                        fresh_process):
+    monkeypatch.setenv(data_cache.CACHE_ENV, "off")
+    regex = regex_programs.compile_regex(r"\d{3}-\d{4}")
+    regex_programs.save()
+    assert regex.fullmatch("555-0142")
+    assert not any(tmp_path.iterdir())
