@@ -169,6 +169,17 @@ def test_when_caches_are_small_then_features_are_the_same():
         features._BASE_CACHE, features._CHUNK_CACHE = saved
 
 
+@pytest.mark.parametrize("chunk", [
+    "7/22/2006", "MR-99812", "x", "\u00dcnal", "\u0663\u0664", "x\u00b2", "caf\u00e9:",
+    "-1.5", "a@b.org", "K9:", "::", "\u00e9t\u00e9-2"])
+def test_when_chunk_features_then_alphanumeric_as_its_characters_say(chunk):
+    from deid_pipeline.tagger.features import _chunk_features
+
+    alpha = any(c.isalpha() for c in chunk)
+    digit = any(c.isdigit() for c in chunk)
+    assert ("ALPHANUMERIC" in _chunk_features(chunk)) == (alpha and digit)
+
+
 def test_when_token_is_a_postal_town_then_town_flag():
     # small towns the city gazetteer lacks; multi-word ones as a phrase
     assert "lx=town" in _features_of("he lives nearby in rockport now", "rockport")
@@ -182,7 +193,11 @@ def test_when_token_is_a_postal_town_then_town_flag():
     "QUORREL, mr-99812, husband bob visited.\nMRN: 99812 alone.\nMoss, Moss, Moss.",
     "a|b | c || d |",  # bigrams of words holding the joiner
     "PT LIVES IN WORCESTER, wife Mary at bedside; BP stable.",  # cluster features
-    "x:\x1cY: z\u2028w:\u00a0v : u\n\n: a:b:c\r\nK9:-1.5/2 \u3000end."])  # odd spaces
+    "x:\x1cY: z\u2028w:\u00a0v : u\n\n: a:b:c\r\nK9:-1.5/2 \u3000end.",  # odd spaces
+    # non-ASCII chunks (letters and digits the shape keeps as written), and
+    # chunks that share their features
+    "Seen by Dr. M\u00fcller-L\u00fcdenscheidt 12/3, caf\u00e9 \u00dcnal "
+    "\u0663\u0664 x\u00b2; BP 120/80 HR 88/72 ok OK."])
 def test_when_encoded_then_ids_of_document_features_in_their_order(text):
     import numpy as np
 

@@ -107,6 +107,10 @@ _ASCII_SHAPE = str.maketrans(
     string.digits + string.ascii_uppercase + string.ascii_lowercase,
     "d" * 10 + "X" * 26 + "x" * 26)
 _REPEATS = re.compile(r"(.)\1+")
+# Long shape -> collapsed shape: shapes of up to 12 characters of a small
+# alphabet repeat (a few thousand in 1,619 notes), and the substitution cost
+# more than the rest of a new word's shape.
+_COLLAPSED: dict[str, str] = {}
 
 
 def _shape(text: str) -> tuple[str, str]:
@@ -124,7 +128,11 @@ def _shape(text: str) -> tuple[str, str]:
             else:
                 out.append(ch)
         long = "".join(out)
-    collapsed = _REPEATS.sub(r"\1", long)
+    collapsed = _COLLAPSED.get(long)
+    if collapsed is None:
+        if len(_COLLAPSED) >= _BASE_CACHE_LIMIT:  # other scripts' letters stay in it
+            _COLLAPSED.clear()
+        collapsed = _COLLAPSED[long] = _REPEATS.sub(r"\1", long)
     return long, collapsed
 
 
@@ -168,13 +176,16 @@ def _base(text: str, lex: lexicons_module.Lexicons,
           clusters: clusters_module.Clusters) -> _Base:
     """Everything that depends on the token text alone (cached per process)."""
     lower = text.lower().replace("\x00", "?")
-    cluster_own, cluster_ctx = _cluster_features(clusters.path(text))
+    if clusters is _NO_CLUSTERS:
+        cluster_own, cluster_ctx = (), {}
+    else:
+        cluster_own, cluster_ctx = _cluster_features(clusters.path(text))
     long, collapsed = _shape(text)
     flags = lex.flags(lower)
-    lexsig = "|".join(flags) if flags else "-"
+    lexsig, lexicon_features, not_english = _flag_parts(flags)
     own = [f"w={lower}", f"sh={long}", f"shc={collapsed}", f"len={min(len(text), 12)}",
            f"L={lexsig}"]
-    own.extend(f"lx={f}" for f in flags)
+    own.extend(lexicon_features)
     own.extend(cluster_own)
     if text.isalpha():
         own.append(_case(text))
@@ -182,7 +193,7 @@ def _base(text: str, lex: lexicons_module.Lexicons,
             own.append("ONECHAR")
         elif text.isupper() and _ROMAN.fullmatch(text):
             own.append("ROMAN")
-        if not any(f[0] == "w" for f in flags):
+        if not_english:
             own.append("NOTENGLISH")
         if len(text) > 1:
             own.extend((f"p1={lower[:1]}", f"p2={lower[:2]}", f"p3={lower[:3]}",
@@ -206,6 +217,22 @@ def _base(text: str, lex: lexicons_module.Lexicons,
     case = _case(text) if lower.isalpha() else None
     letters = (sum(map(str.isupper, text)), sum(map(str.islower, text)))
     return (tuple(own), *ctx, lower, case, _text_code(text, case), letters)
+
+
+_FLAG_PARTS: dict[tuple[str, ...], tuple[str, tuple[str, ...], bool]] = {}
+
+
+def _flag_parts(flags: tuple[str, ...]) -> tuple[str, tuple[str, ...], bool]:
+    """A word's lexicon signature, its ``lx=`` features, whether no English list has it.
+
+    Memoised by the flags: words share a few hundred combinations of them.
+    """
+    parts = _FLAG_PARTS.get(flags)
+    if parts is None:
+        parts = _FLAG_PARTS[flags] = (
+            "|".join(flags) if flags else "-", tuple(f"lx={f}" for f in flags),
+            not any(f[0] == "w" for f in flags))
+    return parts
 
 
 def _text_code(text: str, case: str | None) -> int:
@@ -263,9 +290,14 @@ def _chunk_features(chunk: str) -> tuple[str, ...]:
     if cached is not None:
         return cached
     out = []
-    feats = [f"csh={chunk_shape(chunk)[:_CHUNK_SHAPE_MAX]}"]
-    has_alpha = any(c.isalpha() for c in chunk)
-    has_digit = any(c.isdigit() for c in chunk)
+    shape = chunk_shape(chunk)
+    feats = [f"csh={shape[:_CHUNK_SHAPE_MAX]}"]
+    if chunk.isascii():  # letters and digits are all in the shape as x, X, d
+        has_alpha = "x" in shape or "X" in shape
+        has_digit = "d" in shape
+    else:
+        has_alpha = any(c.isalpha() for c in chunk)
+        has_digit = any(c.isdigit() for c in chunk)
     if has_alpha and has_digit:
         out.append("ALPHANUMERIC")
     if "-" in chunk:
@@ -574,6 +606,7 @@ class FeatureEncoder:
         self.clusters = any(name.startswith(drop) for name in attribute_ids)
         self._cache = Generations(_BASE_CACHE_LIMIT)
         self._chunks = Generations(_CHUNK_CACHE_LIMIT)
+        self._feature_ids = Generations(_CHUNK_CACHE_LIMIT)
         self._pad = self._block_ids(((),) + _PADS)
         # (word, next word) -> ids of their b+= and b-= bigrams. A word may
         # hold the joiner: each split of a name is a pair that spells it.
@@ -592,8 +625,9 @@ class FeatureEncoder:
     def _block_ids(self, blocks: Sequence[Sequence[str]]
                    ) -> tuple[np.ndarray, tuple[int, ...]]:
         """The ids of the blocks' strings, one after another; the blocks' lengths."""
-        ids = np.fromiter(map(self.attribute_ids.get, chain.from_iterable(blocks),
-                              repeat(-1)), np.int64)
+        names = list(chain.from_iterable(blocks))
+        ids = np.fromiter(map(self.attribute_ids.get, names, repeat(-1)), np.int64,
+                          len(names))
         return ids, tuple(map(len, blocks))
 
     def _chunk_ids(self, chunk: str) -> np.ndarray:
@@ -603,7 +637,14 @@ class FeatureEncoder:
         if ids is None:
             ids = cache.recall(chunk)
         if ids is None:
-            ids = self._block_ids((_chunk_features(chunk),))[0]
+            features = _chunk_features(chunk)
+            shared = self._feature_ids  # chunks share a few thousand feature sets
+            ids = shared.current.get(features)
+            if ids is None:
+                ids = shared.recall(features)
+            if ids is None:
+                ids = self._block_ids((features,))[0]
+                shared.put(features, ids)
             cache.put(chunk, ids)
         return ids
 
