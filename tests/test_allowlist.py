@@ -105,6 +105,27 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Started on Levo and Ceftaz. Cultures pending", "Ceftaz", "DOCTOR", False),
     ("REMAINS ON LEVAQUIN, VANCO AND CLINDA.", "CLINDA", "DOCTOR", False),
     ("pt. not liking bear hugger, taken off", "bear", "DOCTOR", False),
+    # Issue 46. Operations named after their surgeon, written as a noun after
+    # an article or a word saying the operation was done.
+    ("had a Whipple in 2019, now with steatorrhea", "a Whipple", "DOCTOR", False),
+    ("s/p Hartmann 3 mo ago, ostomy functioning", "Hartmann", "DOCTOR", False),
+    ("Whipple at bedside, updated on plan", "Whipple", "RELATIVE", True),
+    ("Dr. Whipple to see pt in am", "Whipple", "DOCTOR", True),
+    # A span the model ran past the eponym into its clinical word.
+    ("Guillain Barre variant with ophthalmoplegia?", "Barre variant", "DOCTOR", False),
+    ("Graves ophthalmopathy, on teprotumumab", "Graves", "PATIENT", False),
+    ("Mayo Clinic protocol for IV iron", "Mayo", "HOSPITAL", False),
+    # A place before a method word is the method's name, listed or not.
+    ("gent dosed per the Hartford nomogram", "Hartford", "CITY", False),
+    ("Ross River virus IgM pending", "Ross River", "DOCTOR", False),
+    ("Hartford insulin protocol q1h checks", "Hartford", "CITY", False),
+    ("moved from Hartford, protocol explained", "Hartford", "CITY", True),
+    ("pt from Memphis, criteria for d/c reviewed", "Memphis", "CITY", True),
+    ("Dr. Denver protocol reviewed", "Denver", "DOCTOR", True),
+    # Syndromes named after two people, written alone.
+    ("sturge weber with port-wine stain", "weber", "DOCTOR", False),
+    ("fhx of romano-ward, qtc 510", "romano-ward", "PATIENT", False),
+    ("De Winter T waves in V2-V4", "Winter", "DOCTOR", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):
