@@ -126,6 +126,14 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("sturge weber with port-wine stain", "weber", "DOCTOR", False),
     ("fhx of romano-ward, qtc 510", "romano-ward", "PATIENT", False),
     ("De Winter T waves in V2-V4", "Winter", "DOCTOR", False),
+    # A name right before a disease word is the disease's, listed or not.
+    ("Williams syndrome, supravalvular AS", "Williams", "DOCTOR", False),
+    ("hx of Hunter disease, on enzyme infusions", "Hunter", "DOCTOR", False),
+    ("explained to wife Ann disease process", "Ann", "RELATIVE", True),
+    ("Dr. Williams syndrome workup sent", "Williams", "DOCTOR", True),
+    # Diseases named after places.
+    ("Malta fever, on doxycycline and rifampin", "Malta", "COUNTRY", False),
+    ("moved from Malta last year", "Malta", "COUNTRY", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -405,6 +405,7 @@ _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
     (_LOWER, "spoke with p michael re plan", "michael", False, True),
     (_LOWER, "lives in dover with wife", "dover", False, True),
     (_LOWER, "Manage per ortho", "Manage", False, True),
+    (_LOWER, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
     # A disease written by its eponym alone; a person after a title stays.
     (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", False, False),
     (_EPONYM, "Raynaud, cold hands, on nifedipine", "Raynaud", False, False),

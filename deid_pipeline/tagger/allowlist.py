@@ -23,6 +23,7 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger import lexicons
@@ -232,7 +233,8 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
         if region is None:
             found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
     regions = [region for _e, _end, region in found.values() if region is not None]
-    return regions + _compound_regions(words, found) + _place_method_regions(words)
+    return sorted({*regions, *_compound_regions(words, found),
+                   *_place_method_regions(words), *_named_disease_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -245,7 +247,6 @@ protocol protocols nomogram nomograms criteria criterion rule rules guide
 guideline guidelines classification dosing regimen formula equation virus
 encephalitis
 """.split())
-_METHOD_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS)))
 _PLACE_FLAGS = ("city", "uscity", "town", "state", "country")
 # Up to this many drug or diagnosis words may stand between the place and the
 # method word ("Hartford insulin protocol").
@@ -283,6 +284,47 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
     return regions
+
+
+# Words that, right after a name, make it the name of a disease: no one's
+# name stands right before them in a note. Not "test", "sign", "score":
+# "son Bill test results", "wife Ann sign consent".
+DISEASE_WORDS = frozenset("""
+syndrome syndromes disease diseases palsy anomaly phenomenon sarcoma lymphoma
+thyroiditis encephalopathy dystrophy ataxia neuralgia arteritis granulomatosis
+""".split())
+
+
+_METHOD_OR_DISEASE_WORD = re.compile(
+    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | DISEASE_WORDS)))
+
+
+def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
+    """A name right before a disease word, listed or not: ``Williams syndrome``.
+
+    The eponym list cannot hold every syndrome named after a person, and a
+    name written right before ``syndrome`` or ``disease`` is the syndrome's.
+    Not after a person title or a kin word (``Dr. Hunter``, ``wife Ann``).
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m == 0 or word not in DISEASE_WORDS or not words.joined(m):
+            continue
+        k = m - 1
+        if len(bare[k]) < 3 or not bare[k].isalpha():
+            continue
+        if k > 0 and (bare[k - 1] in PERSON_TITLES or bare[k - 1] in _kin_words()):
+            continue
+        regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+@lru_cache(maxsize=1)
+def _kin_words() -> frozenset[str]:
+    from deid_pipeline.tagger.rules.detector import default_config
+
+    return frozenset(w.lower() for w in default_config()["names"]["relations"])
 
 
 def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
@@ -394,7 +436,7 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     if not any(word in index.words for s in spans
                for word in _WORD.findall(text[s.start:s.end].lower())) \
             and not any("-" in text[max(s.start - 1, 0):s.end + 1] for s in spans) \
-            and not (spans and _METHOD_WORD.search(text)):
+            and not (spans and _METHOD_OR_DISEASE_WORD.search(text)):
         return tuple(spans)  # no eponym's word, hyphen or method word: no scan
     regions = eponym_regions(text, index)
     if not regions:

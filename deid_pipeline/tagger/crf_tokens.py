@@ -30,8 +30,8 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     ``viterbi``: the best path's tags, which no rule overrules.
     """
     _drop_common_words(tokens, kinds, viterbi)
-    _drop_bias_only_lower_words(tokens, kinds, viterbi)
     _drop_bias_only_disease_eponyms(tokens, kinds, viterbi)
+    _drop_bias_only_lower_words(tokens, kinds, viterbi)
     _drop_weekdays(tokens, kinds)
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
@@ -158,10 +158,11 @@ def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None]
 
     At the recall bias the model marks the word it is least sure of in a
     short text it has no context for: ``How to manage X?`` lost ``manage``
-    as a place (a Belgian town: only the world-city list has it). A word
-    written in lower case, common in English (Zipf >= 4), in no list of
-    names or US places, and no part of a longer value (no word beside it
-    marked with its kind) is PHI only when the best path says so.
+    as a place (a Belgian town: only the world-city list has it), and
+    ``kawasaki coronary aneurysm`` its ``coronary``. A word written in lower
+    case, common in English (Zipf >= 4) or a drug or diagnosis word, in no
+    list of names or US places, and no part of a longer value (no word beside
+    it marked with its kind) is PHI only when the best path says so.
     ``p michael``, ``lives in dover`` and ``son will`` keep theirs (listed
     names and towns), and so does the ``regional`` of ``hornitos regional``.
     """
@@ -177,7 +178,8 @@ def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None]
         if not (word.isalpha() and word.islower()):
             continue
         flags = lex.flags(word)
-        if (lex.english_band(word) >= _LOWER_WORD_BAND
+        if ((lex.english_band(word) >= _LOWER_WORD_BAND
+             or lexicons.is_clinical_word(flags))
                 and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)):
             kinds[t] = None
 
