@@ -134,6 +134,16 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     # Diseases named after places.
     ("Malta fever, on doxycycline and rifampin", "Malta", "COUNTRY", False),
     ("moved from Malta last year", "Malta", "COUNTRY", True),
+    # A big city's reach runs to its last clinical word within three.
+    ("Denver Developmental Screening Test at 18 mo", "Denver Developmental Screening",
+     "HOSPITAL", False),
+    ("Jarisch-Herxheimer reaction after PCN", "Jarisch-", "DATE", False),
+    ("dislocated, ?Essex-Lopresti injury", "Lopresti", "HOSPITAL", False),
+    ("the Cleveland Clinic protocol for post-op AF", "Cleveland", "HOSPITAL", False),
+    ("transferred from Cleveland Clinic yesterday", "Cleveland", "HOSPITAL", True),
+    ("per Hartford Hospital protocol, q1h neuro checks", "Hartford", "HOSPITAL", True),
+    ("CT shows a Jefferson fracture of C1", "Jefferson", "DOCTOR", False),
+    ("pitcher, 9 mo after Tommy John surgery", "Tommy John", "RELATIVE", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger import lexicons
+from deid_pipeline.tagger.gazetteers import FACILITY_WORDS
 from deid_pipeline.tagger.intervals import Intervals
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
@@ -49,7 +50,7 @@ ataxia tremor neuralgia neuropathy arteritis vasculitis granulomatosis lines
 ring rings rods tetralogy sarcoma carcinoma malformation gland glands duct
 equation equations nomogram aphasia shunt frame diet guideline guidelines
 protocol protocols variant variants subscore wave waves ophthalmopathy
-orbitopathy
+orbitopathy surgery
 """.split())
 # Words that make the next name a person's.
 PERSON_TITLES = frozenset({
@@ -248,6 +249,10 @@ guideline guidelines classification dosing regimen formula equation virus
 encephalitis
 """.split())
 _PLACE_FLAGS = ("city", "uscity", "town", "state", "country")
+# What a place's protocol may be named after besides the place: a clinic
+# (not a hospital nor any other facility word, drug or diagnosis word though
+# it be: "per Calvert Hospital protocol" names the patient's).
+_INSTITUTION_WORDS = frozenset({"clinic"})
 # Up to this many drug or diagnosis words may stand between the place and the
 # method word ("Hartford insulin protocol").
 _CLINICAL_BETWEEN = 2
@@ -274,8 +279,11 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
     for m in methods:
         k = m - 1
         while (k >= 0 and m - 1 - k < _CLINICAL_BETWEEN and words.joined(k + 1)
+               and bare[k] not in FACILITY_WORDS
                and lexicons.is_clinical_word(lex.flags(bare[k]))):
             k -= 1  # "Hartford insulin protocol"
+        if k > 0 and bare[k] in _INSTITUTION_WORDS and words.joined(k + 1):
+            k -= 1  # "Cleveland Clinic protocol"
         if k < 0 or not words.joined(k + 1) or not place(k):
             continue
         if k > 0 and words.joined(k) and place(k - 1):
@@ -292,6 +300,7 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
 DISEASE_WORDS = frozenset("""
 syndrome syndromes disease diseases palsy anomaly phenomenon sarcoma lymphoma
 thyroiditis encephalopathy dystrophy ataxia neuralgia arteritis granulomatosis
+fracture fractures
 """.split())
 
 
@@ -327,6 +336,12 @@ def _kin_words() -> frozenset[str]:
     return frozenset(w.lower() for w in default_config()["names"]["relations"])
 
 
+# After a compound of names, also these: "Jarisch-Herxheimer reaction",
+# "Essex-Lopresti injury" (after one name "injury" may be where it happened:
+# "ottawa ankle injury").
+_COMPOUND_WORDS = CLINICAL_WORDS | {"reaction", "reactions", "injury", "injuries"}
+
+
 def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
     """Hyphenated names right before a clinical word, listed or not.
 
@@ -350,7 +365,7 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
         k = end
         if k < n - 1 and words.joined(k) and _VERSION.fullmatch(words.bare[k]):
             k += 1
-        if k < n and words.joined(k) and words.bare[k] in CLINICAL_WORDS:
+        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS:
             regions.append((words.spans[i][0], words.spans[k][1]))
         i = end
     return regions
@@ -418,10 +433,9 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
             break
         if words.bare[k] in eponym.clinical_words:
             clinical, stop = True, words.spans[k][1]
-        elif k < after:
-            continue  # the version
-        elif eponym.next_word_only:
-            break  # "Ottawa ankle rule": its reach is its clinical words only
+        # Otherwise the version ("Rome III criteria") or a word before a later
+        # clinical word ("Denver Developmental Screening Test"): the reach
+        # ends at the last clinical word ("ottawa ankle injury" keeps injury).
     for k in range(i - 1, max(i - 1 - _WORDS_BEFORE, -1), -1):
         if not words.joined(k + 1):
             break
