@@ -12,6 +12,11 @@ and stays tagged; so does a span from the header dictionary, and a value
 that is also tagged elsewhere in the same text, since the leak guard would
 find it in the output there and refuse the whole document.
 
+Some eponyms no list holds all of are found by their shape instead: a
+compound of capitalised names before a clinical word (``Harris-Benedict
+equation``), a name before a disease word (``Williams syndrome``) and a place
+before a method word (``Hartford nomogram``, ``Ross River virus``).
+
 Matching is one pass over the words with a dict of first words; no regex is
 built per document.
 """
