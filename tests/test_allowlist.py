@@ -105,6 +105,45 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Started on Levo and Ceftaz. Cultures pending", "Ceftaz", "DOCTOR", False),
     ("REMAINS ON LEVAQUIN, VANCO AND CLINDA.", "CLINDA", "DOCTOR", False),
     ("pt. not liking bear hugger, taken off", "bear", "DOCTOR", False),
+    # Issue 46. Operations named after their surgeon, written as a noun after
+    # an article or a word saying the operation was done.
+    ("had a Whipple in 2019, now with steatorrhea", "a Whipple", "DOCTOR", False),
+    ("s/p Hartmann 3 mo ago, ostomy functioning", "Hartmann", "DOCTOR", False),
+    ("Whipple at bedside, updated on plan", "Whipple", "RELATIVE", True),
+    ("Dr. Whipple to see pt in am", "Whipple", "DOCTOR", True),
+    # A span the model ran past the eponym into its clinical word.
+    ("Guillain Barre variant with ophthalmoplegia?", "Barre variant", "DOCTOR", False),
+    ("Graves ophthalmopathy, on teprotumumab", "Graves", "PATIENT", False),
+    ("Mayo Clinic protocol for IV iron", "Mayo", "HOSPITAL", False),
+    # A place before a method word is the method's name, listed or not.
+    ("gent dosed per the Hartford nomogram", "Hartford", "CITY", False),
+    ("Ross River virus IgM pending", "Ross River", "DOCTOR", False),
+    ("Hartford insulin protocol q1h checks", "Hartford", "CITY", False),
+    ("moved from Hartford, protocol explained", "Hartford", "CITY", True),
+    ("pt from Memphis, criteria for d/c reviewed", "Memphis", "CITY", True),
+    ("Dr. Denver protocol reviewed", "Denver", "DOCTOR", True),
+    # Syndromes named after two people, written alone.
+    ("sturge weber with port-wine stain", "weber", "DOCTOR", False),
+    ("fhx of romano-ward, qtc 510", "romano-ward", "PATIENT", False),
+    ("De Winter T waves in V2-V4", "Winter", "DOCTOR", False),
+    # A name right before a disease word is the disease's, listed or not.
+    ("Williams syndrome, supravalvular AS", "Williams", "DOCTOR", False),
+    ("hx of Hunter disease, on enzyme infusions", "Hunter", "DOCTOR", False),
+    ("explained to wife Ann disease process", "Ann", "RELATIVE", True),
+    ("Dr. Williams syndrome workup sent", "Williams", "DOCTOR", True),
+    # Diseases named after places.
+    ("Malta fever, on doxycycline and rifampin", "Malta", "COUNTRY", False),
+    ("moved from Malta last year", "Malta", "COUNTRY", True),
+    # A big city's reach runs to its last clinical word within three.
+    ("Denver Developmental Screening Test at 18 mo", "Denver Developmental Screening",
+     "HOSPITAL", False),
+    ("Jarisch-Herxheimer reaction after PCN", "Jarisch-", "DATE", False),
+    ("dislocated, ?Essex-Lopresti injury", "Lopresti", "HOSPITAL", False),
+    ("the Cleveland Clinic protocol for post-op AF", "Cleveland", "HOSPITAL", False),
+    ("transferred from Cleveland Clinic yesterday", "Cleveland", "HOSPITAL", True),
+    ("per Hartford Hospital protocol, q1h neuro checks", "Hartford", "HOSPITAL", True),
+    ("CT shows a Jefferson fracture of C1", "Jefferson", "DOCTOR", False),
+    ("pitcher, 9 mo after Tommy John surgery", "Tommy John", "RELATIVE", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -29,8 +29,10 @@ from deid_pipeline.tagger.crf_spans import (
     plausible,
 )
 from deid_pipeline.tagger.crf_tokens import (
+    _drop_bias_only_disease_eponyms,
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
+    _drop_bias_only_lower_words,
     _drop_bias_only_young_ages,
     _drop_clinical_places,
     _drop_common_words,
@@ -388,6 +390,49 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
     _drop_common_words(tuple(tokenize("Smith and Wesson")), kinds,
                        ["B-ORGANIZATION", "I-ORGANIZATION", "I-ORGANIZATION"])
     assert kinds == ["ORGANIZATION"] * 3  # the best path says so: kept
+
+
+# Issue 46: words of a clinician's question that only the recall bias marked.
+_LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
+
+
+@pytest.mark.parametrize("rule, text, word, on_path, kept", [
+    # A common verb marked a place (a Belgian town: only the world-city list
+    # has it); the best path's word, a listed name, a US town and a
+    # capitalised word stay.
+    (_LOWER, "How to manage Stevens-Johnson syndrome?", "manage", False, False),
+    (_LOWER, "How to manage Stevens-Johnson syndrome?", "manage", True, True),
+    (_LOWER, "spoke with p michael re plan", "michael", False, True),
+    (_LOWER, "lives in dover with wife", "dover", False, True),
+    (_LOWER, "Manage per ortho", "Manage", False, True),
+    (_LOWER, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
+    # A disease written by its eponym alone; a person after a title stays.
+    (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", False, False),
+    (_EPONYM, "Raynaud, cold hands, on nifedipine", "Raynaud", False, False),
+    (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", True, True),
+    (_EPONYM, "seen by Dr. Hashimoto today", "Hashimoto", False, True),
+    (_EPONYM, "Mr Crohn called for his wife", "Crohn", False, True),
+])
+def test_when_a_question_word_only_the_bias_marked_then_dropped(rule, text, word,
+                                                               on_path, kept):
+    tokens = tuple(tokenize(text))
+    t = [tok.text for tok in tokens].index(word)
+    kinds: list[str | None] = [None] * len(tokens)
+    viterbi = ["O"] * len(tokens)
+    kinds[t] = "LOCATION"
+    if on_path:
+        viterbi[t] = "B-LOCATION"
+    rule(tokens, kinds, viterbi)
+    assert (kinds[t] is not None) is kept
+
+
+def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():
+    tokens = tuple(tokenize("does dr. smith still cover hornitos regional"))
+    kinds: list[str | None] = [None] * len(tokens)
+    kinds[-2:] = ["HOSPITAL", "HOSPITAL"]
+    viterbi = ["O"] * (len(tokens) - 2) + ["B-HOSPITAL", "O"]
+    _drop_bias_only_lower_words(tokens, kinds, viterbi)
+    assert kinds[-1] == "HOSPITAL"
 
 
 def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():

@@ -12,6 +12,11 @@ and stays tagged; so does a span from the header dictionary, and a value
 that is also tagged elsewhere in the same text, since the leak guard would
 find it in the output there and refuse the whole document.
 
+Some eponyms no list holds all of are found by their shape instead: a
+compound of capitalised names before a clinical word (``Harris-Benedict
+equation``), a name before a disease word (``Williams syndrome``) and a place
+before a method word (``Hartford nomogram``, ``Ross River virus``).
+
 Matching is one pass over the words with a dict of first words; no regex is
 built per document.
 """
@@ -23,8 +28,11 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger import lexicons
+from deid_pipeline.tagger.gazetteers import FACILITY_WORDS
 from deid_pipeline.tagger.intervals import Intervals
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
@@ -46,6 +54,8 @@ technique cell cells body bodies lesion lesions contracture deformity anemia
 ataxia tremor neuralgia neuropathy arteritis vasculitis granulomatosis lines
 ring rings rods tetralogy sarcoma carcinoma malformation gland glands duct
 equation equations nomogram aphasia shunt frame diet guideline guidelines
+protocol protocols variant variants subscore wave waves ophthalmopathy
+orbitopathy surgery
 """.split())
 # Words that make the next name a person's.
 PERSON_TITLES = frozenset({
@@ -58,7 +68,16 @@ _POSSESSIVE_OK = "'s"
 # common first names, surnames or big cities ("Thomas splint", but "Thomas
 # came in to test"; "Rochester criteria", but "from Rochester for staging").
 _NEXT_WORD_ONLY = "!"
-_MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY)
+# Operations named after a surgeon are also written as a noun: "had a
+# Whipple", "s/p Hartmann", "post Kasai". After an article or a word that
+# says an operation was done, such an eponym is the operation, not a person
+# (no one writes "a Smith" for a person in a note).
+_OPERATION = "op"
+_MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY, _OPERATION)
+_OPERATION_CUES = frozenset({
+    "a", "an", "the", "p", "post", "underwent", "undergo", "undergoing",
+    "undergone", "previous", "prior", "lap", "laparoscopic", "open",
+})
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3
 _WORDS_BEFORE = 2
@@ -89,6 +108,7 @@ class Eponym:
     possessive: bool
     clinical_words: frozenset[str]
     next_word_only: bool = False
+    operation: bool = False
 
 
 class Allowlist(dict[str, list[Eponym]]):
@@ -118,6 +138,7 @@ def _parse(lines: Iterable[str]) -> Allowlist:
             clinical_words=CLINICAL_WORDS | {m.lower() for m in marks
                                              if m not in _MARKS},
             next_word_only=_NEXT_WORD_ONLY in marks,
+            operation=_OPERATION in marks,
         )
         index.setdefault(words[0], []).append(eponym)
         if words[0] in _ALIASES:
@@ -218,7 +239,112 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
         if region is None:
             found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
     regions = [region for _e, _end, region in found.values() if region is not None]
-    return regions + _compound_regions(words, found)
+    return sorted({*regions, *_compound_regions(words, found),
+                   *_place_method_regions(words), *_named_disease_regions(words)})
+
+
+# Words that, right after a place, make it the name of a method, a guide or
+# a germ rather than where someone is: "Hartford nomogram", "the Denver
+# protocol", "Memphis criteria", "Sanford guide", "Ross River virus". A patient's
+# town is not followed by these (a fever or a disease after a place may be
+# where a patient caught it: "back from Haiti fever x3d", so those are not here).
+METHOD_WORDS = frozenset("""
+protocol protocols nomogram nomograms criteria criterion rule rules guide
+guideline guidelines classification dosing regimen formula equation virus
+encephalitis
+""".split())
+_PLACE_FLAGS = ("city", "uscity", "town", "state", "country")
+# What a place's protocol may be named after besides the place: a clinic
+# (not a hospital nor any other facility word, drug or diagnosis word though
+# it be: "per Calvert Hospital protocol" names the patient's).
+_INSTITUTION_WORDS = frozenset({"clinic"})
+# Up to this many drug or diagnosis words may stand between the place and the
+# method word ("Hartford insulin protocol").
+_CLINICAL_BETWEEN = 2
+
+
+def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
+    """A place of one or two words, then a method word: a named method.
+
+    Found from the place lexicons, not a list: no list holds every city a
+    protocol, nomogram or virus is named after. Read back from each method
+    word, so a note without one costs no lexicon look-up. Not after a person
+    title (``Dr. Denver protocol``).
+    """
+    bare = words.bare
+    methods = [m for m, w in enumerate(bare) if w in METHOD_WORDS]
+    if not methods:
+        return []
+    lex = lexicons.load()
+
+    def place(k: int) -> bool:
+        return any(f.startswith(_PLACE_FLAGS) for f in lex.flags(bare[k]))
+
+    regions = []
+    for m in methods:
+        k = m - 1
+        while (k >= 0 and m - 1 - k < _CLINICAL_BETWEEN and words.joined(k + 1)
+               and bare[k] not in FACILITY_WORDS
+               and lexicons.is_clinical_word(lex.flags(bare[k]))):
+            k -= 1  # "Hartford insulin protocol"
+        if k > 0 and bare[k] in _INSTITUTION_WORDS and words.joined(k + 1):
+            k -= 1  # "Cleveland Clinic protocol"
+        if k < 0 or not words.joined(k + 1) or not place(k):
+            continue
+        if k > 0 and words.joined(k) and place(k - 1):
+            k -= 1  # "Ross River", "Rift Valley"
+        if k > 0 and bare[k - 1] in PERSON_TITLES:
+            continue
+        regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+# Words that, right after a name, make it the name of a disease: no one's
+# name stands right before them in a note. Not "test", "sign", "score":
+# "son Bill test results", "wife Ann sign consent".
+DISEASE_WORDS = frozenset("""
+syndrome syndromes disease diseases palsy anomaly phenomenon sarcoma lymphoma
+thyroiditis encephalopathy dystrophy ataxia neuralgia arteritis granulomatosis
+fracture fractures
+""".split())
+
+
+_METHOD_OR_DISEASE_WORD = re.compile(
+    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | DISEASE_WORDS)))
+
+
+def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
+    """A name right before a disease word, listed or not: ``Williams syndrome``.
+
+    The eponym list cannot hold every syndrome named after a person, and a
+    name written right before ``syndrome`` or ``disease`` is the syndrome's.
+    Not after a person title or a kin word (``Dr. Hunter``, ``wife Ann``).
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m == 0 or word not in DISEASE_WORDS or not words.joined(m):
+            continue
+        k = m - 1
+        if len(bare[k]) < 3 or not bare[k].isalpha():
+            continue
+        if k > 0 and (bare[k - 1] in PERSON_TITLES or bare[k - 1] in _kin_words()):
+            continue
+        regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+@lru_cache(maxsize=1)
+def _kin_words() -> frozenset[str]:
+    from deid_pipeline.tagger.rules.detector import default_config
+
+    return frozenset(w.lower() for w in default_config()["names"]["relations"])
+
+
+# After a compound of names, also these: "Jarisch-Herxheimer reaction",
+# "Essex-Lopresti injury" (after one name "injury" may be where it happened:
+# "ottawa ankle injury").
+_COMPOUND_WORDS = CLINICAL_WORDS | {"reaction", "reactions", "injury", "injuries"}
 
 
 def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
@@ -244,7 +370,7 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
         k = end
         if k < n - 1 and words.joined(k) and _VERSION.fullmatch(words.bare[k]):
             k += 1
-        if k < n and words.joined(k) and words.bare[k] in CLINICAL_WORDS:
+        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS:
             regions.append((words.spans[i][0], words.spans[k][1]))
         i = end
     return regions
@@ -294,6 +420,9 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
     if i > 0 and words.bare[i - 1] in PERSON_TITLES:
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
+    if eponym.operation and i > 0 and words.joined(i) \
+            and words.bare[i - 1] in _OPERATION_CUES:
+        return start, stop  # "a Whipple", "s/p Hartmann"
     after = end
     if after < len(words.bare) - 1 and words.joined(after) \
             and _VERSION.fullmatch(words.bare[after]):
@@ -309,10 +438,9 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
             break
         if words.bare[k] in eponym.clinical_words:
             clinical, stop = True, words.spans[k][1]
-        elif k < after:
-            continue  # the version
-        elif eponym.next_word_only:
-            break  # "Ottawa ankle rule": its reach is its clinical words only
+        # Otherwise the version ("Rome III criteria") or a word before a later
+        # clinical word ("Denver Developmental Screening Test"): the reach
+        # ends at the last clinical word ("ottawa ankle injury" keeps injury).
     for k in range(i - 1, max(i - 1 - _WORDS_BEFORE, -1), -1):
         if not words.joined(k + 1):
             break
@@ -326,8 +454,9 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     index = load()
     if not any(word in index.words for s in spans
                for word in _WORD.findall(text[s.start:s.end].lower())) \
-            and not any("-" in text[max(s.start - 1, 0):s.end + 1] for s in spans):
-        return tuple(spans)  # no span holds an eponym's word or a hyphen: no scan
+            and not any("-" in text[max(s.start - 1, 0):s.end + 1] for s in spans) \
+            and not (spans and _METHOD_OR_DISEASE_WORD.search(text)):
+        return tuple(spans)  # no eponym's word, hyphen or method word: no scan
     regions = eponym_regions(text, index)
     if not regions:
         return tuple(spans)

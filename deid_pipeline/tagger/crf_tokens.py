@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from deid_pipeline.labels import category
-from deid_pipeline.tagger import lexicons
+from deid_pipeline.tagger import allowlist, lexicons
 from deid_pipeline.tagger.bio import OUTSIDE
 from deid_pipeline.tagger.rules.detector import default_config
 from deid_pipeline.tokenizer import Token, is_digits
@@ -30,6 +30,8 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     ``viterbi``: the best path's tags, which no rule overrules.
     """
     _drop_common_words(tokens, kinds, viterbi)
+    _drop_bias_only_disease_eponyms(tokens, kinds, viterbi)
+    _drop_bias_only_lower_words(tokens, kinds, viterbi)
     _drop_weekdays(tokens, kinds)
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
@@ -45,12 +47,6 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
 # A word this common in English (wordfreq Zipf >= 5: "will", "may", "bill") is
 # not propagated from one occurrence to the others: it is too often not PHI.
 _PROPAGATE_MAX_ENGLISH_BAND = 4
-
-
-def _is_clinical_word(flags: Sequence[str]) -> bool:
-    """A drug or diagnosis word that is no listed name (``dopamine``, not ``Cross``)."""
-    return (any(f in ("drug", "dx") for f in flags)
-            and not any(f[:2] in ("fn", "ln") for f in flags))
 
 
 # Kinds whose tokens are pieces of a longer value (``PORTAL`` of a URL, a
@@ -86,7 +82,7 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
     lex = lexicons.load()
     seeds = {k: v for k, v in seeds.items()
              if lex.english_band(k) <= _PROPAGATE_MAX_ENGLISH_BAND
-             and not _is_clinical_word(lex.flags(k))}
+             and not lexicons.is_clinical_word(lex.flags(k))}
     for t, tok in enumerate(tokens):
         if kinds[t] is None and len(tok.text) > 1:
             seed = seeds.get(tok.text.lower())
@@ -127,7 +123,7 @@ def _drop_clinical_places(tokens: Sequence[Token], kinds: list[str | None]) -> N
         while end + 1 < n and kinds[end + 1] in _PLACE_KINDS:
             end += 1
         words = [tokens[i].text.lower() for i in range(t, end + 1)]
-        if (words[-1].isalpha() and _is_clinical_word(lex.flags(words[-1]))
+        if (words[-1].isalpha() and lexicons.is_clinical_word(lex.flags(words[-1]))
                 and not any(f.startswith(_PLACE_OR_NAME_FLAGS)
                             for w in words[:-1] for f in lex.flags(w))):
             for i in range(t, end + 1):
@@ -148,6 +144,78 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
         if (kind is not None and viterbi[t] == OUTSIDE
                 and lex.english_band(tokens[t].text.lower()) >= _COMMON_WORD_BAND):
             kinds[t] = None
+
+
+# Zipf >= 4: "manage", "variant", "guide"; a word of the lexicons' name or
+# US place lists is not one of them, whatever its band.
+_LOWER_WORD_BAND = 4
+_NAME_OR_US_PLACE_FLAGS = ("fn", "ln", "town", "uscity", "state", "stab", "country")
+
+
+def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None],
+                                viterbi: Sequence[str]) -> None:
+    """Unmark a common English word in lower case that only the bias marked.
+
+    At the recall bias the model marks the word it is least sure of in a
+    short text it has no context for: ``How to manage X?`` lost ``manage``
+    as a place (a Belgian town: only the world-city list has it), and
+    ``kawasaki coronary aneurysm`` its ``coronary``. A word written in lower
+    case, common in English (Zipf >= 4) or a drug or diagnosis word, in no
+    list of names or US places, and no part of a longer value (no word beside
+    it marked with its kind) is PHI only when the best path says so.
+    ``p michael``, ``lives in dover`` and ``son will`` keep theirs (listed
+    names and towns), and so does the ``regional`` of ``hornitos regional``.
+    """
+    lex = lexicons.load()
+    before = list(kinds)
+    n = len(kinds)
+    for t, kind in enumerate(kinds):
+        if kind is None or viterbi[t] != OUTSIDE:
+            continue
+        if (t > 0 and before[t - 1] == kind) or (t + 1 < n and before[t + 1] == kind):
+            continue
+        word = tokens[t].text
+        if not (word.isalpha() and word.islower()):
+            continue
+        flags = lex.flags(word)
+        if ((lex.english_band(word) >= _LOWER_WORD_BAND
+             or lexicons.is_clinical_word(flags))
+                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)):
+            kinds[t] = None
+
+
+def _drop_bias_only_disease_eponyms(tokens: Sequence[Token], kinds: list[str | None],
+                                    viterbi: Sequence[str]) -> None:
+    """Unmark a disease eponym that only the bias marked and no title precedes.
+
+    The allowlist drops an eponym in its clinical context; a clinician also
+    writes the disease by its eponym alone (``hashimoto and levothyroxine``),
+    where nothing but the model's doubt made it a name. The eponyms the list
+    allows in the possessive alone (``'s``: Hashimoto, Crohn, Raynaud) are
+    diseases first; such a word is PHI when the best path says so or after
+    ``Dr.``/``Mr.``.
+    """
+    diseases = _disease_eponyms()
+    for t, kind in enumerate(kinds):
+        if (kind is not None and viterbi[t] == OUTSIDE
+                and tokens[t].text.lower() in diseases
+                and not _after_person_title(tokens, t)):
+            kinds[t] = None
+
+
+def _after_person_title(tokens: Sequence[Token], t: int) -> bool:
+    """Token ``t`` follows ``Dr``, ``Mr.`` or another person title."""
+    k = t - 1
+    if k >= 0 and tokens[k].text == ".":
+        k -= 1
+    return k >= 0 and tokens[k].text.lower() in allowlist.PERSON_TITLES
+
+
+@lru_cache(maxsize=1)
+def _disease_eponyms() -> frozenset[str]:
+    """One-word eponyms the allowlist takes in the possessive alone."""
+    return frozenset(e.words[0] for entries in allowlist.load().values()
+                     for e in entries if e.possessive and len(e.words) == 1)
 
 
 # Flags of a multi-word place name (Bel Air, Glen Burnie, New Hampshire).

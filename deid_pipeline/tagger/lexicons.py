@@ -184,6 +184,12 @@ def load(data_dir: str = DATA_DIR) -> Lexicons:
     return _CACHE[data_dir]
 
 
+def is_clinical_word(flags: Sequence[str]) -> bool:
+    """A drug or diagnosis word that is no listed name (``dopamine``, not ``Cross``)."""
+    return (any(f in ("drug", "dx") for f in flags)
+            and not any(f[:2] in ("fn", "ln") for f in flags))
+
+
 def phrase_matches(lowers: Sequence[str], lexicons: Lexicons
                    ) -> Iterator[tuple[int, int, tuple[str, ...]]]:
     """``(first, count, flags)`` of each multi-token lexicon entry in ``lowers``.
