@@ -144,6 +144,23 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("per Hartford Hospital protocol, q1h neuro checks", "Hartford", "HOSPITAL", True),
     ("CT shows a Jefferson fracture of C1", "Jefferson", "DOCTOR", False),
     ("pitcher, 9 mo after Tommy John surgery", "Tommy John", "RELATIVE", False),
+    # Issue 46, round 2: scores, reflexes, devices and waves of other
+    # specialities, listed; a person of the same name keeps the tag.
+    ("new ballard score 35 wks", "ballard", "PATIENT", False),
+    ("is the moro reflex gone by 6 mo", "moro", "DOCTOR", False),
+    ("greenfield filter removal timing", "greenfield filter", "DOCTOR", False),
+    ("passy-muir valve with cuff up?", "passy-muir", "HOSPITAL", False),
+    ("osborn waves at 30 C", "osborn", "HOSPITAL", False),
+    ("henderson-hasselbalch for urine ph", "henderson-hasselbalch", "HOSPITAL", False),
+    ("johns hopkins fall risk tool", "johns hopkins", "DOCTOR", False),
+    ("kerlix roll over the graft", "kerlix roll", "DOCTOR", False),
+    ("lund and browder chart for adults", "browder", "LOCATION", False),
+    ("mother Linda Ballard wants the score", "Ballard", "RELATIVE", True),
+    ("dr moro on call for peds tonight", "moro", "DOCTOR", True),
+    ("Dr. Greenfield filter consult", "Greenfield", "DOCTOR", True),
+    ("Mrs. Osborn ecg shows j waves", "Osborn", "PATIENT", True),
+    ("transfer from johns hopkins with ards", "johns hopkins", "HOSPITAL", True),
+    ("Osborn, pt's son, called re: waves of pain", "Osborn", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):
