@@ -161,6 +161,21 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Mrs. Osborn ecg shows j waves", "Osborn", "PATIENT", True),
     ("transfer from johns hopkins with ards", "johns hopkins", "HOSPITAL", True),
     ("Osborn, pt's son, called re: waves of pain", "Osborn", "RELATIVE", True),
+    # A name right before a score, scale or reflex word is the tool's, listed
+    # or not; two names joined by "and" share it; not after a title or kin word.
+    ("Bainbridge reflex after a fluid bolus?", "Bainbridge", "DOCTOR", False),
+    ("plot it on the Rumack and Matthew chart", "Rumack", "DOCTOR", False),
+    ("Dr. Bainbridge reflex hammer please", "Bainbridge", "DOCTOR", True),
+    ("daughter Ellen and Ray chart reviewed", "Ellen", "RELATIVE", True),
+    ("son Bill test results came back", "Bill", "RELATIVE", True),
+    # A compound of names typed in lower case, before a clinical word but not
+    # one that follows what a relative does, nor starting with a first name.
+    ("romhilt-estes score for lvh", "romhilt-estes", "DOCTOR", False),
+    ("constant-murley score after repair", "murley", "DOCTOR", False),
+    ("wife ann-marie sign consent?", "ann-marie", "RELATIVE", True),
+    ("mary-beth scale weight this am", "mary-beth", "RELATIVE", True),
+    ("lopez-garcia test results back", "lopez-garcia", "PATIENT", True),
+    ("Wife Ann-Marie score sheet done", "Ann-Marie", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -435,6 +435,18 @@ def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():
     assert kinds[-1] == "HOSPITAL"
 
 
+def test_when_every_word_of_a_bias_only_run_is_a_lower_common_word_then_all_go():
+    # After an eponym the model took "skeletal maturity" for a hospital; a
+    # town of common words keeps its run ("grand" is a listed surname).
+    for text, start, kept in (("sanders skeletal maturity stage", 1, False),
+                              ("moved to grand rapids in may", 2, True)):
+        tokens = tuple(tokenize(text))
+        kinds: list[str | None] = [None] * len(tokens)
+        kinds[start:start + 2] = ["HOSPITAL"] * 2
+        _drop_bias_only_lower_words(tokens, kinds, ["O"] * len(tokens))
+        assert (kinds[start:start + 2] == ["HOSPITAL"] * 2) is kept, text
+
+
 def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():
     tokens = tuple(tokenize("new job in Bel Air; moved from Glen Burnie to york"))
     words = [t.text for t in tokens]

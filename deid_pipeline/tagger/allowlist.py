@@ -309,29 +309,50 @@ fracture fractures
 """.split())
 
 
+# Words that, right after a name, make it the name of a scoring tool, a
+# reflex or a manoeuvre (``Ballard score``, ``Galant reflex``, ``Lund and
+# Browder chart``): a note writes a person's name before none of them. Still
+# not "test", "sign" or "type", which follow a relative's name in notes.
+TOOL_WORDS = frozenset("""
+score scores scoring scale scales reflex reflexes maneuver maneuvers manoeuvre
+classification chart
+""".split())
+_NAMED_WORDS = DISEASE_WORDS | TOOL_WORDS
+
 _METHOD_OR_DISEASE_WORD = re.compile(
-    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | DISEASE_WORDS)))
+    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | _NAMED_WORDS)))
 
 
 def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
-    """A name right before a disease word, listed or not: ``Williams syndrome``.
+    """A name right before a disease or tool word, listed or not.
 
-    The eponym list cannot hold every syndrome named after a person, and a
-    name written right before ``syndrome`` or ``disease`` is the syndrome's.
-    Not after a person title or a kin word (``Dr. Hunter``, ``wife Ann``).
+    The eponym list cannot hold every syndrome, score or reflex named after a
+    person, and a name written right before ``syndrome``, ``disease``,
+    ``score`` or ``reflex`` is the syndrome's (``Williams syndrome``,
+    ``Perez reflex``); two names joined by ``and`` share the word (``Lund
+    and Browder chart``). Not after a person title or a kin word (``Dr.
+    Hunter``, ``wife Ann``).
     """
     bare = words.bare
     regions = []
     for m, word in enumerate(bare):
-        if m == 0 or word not in DISEASE_WORDS or not words.joined(m):
+        if m == 0 or word not in _NAMED_WORDS or not words.joined(m):
             continue
         k = m - 1
-        if len(bare[k]) < 3 or not bare[k].isalpha():
+        if not _named_word(bare[k]):
             continue
+        if k > 1 and bare[k - 1] in _COORDINATORS and _named_word(bare[k - 2]) \
+                and words.joined(k) and words.joined(k - 1):
+            k -= 2  # "Lund and Browder chart"
         if k > 0 and (bare[k - 1] in PERSON_TITLES or bare[k - 1] in _kin_words()):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
     return regions
+
+
+def _named_word(word: str) -> bool:
+    """A word of three or more letters: how any name is written."""
+    return len(word) >= 3 and word.isalpha()
 
 
 @lru_cache(maxsize=1)
@@ -354,26 +375,48 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
     ``Lown-Ganong-Levine syndrome``: two or more capitalised names joined by
     hyphens, then (after a version at most) a clinical word. No list holds
     them all, no one is called by such a compound and a clinical word, and
-    the CRF took their parts for names or dates. After a person title the
-    compound is a person (``Dr. Smith-Jones test`` stays tagged).
+    the CRF took their parts for names or dates. After a person title or a
+    kin word the compound is a person (``Dr. Smith-Jones test``, ``wife
+    Ann-Marie sign`` stay tagged).
+
+    Typed in lower case (``silverman-anderson score``) the compound must start
+    with no common first name (``ann-marie sign consent`` stays tagged) and
+    its word be no ``sign``, ``test`` or ``type``, which follow a relative.
     """
     regions = []
     n, text, i = len(words.bare), words.text, 0
     while i < n - 2:
+        lower = _is_lower_name(text, words.spans[i])
         end = i + 1
-        while end < n and _hyphenated_name(words, end):
+        while end < n and _hyphenated_name(words, end, lower):
             end += 1
-        if end - i < 2 or not _is_name(text, words.spans[i]) or i in found \
-                or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+        if end - i < 2 or i in found \
+                or not (lower or _is_name(text, words.spans[i])) \
+                or (lower and _first_name(words.bare[i])) \
+                or (i > 0 and (words.bare[i - 1] in PERSON_TITLES
+                               or words.bare[i - 1] in _kin_words())):
             i = end
             continue
         k = end
         if k < n - 1 and words.joined(k) and _VERSION.fullmatch(words.bare[k]):
             k += 1
-        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS:
+        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS \
+                and not (lower and words.bare[k] in _PERSON_ACT_WORDS):
             regions.append((words.spans[i][0], words.spans[k][1]))
         i = end
     return regions
+
+
+# Clinical words that also follow what a relative does or has: "son Bill test
+# results", "wife Ann sign consent", "Ann-Marie type of question".
+_PERSON_ACT_WORDS = frozenset({"sign", "signs", "test", "tests", "testing", "type"})
+# A lexicon band of the commonest first names (Mary, Ann, Jean, Billy).
+_COMMON_FIRST_NAME = "fn1"
+
+
+def _first_name(word: str) -> bool:
+    """``word`` is one of the commonest first names (``ann``, ``mary``)."""
+    return _COMMON_FIRST_NAME in lexicons.load().flags(word)
 
 
 def _is_name(text: str, span: tuple[int, int]) -> bool:
@@ -383,10 +426,20 @@ def _is_name(text: str, span: tuple[int, int]) -> bool:
         and word[1:].islower()
 
 
-def _hyphenated_name(words: _Words, k: int) -> bool:
-    """Word ``k`` is a name joined by one hyphen to the word before it."""
+def _is_lower_name(text: str, span: tuple[int, int]) -> bool:
+    """A lower-case word of letters, three or more: a surname as queries type it."""
+    word = text[span[0]:span[1]]
+    return len(word) >= 3 and word.isalpha() and word.islower()
+
+
+def _hyphenated_name(words: _Words, k: int, lower: bool = False) -> bool:
+    """Word ``k`` is a name joined by one hyphen to the word before it.
+
+    ``lower``: the name is typed in lower case, as the compound's first was.
+    """
     (_a, prev_end), (start, _b) = words.spans[k - 1], words.spans[k]
-    return words.text[prev_end:start] == "-" and _is_name(words.text, words.spans[k])
+    is_name = _is_lower_name if lower else _is_name
+    return words.text[prev_end:start] == "-" and is_name(words.text, words.spans[k])
 
 
 # "Cullen and Grey Turner signs", "Phalen or Tinel test": one clinical word

@@ -165,23 +165,32 @@ def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None]
     it marked with its kind) is PHI only when the best path says so.
     ``p michael``, ``lives in dover`` and ``son will`` keep theirs (listed
     names and towns), and so does the ``regional`` of ``hornitos regional``.
+    A run of such words of one kind goes as a whole when every word of it is
+    one (``silverman-anderson [score newborn]``, ``sanders [skeletal
+    maturity]``: what the model took for a hospital after an eponym).
     """
     lex = lexicons.load()
-    before = list(kinds)
-    n = len(kinds)
-    for t, kind in enumerate(kinds):
-        if kind is None or viterbi[t] != OUTSIDE:
-            continue
-        if (t > 0 and before[t - 1] == kind) or (t + 1 < n and before[t + 1] == kind):
-            continue
+
+    def unmarkable(t: int) -> bool:
         word = tokens[t].text
-        if not (word.isalpha() and word.islower()):
-            continue
+        if viterbi[t] != OUTSIDE or not (word.isalpha() and word.islower()):
+            return False
         flags = lex.flags(word)
-        if ((lex.english_band(word) >= _LOWER_WORD_BAND
-             or lexicons.is_clinical_word(flags))
-                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)):
-            kinds[t] = None
+        return ((lex.english_band(word) >= _LOWER_WORD_BAND
+                 or lexicons.is_clinical_word(flags))
+                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags))
+
+    n = len(kinds)
+    t = 0
+    while t < n:
+        kind = kinds[t]
+        end = t + 1
+        while end < n and kind is not None and kinds[end] == kind:
+            end += 1
+        if kind is not None and all(unmarkable(k) for k in range(t, end)):
+            for k in range(t, end):
+                kinds[k] = None
+        t = end
 
 
 def _drop_bias_only_disease_eponyms(tokens: Sequence[Token], kinds: list[str | None],
