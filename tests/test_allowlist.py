@@ -176,6 +176,14 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("mary-beth scale weight this am", "mary-beth", "RELATIVE", True),
     ("lopez-garcia test results back", "lopez-garcia", "PATIENT", True),
     ("Wife Ann-Marie score sheet done", "Ann-Marie", "RELATIVE", True),
+    # A clinic quoted as an authority, in the present tense; where a patient
+    # was, or what a clinic told one, stays tagged.
+    ("the Mayo Clinic define refractory celiac how", "Mayo", "LOCATION", False),
+    ("does the cleveland clinic use tpa for submassive pe", "cleveland", "LOCATION",
+     False),
+    ("pt seen at Mayo Clinic last month", "Mayo", "HOSPITAL", True),
+    ("the Mayo Clinic recommended surgery in May", "Mayo", "HOSPITAL", True),
+    ("the Calvert Hospital Clinic says to hold", "Calvert", "HOSPITAL", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

@@ -33,6 +33,7 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
     _drop_bias_only_lower_words,
+    _drop_bias_only_rate_units,
     _drop_bias_only_young_ages,
     _drop_clinical_places,
     _drop_common_words,
@@ -394,6 +395,7 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
 
 # Issue 46: words of a clinician's question that only the recall bias marked.
 _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
+_RATE = _drop_bias_only_rate_units
 
 
 @pytest.mark.parametrize("rule, text, word, on_path, kept", [
@@ -412,6 +414,13 @@ _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
     (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", True, True),
     (_EPONYM, "seen by Dr. Hashimoto today", "Hashimoto", False, True),
     (_EPONYM, "Mr Crohn called for his wife", "Crohn", False, True),
+    # A unit after a word of rate: "day" is also a surname; a capitalised
+    # one (a doctor's orders) and one on the best path stay.
+    (_RATE, "max tylenol per day in elderly", "day", False, False),
+    (_RATE, "how many units a day for basal insulin", "day", False, False),
+    (_RATE, "max tylenol per day in elderly", "day", True, True),
+    (_RATE, "lasix held per Day, recheck lytes", "Day", False, True),
+    (_RATE, "spoke with day re: plan", "day", False, True),
 ])
 def test_when_a_question_word_only_the_bias_marked_then_dropped(rule, text, word,
                                                                on_path, kept):

@@ -240,7 +240,8 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
             found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
     regions = [region for _e, _end, region in found.values() if region is not None]
     return sorted({*regions, *_compound_regions(words, found),
-                   *_place_method_regions(words), *_named_disease_regions(words)})
+                   *_place_method_regions(words), *_named_disease_regions(words),
+                   *_institution_voice_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -299,6 +300,42 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
     return regions
 
 
+# Present-tense verbs that, after "the <name> Clinic", quote the clinic as an
+# authority (``does the Cleveland Clinic use tPA``, ``the Mayo Clinic
+# defines``): a guideline's author, not where a patient was, which a note
+# tells in the past (``Mayo Clinic recommended surgery``, ``seen at Mayo
+# Clinic``).
+_AUTHORITY_VERBS = frozenset("""
+define defines recommend recommends suggest suggests use uses say says advise
+advises endorse endorses
+""".split())
+# The longest institution name before its clinic word, in words.
+_INSTITUTION_NAME_WORDS = 2
+
+
+def _institution_voice_regions(words: _Words) -> list[tuple[int, int]]:
+    """``the`` and a name of one or two words, ``Clinic``, then an authority verb.
+
+    The name's region runs from the name to the clinic word; neither a
+    facility word (``the Calvert Hospital Clinic says``) nor a past tense
+    (``the Mayo Clinic recommended``) makes one.
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m < 2 or word not in _INSTITUTION_WORDS or m + 1 >= len(bare) \
+                or bare[m + 1] not in _AUTHORITY_VERBS or not words.joined(m + 1):
+            continue
+        for a in range(m - 1, max(m - 1 - _INSTITUTION_NAME_WORDS, 0), -1):
+            if not words.joined(a + 1) or not bare[a].isalpha() \
+                    or bare[a] in FACILITY_WORDS:
+                break
+            if bare[a - 1] == "the" and words.joined(a):
+                regions.append((words.spans[a][0], words.spans[m][1]))
+                break
+    return regions
+
+
 # Words that, right after a name, make it the name of a disease: no one's
 # name stands right before them in a note. Not "test", "sign", "score":
 # "son Bill test results", "wife Ann sign consent".
@@ -319,8 +356,8 @@ classification chart
 """.split())
 _NAMED_WORDS = DISEASE_WORDS | TOOL_WORDS
 
-_METHOD_OR_DISEASE_WORD = re.compile(
-    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | _NAMED_WORDS)))
+_METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
+    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS)))
 
 
 def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
