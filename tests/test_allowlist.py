@@ -184,6 +184,17 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("pt seen at Mayo Clinic last month", "Mayo", "HOSPITAL", True),
     ("the Mayo Clinic recommended surgery in May", "Mayo", "HOSPITAL", True),
     ("the Calvert Hospital Clinic says to hold", "Calvert", "HOSPITAL", True),
+    # After an article a name before a sign, lesion or device word is its
+    # eponym, listed or not; a hospital's cath lab, a family, an initial stay.
+    ("what is a Bouchut lesion on endoscopy", "Bouchut", "DOCTOR", False),
+    ("what does the Ferriman-Gallwey score measure", "Ferriman-Gallwey", "DOCTOR",
+     False),
+    ("is the Stookey valve one way?", "Stookey", "DOCTOR", False),
+    ("what is a Denis Browne bar", "Denis Browne", "DOCTOR", False),
+    ("the Calvert cath lab called", "Calvert", "HOSPITAL", True),
+    ("the Smith family at bedside", "Smith", "RELATIVE", True),
+    ("Dr. A Smith test ordered", "Smith", "DOCTOR", True),
+    ("Dennie Morgan, her son, called", "Dennie Morgan", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

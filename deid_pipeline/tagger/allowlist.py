@@ -164,6 +164,14 @@ def load(path: str = DATA_FILE) -> Allowlist:
     return cached
 
 
+def _after_title(words: _Words, i: int) -> bool:
+    """Word ``i`` follows a person title, or one and an initial (``Dr. J Smith``)."""
+    k = i - 1
+    if k > 0 and len(words.bare[k]) == 1 and words.bare[k - 1] in PERSON_TITLES:
+        return True
+    return k >= 0 and words.bare[k] in PERSON_TITLES
+
+
 class _Words:
     """Lower-cased words of a text with offsets; a possessive ``s`` is folded in."""
 
@@ -241,7 +249,7 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
     regions = [region for _e, _end, region in found.values() if region is not None]
     return sorted({*regions, *_compound_regions(words, found),
                    *_place_method_regions(words), *_named_disease_regions(words),
-                   *_institution_voice_regions(words)})
+                   *_institution_voice_regions(words), *_article_eponym_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -294,7 +302,7 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
             continue
         if k > 0 and words.joined(k) and place(k - 1):
             k -= 1  # "Ross River", "Rift Valley"
-        if k > 0 and bare[k - 1] in PERSON_TITLES:
+        if _after_title(words, k):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
     return regions
@@ -352,12 +360,9 @@ fracture fractures
 # not "test", "sign" or "type", which follow a relative's name in notes.
 TOOL_WORDS = frozenset("""
 score scores scoring scale scales reflex reflexes maneuver maneuvers manoeuvre
-classification chart
+classification chart bodies rings
 """.split())
 _NAMED_WORDS = DISEASE_WORDS | TOOL_WORDS
-
-_METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
-    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS)))
 
 
 def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
@@ -381,7 +386,7 @@ def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
         if k > 1 and bare[k - 1] in _COORDINATORS and _named_word(bare[k - 2]) \
                 and words.joined(k) and words.joined(k - 1):
             k -= 2  # "Lund and Browder chart"
-        if k > 0 and (bare[k - 1] in PERSON_TITLES or bare[k - 1] in _kin_words()):
+        if _after_title(words, k) or (k > 0 and bare[k - 1] in _kin_words()):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
     return regions
@@ -392,6 +397,52 @@ def _named_word(word: str) -> bool:
     return len(word) >= 3 and word.isalpha()
 
 
+# After an article, a name before one of these words is the thing's eponym:
+# no note writes "a Smith" or "the Jones" for a person right before a sign, a
+# lesion or a device ("a Cameron lesion", "the Somogyi effect", "the
+# Blom-Singer valve"). Not "cath", "procedure" or "surgery": "the Calvert
+# cath lab" is a hospital's.
+ARTICLE_EPONYM_WORDS = frozenset("""
+sign signs test score scale criteria classification staging stage grade index
+rule maneuver manoeuvre reflex phenomenon effect triad pentad lesion lesions
+ulcer node nodes body bodies ring rings cells spots fold folds striae papules
+nodules pattern syndrome disease fracture deformity dehiscence placenta valve
+button bar jacket filter balloon brace splint collar harness shunt formula
+equation nomogram model level point triangle
+""".split())
+_ARTICLES = frozenset({"a", "an", "the"})
+# The longest name between the article and its word, in words ("a Denis
+# Browne bar").
+_ARTICLE_NAME_WORDS = 2
+
+
+def _article_eponym_regions(words: _Words) -> list[tuple[int, int]]:
+    """An article, a name of one or two words, then an eponym's word.
+
+    Read back from each such word; the name's words are letters, three or
+    more, joined by blanks or hyphens (``a Dennie-Morgan fold``). A capital
+    ``A`` after a title is an initial (``Dr. A Smith test``): no region.
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m < 2 or word not in ARTICLE_EPONYM_WORDS or not words.joined(m):
+            continue
+        names = 0
+        k = m - 1
+        while k > 0 and words.joined(k + 1) and _named_word(bare[k]):
+            if bare[k - 1] in _ARTICLES and words.joined(k):
+                if not _after_title(words, k - 1):
+                    regions.append((words.spans[k][0], words.spans[m][1]))
+                break
+            if words.text[words.spans[k - 1][1]:words.spans[k][0]] != "-":
+                names += 1
+                if names >= _ARTICLE_NAME_WORDS:
+                    break
+            k -= 1
+    return regions
+
+
 @lru_cache(maxsize=1)
 def _kin_words() -> frozenset[str]:
     from deid_pipeline.tagger.rules.detector import default_config
@@ -399,10 +450,11 @@ def _kin_words() -> frozenset[str]:
     return frozenset(w.lower() for w in default_config()["names"]["relations"])
 
 
-# After a compound of names, also these: "Jarisch-Herxheimer reaction",
-# "Essex-Lopresti injury" (after one name "injury" may be where it happened:
-# "ottawa ankle injury").
-_COMPOUND_WORDS = CLINICAL_WORDS | {"reaction", "reactions", "injury", "injuries"}
+# After a compound of names, also an eponym's word after an article ("Blom-Singer
+# valve") and these: "Jarisch-Herxheimer reaction", "Essex-Lopresti injury"
+# (after one name "injury" may be where it happened: "ottawa ankle injury").
+_COMPOUND_WORDS = CLINICAL_WORDS | ARTICLE_EPONYM_WORDS | {
+    "reaction", "reactions", "injury", "injuries"}
 
 
 def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
@@ -430,8 +482,8 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
         if end - i < 2 or i in found \
                 or not (lower or _is_name(text, words.spans[i])) \
                 or (lower and _first_name(words.bare[i])) \
-                or (i > 0 and (words.bare[i - 1] in PERSON_TITLES
-                               or words.bare[i - 1] in _kin_words())):
+                or _after_title(words, i) \
+                or (i > 0 and words.bare[i - 1] in _kin_words()):
             i = end
             continue
         k = end
@@ -493,7 +545,7 @@ def _coordinated(words: _Words, i: int, end: int, eponym: Eponym,
     and Grey Turner sign noted"), after a person title, nor when the next
     eponym is clinical by itself alone (``Cullen and Swan-Ganz placed``).
     """
-    if eponym.next_word_only or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+    if eponym.next_word_only or _after_title(words, i):
         return None
     if end + 1 >= len(words.bare) or words.bare[end] not in _COORDINATORS \
             or not (words.joined(end) and words.joined(end + 1)):
@@ -507,7 +559,7 @@ def _coordinated(words: _Words, i: int, end: int, eponym: Eponym,
 def _in_context(words: _Words, i: int, end: int, eponym: Eponym
                 ) -> tuple[int, int] | None:
     """The eponym's region if its context is clinical and no title precedes it."""
-    if i > 0 and words.bare[i - 1] in PERSON_TITLES:
+    if _after_title(words, i):
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
     if eponym.operation and i > 0 and words.joined(i) \
@@ -537,6 +589,12 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
         if words.bare[k] in eponym.clinical_words:
             clinical, start = True, words.spans[k][0]
     return (start, stop) if clinical else None
+
+
+# A word that starts a region found by shape: a text with none of them and no
+# eponym's word or hyphen in a span has no region to read.
+_METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
+    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS | ARTICLE_EPONYM_WORDS)))
 
 
 def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
