@@ -195,6 +195,21 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("the Smith family at bedside", "Smith", "RELATIVE", True),
     ("Dr. A Smith test ordered", "Smith", "DOCTOR", True),
     ("Dennie Morgan, her son, called", "Dennie Morgan", "RELATIVE", True),
+    # A name before "sign" or "test" as a noun (the phrase ends, a coordinator
+    # or, after a sign, a diagnosis word follows); as a verb, after a title,
+    # kin word, verb cue or "pt", or on a common first name it stays tagged.
+    ("westermark sign, hampton hump on cxr", "westermark", "DOCTOR", False),
+    ("goodell sign and chadwick sign", "chadwick", "DOCTOR", False),
+    ("schwartz sign otosclerosis", "schwartz", "DOCTOR", False),
+    ("ober test or thomas test for hip flexors", "ober", "DOCTOR", False),
+    ("Okafor sign consent before the picc", "Okafor", "PATIENT", True),
+    ("can Kowalski sign?", "Kowalski", "RELATIVE", True),
+    ("pt Hernandez test positive for flu", "Hernandez", "PATIENT", True),
+    ("Hernandez test positive for flu", "Hernandez", "PATIENT", True),
+    ("Okafor test results back", "Okafor", "PATIENT", True),
+    ("husband Okafor sign and date", "Okafor", "RELATIVE", True),
+    ("who is Ann sign?", "Ann", "RELATIVE", True),
+    ("Mrs. Bishop test done?", "Bishop", "PATIENT", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

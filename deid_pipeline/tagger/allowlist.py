@@ -249,7 +249,8 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
     regions = [region for _e, _end, region in found.values() if region is not None]
     return sorted({*regions, *_compound_regions(words, found),
                    *_place_method_regions(words), *_named_disease_regions(words),
-                   *_institution_voice_regions(words), *_article_eponym_regions(words)})
+                   *_institution_voice_regions(words), *_article_eponym_regions(words),
+                   *_named_sign_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -389,6 +390,64 @@ def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
         if _after_title(words, k) or (k > 0 and bare[k - 1] in _kin_words()):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+# "Sign" and "test" follow a relative's name as verbs ("wife Ann sign consent",
+# "son Bill test results", "Hernandez test positive for flu"); as an
+# eponym's noun they end the phrase or stand before a coordinator, and a sign
+# also before a finding or a diagnosis word (``Schwartz sign otosclerosis``).
+_SIGN_WORDS = frozenset({"sign", "signs", "test", "tests"})
+_AFTER_TEST = frozenset({"and", "or", "vs", "versus"})
+_AFTER_SIGN = _AFTER_TEST | {
+    "positive", "negative", "pos", "neg", "present", "absent", "of"}
+# Diagnosis words that are also what a person signs or is tested for.
+_SIGNED_THINGS = frozenset({
+    "result", "results", "form", "forms", "consent", "consents", "order",
+    "orders", "note", "notes", "sheet", "paperwork",
+})
+# Words before a name that make "sign"/"test" its verb or the name a
+# patient's: "can Ann sign?", "pt Okafor test positive".
+_VERB_CUES = frozenset({
+    "can", "could", "will", "would", "should", "may", "might", "must", "did",
+    "does", "do", "to", "let", "have", "had", "has", "please", "pls", "need",
+    "needs", "wants", "want", "pt", "pts", "patient",
+})
+_SENTENCE_ENDS = re.compile(r"\s*(?:[?!.,;:)]|$)")
+
+
+def _named_sign_regions(words: _Words) -> list[tuple[int, int]]:
+    """A name right before ``sign`` or ``test`` used as a noun: ``Westermark sign``.
+
+    A noun when the text or clause ends or a coordinator follows, or after a
+    sign a finding or a diagnosis word; not after a title, a kin word, a verb
+    cue or ``pt``, nor on one of the commonest first names (``Bill``, ``Ann``,
+    ``Robert``).
+    """
+    bare, n = words.bare, len(words.bare)
+    lex = None
+    regions = []
+    for m, word in enumerate(bare):
+        if m == 0 or word not in _SIGN_WORDS or not words.joined(m):
+            continue
+        k = m - 1
+        if not _named_word(bare[k]) or _after_title(words, k) or (k > 0 and (
+                bare[k - 1] in _kin_words() or bare[k - 1] in _VERB_CUES)):
+            continue
+        end = words.spans[m][1]
+        if not _SENTENCE_ENDS.match(words.text, end):
+            nxt = bare[m + 1] if m + 1 < n else ""
+            if word.startswith("test"):
+                if nxt not in _AFTER_TEST:
+                    continue
+            elif nxt not in _AFTER_SIGN:
+                lex = lex or lexicons.load()
+                if nxt in _SIGNED_THINGS \
+                        or not lexicons.is_clinical_word(lex.flags(nxt)):
+                    continue
+        if _first_name(bare[k]):
+            continue
+        regions.append((words.spans[k][0], end))
     return regions
 
 
@@ -594,7 +653,8 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
 # A word that starts a region found by shape: a text with none of them and no
 # eponym's word or hyphen in a span has no region to read.
 _METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
-    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS | ARTICLE_EPONYM_WORDS)))
+    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS | ARTICLE_EPONYM_WORDS
+           | _SIGN_WORDS)))
 
 
 def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
