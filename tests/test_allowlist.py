@@ -210,6 +210,10 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("husband Okafor sign and date", "Okafor", "RELATIVE", True),
     ("who is Ann sign?", "Ann", "RELATIVE", True),
     ("Mrs. Bishop test done?", "Bishop", "PATIENT", True),
+    # Radiological signs listed.
+    ("hampton hump and westermark sign", "hampton", "DOCTOR", False),
+    ("dawson fingers on flair", "dawson", "DOCTOR", False),
+    ("Dawson, pt's brother, called", "Dawson", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):
