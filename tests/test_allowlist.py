@@ -144,6 +144,76 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("per Hartford Hospital protocol, q1h neuro checks", "Hartford", "HOSPITAL", True),
     ("CT shows a Jefferson fracture of C1", "Jefferson", "DOCTOR", False),
     ("pitcher, 9 mo after Tommy John surgery", "Tommy John", "RELATIVE", False),
+    # Issue 46, round 2: scores, reflexes, devices and waves of other
+    # specialities, listed; a person of the same name keeps the tag.
+    ("new ballard score 35 wks", "ballard", "PATIENT", False),
+    ("is the moro reflex gone by 6 mo", "moro", "DOCTOR", False),
+    ("greenfield filter removal timing", "greenfield filter", "DOCTOR", False),
+    ("passy-muir valve with cuff up?", "passy-muir", "HOSPITAL", False),
+    ("osborn waves at 30 C", "osborn", "HOSPITAL", False),
+    ("henderson-hasselbalch for urine ph", "henderson-hasselbalch", "HOSPITAL", False),
+    ("johns hopkins fall risk tool", "johns hopkins", "DOCTOR", False),
+    ("kerlix roll over the graft", "kerlix roll", "DOCTOR", False),
+    ("lund and browder chart for adults", "browder", "LOCATION", False),
+    ("mother Linda Ballard wants the score", "Ballard", "RELATIVE", True),
+    ("dr moro on call for peds tonight", "moro", "DOCTOR", True),
+    ("Dr. Greenfield filter consult", "Greenfield", "DOCTOR", True),
+    ("Mrs. Osborn ecg shows j waves", "Osborn", "PATIENT", True),
+    ("transfer from johns hopkins with ards", "johns hopkins", "HOSPITAL", True),
+    ("Osborn, pt's son, called re: waves of pain", "Osborn", "RELATIVE", True),
+    # A name right before a score, scale or reflex word is the tool's, listed
+    # or not; two names joined by "and" share it; not after a title or kin word.
+    ("Bainbridge reflex after a fluid bolus?", "Bainbridge", "DOCTOR", False),
+    ("plot it on the Rumack and Matthew chart", "Rumack", "DOCTOR", False),
+    ("Dr. Bainbridge reflex hammer please", "Bainbridge", "DOCTOR", True),
+    ("daughter Ellen and Ray chart reviewed", "Ellen", "RELATIVE", True),
+    ("son Bill test results came back", "Bill", "RELATIVE", True),
+    # A compound of names typed in lower case, before a clinical word but not
+    # one that follows what a relative does, nor starting with a first name.
+    ("romhilt-estes score for lvh", "romhilt-estes", "DOCTOR", False),
+    ("constant-murley score after repair", "murley", "DOCTOR", False),
+    ("wife ann-marie sign consent?", "ann-marie", "RELATIVE", True),
+    ("mary-beth scale weight this am", "mary-beth", "RELATIVE", True),
+    ("lopez-garcia test results back", "lopez-garcia", "PATIENT", True),
+    ("Wife Ann-Marie score sheet done", "Ann-Marie", "RELATIVE", True),
+    # A clinic quoted as an authority, in the present tense; where a patient
+    # was, or what a clinic told one, stays tagged.
+    ("the Mayo Clinic define refractory celiac how", "Mayo", "LOCATION", False),
+    ("does the cleveland clinic use tpa for submassive pe", "cleveland", "LOCATION",
+     False),
+    ("pt seen at Mayo Clinic last month", "Mayo", "HOSPITAL", True),
+    ("the Mayo Clinic recommended surgery in May", "Mayo", "HOSPITAL", True),
+    ("the Calvert Hospital Clinic says to hold", "Calvert", "HOSPITAL", True),
+    # After an article a name before a sign, lesion or device word is its
+    # eponym, listed or not; a hospital's cath lab, a family, an initial stay.
+    ("what is a Bouchut lesion on endoscopy", "Bouchut", "DOCTOR", False),
+    ("what does the Ferriman-Gallwey score measure", "Ferriman-Gallwey", "DOCTOR",
+     False),
+    ("is the Stookey valve one way?", "Stookey", "DOCTOR", False),
+    ("what is a Denis Browne bar", "Denis Browne", "DOCTOR", False),
+    ("the Calvert cath lab called", "Calvert", "HOSPITAL", True),
+    ("the Smith family at bedside", "Smith", "RELATIVE", True),
+    ("Dr. A Smith test ordered", "Smith", "DOCTOR", True),
+    ("Dennie Morgan, her son, called", "Dennie Morgan", "RELATIVE", True),
+    # A name before "sign" or "test" as a noun (the phrase ends, a coordinator
+    # or, after a sign, a diagnosis word follows); as a verb, after a title,
+    # kin word, verb cue or "pt", or on a common first name it stays tagged.
+    ("westermark sign, hampton hump on cxr", "westermark", "DOCTOR", False),
+    ("goodell sign and chadwick sign", "chadwick", "DOCTOR", False),
+    ("schwartz sign otosclerosis", "schwartz", "DOCTOR", False),
+    ("ober test or thomas test for hip flexors", "ober", "DOCTOR", False),
+    ("Okafor sign consent before the picc", "Okafor", "PATIENT", True),
+    ("can Kowalski sign?", "Kowalski", "RELATIVE", True),
+    ("pt Hernandez test positive for flu", "Hernandez", "PATIENT", True),
+    ("Hernandez test positive for flu", "Hernandez", "PATIENT", True),
+    ("Okafor test results back", "Okafor", "PATIENT", True),
+    ("husband Okafor sign and date", "Okafor", "RELATIVE", True),
+    ("who is Ann sign?", "Ann", "RELATIVE", True),
+    ("Mrs. Bishop test done?", "Bishop", "PATIENT", True),
+    # Radiological signs listed.
+    ("hampton hump and westermark sign", "hampton", "DOCTOR", False),
+    ("dawson fingers on flair", "dawson", "DOCTOR", False),
+    ("Dawson, pt's brother, called", "Dawson", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

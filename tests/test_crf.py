@@ -33,6 +33,7 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
     _drop_bias_only_lower_words,
+    _drop_bias_only_rate_units,
     _drop_bias_only_young_ages,
     _drop_clinical_places,
     _drop_common_words,
@@ -394,6 +395,7 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
 
 # Issue 46: words of a clinician's question that only the recall bias marked.
 _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
+_RATE = _drop_bias_only_rate_units
 
 
 @pytest.mark.parametrize("rule, text, word, on_path, kept", [
@@ -412,6 +414,13 @@ _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
     (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", True, True),
     (_EPONYM, "seen by Dr. Hashimoto today", "Hashimoto", False, True),
     (_EPONYM, "Mr Crohn called for his wife", "Crohn", False, True),
+    # A unit after a word of rate: "day" is also a surname; a capitalised
+    # one (a doctor's orders) and one on the best path stay.
+    (_RATE, "max tylenol per day in elderly", "day", False, False),
+    (_RATE, "how many units a day for basal insulin", "day", False, False),
+    (_RATE, "max tylenol per day in elderly", "day", True, True),
+    (_RATE, "lasix held per Day, recheck lytes", "Day", False, True),
+    (_RATE, "spoke with day re: plan", "day", False, True),
 ])
 def test_when_a_question_word_only_the_bias_marked_then_dropped(rule, text, word,
                                                                on_path, kept):
@@ -433,6 +442,18 @@ def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():
     viterbi = ["O"] * (len(tokens) - 2) + ["B-HOSPITAL", "O"]
     _drop_bias_only_lower_words(tokens, kinds, viterbi)
     assert kinds[-1] == "HOSPITAL"
+
+
+def test_when_every_word_of_a_bias_only_run_is_a_lower_common_word_then_all_go():
+    # After an eponym the model took "skeletal maturity" for a hospital; a
+    # town of common words keeps its run ("grand" is a listed surname).
+    for text, start, kept in (("sanders skeletal maturity stage", 1, False),
+                              ("moved to grand rapids in may", 2, True)):
+        tokens = tuple(tokenize(text))
+        kinds: list[str | None] = [None] * len(tokens)
+        kinds[start:start + 2] = ["HOSPITAL"] * 2
+        _drop_bias_only_lower_words(tokens, kinds, ["O"] * len(tokens))
+        assert (kinds[start:start + 2] == ["HOSPITAL"] * 2) is kept, text
 
 
 def test_when_one_word_of_a_place_name_is_marked_then_all_of_it_is():

@@ -164,6 +164,14 @@ def load(path: str = DATA_FILE) -> Allowlist:
     return cached
 
 
+def _after_title(words: _Words, i: int) -> bool:
+    """Word ``i`` follows a person title, or one and an initial (``Dr. J Smith``)."""
+    k = i - 1
+    if k > 0 and len(words.bare[k]) == 1 and words.bare[k - 1] in PERSON_TITLES:
+        return True
+    return k >= 0 and words.bare[k] in PERSON_TITLES
+
+
 class _Words:
     """Lower-cased words of a text with offsets; a possessive ``s`` is folded in."""
 
@@ -240,7 +248,9 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
             found[i] = (eponym, end, _coordinated(words, i, end, eponym, found))
     regions = [region for _e, _end, region in found.values() if region is not None]
     return sorted({*regions, *_compound_regions(words, found),
-                   *_place_method_regions(words), *_named_disease_regions(words)})
+                   *_place_method_regions(words), *_named_disease_regions(words),
+                   *_institution_voice_regions(words), *_article_eponym_regions(words),
+                   *_named_sign_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -293,9 +303,45 @@ def _place_method_regions(words: _Words) -> list[tuple[int, int]]:
             continue
         if k > 0 and words.joined(k) and place(k - 1):
             k -= 1  # "Ross River", "Rift Valley"
-        if k > 0 and bare[k - 1] in PERSON_TITLES:
+        if _after_title(words, k):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+# Present-tense verbs that, after "the <name> Clinic", quote the clinic as an
+# authority (``does the Cleveland Clinic use tPA``, ``the Mayo Clinic
+# defines``): a guideline's author, not where a patient was, which a note
+# tells in the past (``Mayo Clinic recommended surgery``, ``seen at Mayo
+# Clinic``).
+_AUTHORITY_VERBS = frozenset("""
+define defines recommend recommends suggest suggests use uses say says advise
+advises endorse endorses
+""".split())
+# The longest institution name before its clinic word, in words.
+_INSTITUTION_NAME_WORDS = 2
+
+
+def _institution_voice_regions(words: _Words) -> list[tuple[int, int]]:
+    """``the`` and a name of one or two words, ``Clinic``, then an authority verb.
+
+    The name's region runs from the name to the clinic word; neither a
+    facility word (``the Calvert Hospital Clinic says``) nor a past tense
+    (``the Mayo Clinic recommended``) makes one.
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m < 2 or word not in _INSTITUTION_WORDS or m + 1 >= len(bare) \
+                or bare[m + 1] not in _AUTHORITY_VERBS or not words.joined(m + 1):
+            continue
+        for a in range(m - 1, max(m - 1 - _INSTITUTION_NAME_WORDS, 0), -1):
+            if not words.joined(a + 1) or not bare[a].isalpha() \
+                    or bare[a] in FACILITY_WORDS:
+                break
+            if bare[a - 1] == "the" and words.joined(a):
+                regions.append((words.spans[a][0], words.spans[m][1]))
+                break
     return regions
 
 
@@ -309,28 +355,150 @@ fracture fractures
 """.split())
 
 
-_METHOD_OR_DISEASE_WORD = re.compile(
-    r"(?i)\b(?:%s)\b" % "|".join(sorted(METHOD_WORDS | DISEASE_WORDS)))
+# Words that, right after a name, make it the name of a scoring tool, a
+# reflex or a manoeuvre (``Ballard score``, ``Galant reflex``, ``Lund and
+# Browder chart``): a note writes a person's name before none of them. Still
+# not "test", "sign" or "type", which follow a relative's name in notes.
+TOOL_WORDS = frozenset("""
+score scores scoring scale scales reflex reflexes maneuver maneuvers manoeuvre
+classification chart bodies rings
+""".split())
+_NAMED_WORDS = DISEASE_WORDS | TOOL_WORDS
 
 
 def _named_disease_regions(words: _Words) -> list[tuple[int, int]]:
-    """A name right before a disease word, listed or not: ``Williams syndrome``.
+    """A name right before a disease or tool word, listed or not.
 
-    The eponym list cannot hold every syndrome named after a person, and a
-    name written right before ``syndrome`` or ``disease`` is the syndrome's.
-    Not after a person title or a kin word (``Dr. Hunter``, ``wife Ann``).
+    The eponym list cannot hold every syndrome, score or reflex named after a
+    person, and a name written right before ``syndrome``, ``disease``,
+    ``score`` or ``reflex`` is the syndrome's (``Williams syndrome``,
+    ``Perez reflex``); two names joined by ``and`` share the word (``Lund
+    and Browder chart``). Not after a person title or a kin word (``Dr.
+    Hunter``, ``wife Ann``).
     """
     bare = words.bare
     regions = []
     for m, word in enumerate(bare):
-        if m == 0 or word not in DISEASE_WORDS or not words.joined(m):
+        if m == 0 or word not in _NAMED_WORDS or not words.joined(m):
             continue
         k = m - 1
-        if len(bare[k]) < 3 or not bare[k].isalpha():
+        if not _named_word(bare[k]):
             continue
-        if k > 0 and (bare[k - 1] in PERSON_TITLES or bare[k - 1] in _kin_words()):
+        if k > 1 and bare[k - 1] in _COORDINATORS and _named_word(bare[k - 2]) \
+                and words.joined(k) and words.joined(k - 1):
+            k -= 2  # "Lund and Browder chart"
+        if _after_title(words, k) or (k > 0 and bare[k - 1] in _kin_words()):
             continue
         regions.append((words.spans[k][0], words.spans[m][1]))
+    return regions
+
+
+# "Sign" and "test" follow a relative's name as verbs ("wife Ann sign consent",
+# "son Bill test results", "Hernandez test positive for flu"); as an
+# eponym's noun they end the phrase or stand before a coordinator, and a sign
+# also before a finding or a diagnosis word (``Schwartz sign otosclerosis``).
+_SIGN_WORDS = frozenset({"sign", "signs", "test", "tests"})
+_AFTER_TEST = frozenset({"and", "or", "vs", "versus"})
+_AFTER_SIGN = _AFTER_TEST | {
+    "positive", "negative", "pos", "neg", "present", "absent", "of"}
+# Diagnosis words that are also what a person signs or is tested for.
+_SIGNED_THINGS = frozenset({
+    "result", "results", "form", "forms", "consent", "consents", "order",
+    "orders", "note", "notes", "sheet", "paperwork",
+})
+# Words before a name that make "sign"/"test" its verb or the name a
+# patient's: "can Ann sign?", "pt Okafor test positive".
+_VERB_CUES = frozenset({
+    "can", "could", "will", "would", "should", "may", "might", "must", "did",
+    "does", "do", "to", "let", "have", "had", "has", "please", "pls", "need",
+    "needs", "wants", "want", "pt", "pts", "patient",
+})
+_SENTENCE_ENDS = re.compile(r"\s*(?:[?!.,;:)]|$)")
+
+
+def _named_sign_regions(words: _Words) -> list[tuple[int, int]]:
+    """A name right before ``sign`` or ``test`` used as a noun: ``Westermark sign``.
+
+    A noun when the text or clause ends or a coordinator follows, or after a
+    sign a finding or a diagnosis word; not after a title, a kin word, a verb
+    cue or ``pt``, nor on one of the commonest first names (``Bill``, ``Ann``,
+    ``Robert``).
+    """
+    bare, n = words.bare, len(words.bare)
+    lex = None
+    regions = []
+    for m, word in enumerate(bare):
+        if m == 0 or word not in _SIGN_WORDS or not words.joined(m):
+            continue
+        k = m - 1
+        if not _named_word(bare[k]) or _after_title(words, k) or (k > 0 and (
+                bare[k - 1] in _kin_words() or bare[k - 1] in _VERB_CUES)):
+            continue
+        end = words.spans[m][1]
+        if not _SENTENCE_ENDS.match(words.text, end):
+            nxt = bare[m + 1] if m + 1 < n else ""
+            if word.startswith("test"):
+                if nxt not in _AFTER_TEST:
+                    continue
+            elif nxt not in _AFTER_SIGN:
+                lex = lex or lexicons.load()
+                if nxt in _SIGNED_THINGS \
+                        or not lexicons.is_clinical_word(lex.flags(nxt)):
+                    continue
+        if _first_name(bare[k]):
+            continue
+        regions.append((words.spans[k][0], end))
+    return regions
+
+
+def _named_word(word: str) -> bool:
+    """A word of three or more letters: how any name is written."""
+    return len(word) >= 3 and word.isalpha()
+
+
+# After an article, a name before one of these words is the thing's eponym:
+# no note writes "a Smith" or "the Jones" for a person right before a sign, a
+# lesion or a device ("a Cameron lesion", "the Somogyi effect", "the
+# Blom-Singer valve"). Not "cath", "procedure" or "surgery": "the Calvert
+# cath lab" is a hospital's.
+ARTICLE_EPONYM_WORDS = frozenset("""
+sign signs test score scale criteria classification staging stage grade index
+rule maneuver manoeuvre reflex phenomenon effect triad pentad lesion lesions
+ulcer node nodes body bodies ring rings cells spots fold folds striae papules
+nodules pattern syndrome disease fracture deformity dehiscence placenta valve
+button bar jacket filter balloon brace splint collar harness shunt formula
+equation nomogram model level point triangle
+""".split())
+_ARTICLES = frozenset({"a", "an", "the"})
+# The longest name between the article and its word, in words ("a Denis
+# Browne bar").
+_ARTICLE_NAME_WORDS = 2
+
+
+def _article_eponym_regions(words: _Words) -> list[tuple[int, int]]:
+    """An article, a name of one or two words, then an eponym's word.
+
+    Read back from each such word; the name's words are letters, three or
+    more, joined by blanks or hyphens (``a Dennie-Morgan fold``). A capital
+    ``A`` after a title is an initial (``Dr. A Smith test``): no region.
+    """
+    bare = words.bare
+    regions = []
+    for m, word in enumerate(bare):
+        if m < 2 or word not in ARTICLE_EPONYM_WORDS or not words.joined(m):
+            continue
+        names = 0
+        k = m - 1
+        while k > 0 and words.joined(k + 1) and _named_word(bare[k]):
+            if bare[k - 1] in _ARTICLES and words.joined(k):
+                if not _after_title(words, k - 1):
+                    regions.append((words.spans[k][0], words.spans[m][1]))
+                break
+            if words.text[words.spans[k - 1][1]:words.spans[k][0]] != "-":
+                names += 1
+                if names >= _ARTICLE_NAME_WORDS:
+                    break
+            k -= 1
     return regions
 
 
@@ -341,10 +509,11 @@ def _kin_words() -> frozenset[str]:
     return frozenset(w.lower() for w in default_config()["names"]["relations"])
 
 
-# After a compound of names, also these: "Jarisch-Herxheimer reaction",
-# "Essex-Lopresti injury" (after one name "injury" may be where it happened:
-# "ottawa ankle injury").
-_COMPOUND_WORDS = CLINICAL_WORDS | {"reaction", "reactions", "injury", "injuries"}
+# After a compound of names, also an eponym's word after an article ("Blom-Singer
+# valve") and these: "Jarisch-Herxheimer reaction", "Essex-Lopresti injury"
+# (after one name "injury" may be where it happened: "ottawa ankle injury").
+_COMPOUND_WORDS = CLINICAL_WORDS | ARTICLE_EPONYM_WORDS | {
+    "reaction", "reactions", "injury", "injuries"}
 
 
 def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
@@ -354,26 +523,48 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
     ``Lown-Ganong-Levine syndrome``: two or more capitalised names joined by
     hyphens, then (after a version at most) a clinical word. No list holds
     them all, no one is called by such a compound and a clinical word, and
-    the CRF took their parts for names or dates. After a person title the
-    compound is a person (``Dr. Smith-Jones test`` stays tagged).
+    the CRF took their parts for names or dates. After a person title or a
+    kin word the compound is a person (``Dr. Smith-Jones test``, ``wife
+    Ann-Marie sign`` stay tagged).
+
+    Typed in lower case (``silverman-anderson score``) the compound must start
+    with no common first name (``ann-marie sign consent`` stays tagged) and
+    its word be no ``sign``, ``test`` or ``type``, which follow a relative.
     """
     regions = []
     n, text, i = len(words.bare), words.text, 0
     while i < n - 2:
+        lower = _is_lower_name(text, words.spans[i])
         end = i + 1
-        while end < n and _hyphenated_name(words, end):
+        while end < n and _hyphenated_name(words, end, lower):
             end += 1
-        if end - i < 2 or not _is_name(text, words.spans[i]) or i in found \
-                or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+        if end - i < 2 or i in found \
+                or not (lower or _is_name(text, words.spans[i])) \
+                or (lower and _first_name(words.bare[i])) \
+                or _after_title(words, i) \
+                or (i > 0 and words.bare[i - 1] in _kin_words()):
             i = end
             continue
         k = end
         if k < n - 1 and words.joined(k) and _VERSION.fullmatch(words.bare[k]):
             k += 1
-        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS:
+        if k < n and words.joined(k) and words.bare[k] in _COMPOUND_WORDS \
+                and not (lower and words.bare[k] in _PERSON_ACT_WORDS):
             regions.append((words.spans[i][0], words.spans[k][1]))
         i = end
     return regions
+
+
+# Clinical words that also follow what a relative does or has: "son Bill test
+# results", "wife Ann sign consent", "Ann-Marie type of question".
+_PERSON_ACT_WORDS = frozenset({"sign", "signs", "test", "tests", "testing", "type"})
+# A lexicon band of the commonest first names (Mary, Ann, Jean, Billy).
+_COMMON_FIRST_NAME = "fn1"
+
+
+def _first_name(word: str) -> bool:
+    """``word`` is one of the commonest first names (``ann``, ``mary``)."""
+    return _COMMON_FIRST_NAME in lexicons.load().flags(word)
 
 
 def _is_name(text: str, span: tuple[int, int]) -> bool:
@@ -383,10 +574,20 @@ def _is_name(text: str, span: tuple[int, int]) -> bool:
         and word[1:].islower()
 
 
-def _hyphenated_name(words: _Words, k: int) -> bool:
-    """Word ``k`` is a name joined by one hyphen to the word before it."""
+def _is_lower_name(text: str, span: tuple[int, int]) -> bool:
+    """A lower-case word of letters, three or more: a surname as queries type it."""
+    word = text[span[0]:span[1]]
+    return len(word) >= 3 and word.isalpha() and word.islower()
+
+
+def _hyphenated_name(words: _Words, k: int, lower: bool = False) -> bool:
+    """Word ``k`` is a name joined by one hyphen to the word before it.
+
+    ``lower``: the name is typed in lower case, as the compound's first was.
+    """
     (_a, prev_end), (start, _b) = words.spans[k - 1], words.spans[k]
-    return words.text[prev_end:start] == "-" and _is_name(words.text, words.spans[k])
+    is_name = _is_lower_name if lower else _is_name
+    return words.text[prev_end:start] == "-" and is_name(words.text, words.spans[k])
 
 
 # "Cullen and Grey Turner signs", "Phalen or Tinel test": one clinical word
@@ -403,7 +604,7 @@ def _coordinated(words: _Words, i: int, end: int, eponym: Eponym,
     and Grey Turner sign noted"), after a person title, nor when the next
     eponym is clinical by itself alone (``Cullen and Swan-Ganz placed``).
     """
-    if eponym.next_word_only or (i > 0 and words.bare[i - 1] in PERSON_TITLES):
+    if eponym.next_word_only or _after_title(words, i):
         return None
     if end + 1 >= len(words.bare) or words.bare[end] not in _COORDINATORS \
             or not (words.joined(end) and words.joined(end + 1)):
@@ -417,7 +618,7 @@ def _coordinated(words: _Words, i: int, end: int, eponym: Eponym,
 def _in_context(words: _Words, i: int, end: int, eponym: Eponym
                 ) -> tuple[int, int] | None:
     """The eponym's region if its context is clinical and no title precedes it."""
-    if i > 0 and words.bare[i - 1] in PERSON_TITLES:
+    if _after_title(words, i):
         return None
     start, stop = words.spans[i][0], words.spans[end - 1][1]
     if eponym.operation and i > 0 and words.joined(i) \
@@ -447,6 +648,13 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
         if words.bare[k] in eponym.clinical_words:
             clinical, start = True, words.spans[k][0]
     return (start, stop) if clinical else None
+
+
+# A word that starts a region found by shape: a text with none of them and no
+# eponym's word or hyphen in a span has no region to read.
+_METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
+    sorted(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS | ARTICLE_EPONYM_WORDS
+           | _SIGN_WORDS)))
 
 
 def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:

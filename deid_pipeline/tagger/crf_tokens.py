@@ -33,6 +33,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     _drop_bias_only_disease_eponyms(tokens, kinds, viterbi)
     _drop_bias_only_lower_words(tokens, kinds, viterbi)
     _drop_weekdays(tokens, kinds)
+    _drop_bias_only_rate_units(tokens, kinds, viterbi)
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
@@ -165,23 +166,32 @@ def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None]
     it marked with its kind) is PHI only when the best path says so.
     ``p michael``, ``lives in dover`` and ``son will`` keep theirs (listed
     names and towns), and so does the ``regional`` of ``hornitos regional``.
+    A run of such words of one kind goes as a whole when every word of it is
+    one (``silverman-anderson [score newborn]``, ``sanders [skeletal
+    maturity]``: what the model took for a hospital after an eponym).
     """
     lex = lexicons.load()
-    before = list(kinds)
-    n = len(kinds)
-    for t, kind in enumerate(kinds):
-        if kind is None or viterbi[t] != OUTSIDE:
-            continue
-        if (t > 0 and before[t - 1] == kind) or (t + 1 < n and before[t + 1] == kind):
-            continue
+
+    def unmarkable(t: int) -> bool:
         word = tokens[t].text
-        if not (word.isalpha() and word.islower()):
-            continue
+        if viterbi[t] != OUTSIDE or not (word.isalpha() and word.islower()):
+            return False
         flags = lex.flags(word)
-        if ((lex.english_band(word) >= _LOWER_WORD_BAND
-             or lexicons.is_clinical_word(flags))
-                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)):
-            kinds[t] = None
+        return ((lex.english_band(word) >= _LOWER_WORD_BAND
+                 or lexicons.is_clinical_word(flags))
+                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags))
+
+    n = len(kinds)
+    t = 0
+    while t < n:
+        kind = kinds[t]
+        end = t + 1
+        while end < n and kind is not None and kinds[end] == kind:
+            end += 1
+        if kind is not None and all(unmarkable(k) for k in range(t, end)):
+            for k in range(t, end):
+                kinds[k] = None
+        t = end
 
 
 def _drop_bias_only_disease_eponyms(tokens: Sequence[Token], kinds: list[str | None],
@@ -351,6 +361,29 @@ def _drop_weekdays(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     """Unmark days of the week, whatever the model called them."""
     for t, kind in enumerate(kinds):
         if kind is not None and tokens[t].text.lower() in _WEEKDAYS:
+            kinds[t] = None
+
+
+# A unit of time or dose after a word of rate (``per day``, ``twice a day``,
+# ``2 g every 8 hours``) is a rate, not a name: ``day`` and ``week`` are
+# surnames the model marks at the bias in a question it has no context for.
+_RATE_WORDS = frozenset({"per", "a", "an", "each", "every", "/"})
+_RATE_UNITS = frozenset(
+    "day days week weeks month months year years hour hours hr hrs minute "
+    "minutes min mins night nights shift shifts dose doses kg".split())
+
+
+def _drop_bias_only_rate_units(tokens: Sequence[Token], kinds: list[str | None],
+                               viterbi: Sequence[str]) -> None:
+    """Unmark a lower-case unit after ``per``, ``a`` or ``every`` only the bias marked.
+
+    A capitalised one stays (``per Day``: a doctor's orders), as does one on
+    the best path.
+    """
+    for t, kind in enumerate(kinds):
+        if (kind is not None and t > 0 and viterbi[t] == OUTSIDE
+                and tokens[t].text in _RATE_UNITS
+                and tokens[t - 1].text.lower() in _RATE_WORDS):
             kinds[t] = None
 
 
