@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from array import array
 
 import pytest
 
@@ -72,10 +73,17 @@ def test_when_the_cache_file_is_damaged_then_expressions_are_compiled_again(
 
 def test_when_a_kept_program_is_not_one_sre_takes_then_re_compiles_it(fresh_process):
     key = (r"\bward \d+", 0)
-    regex_programs._loaded()[key] = (0, [999, 1, 2], 0, {}, ())  # no such opcode
+    no_such_opcode = array(regex_programs._CODE_TYPE, [999, 1, 2]).tobytes()
+    regex_programs._loaded()[key] = (0, no_such_opcode, 0, {}, ())
     regex = regex_programs.compile_regex(*key)
     assert regex == re.compile(*key)
     assert regex.search("moved to ward 7")
+
+
+def test_when_a_kept_entry_is_not_a_program_then_re_compiles_it(fresh_process):
+    key = (r"\bbed \d+", 0)
+    regex_programs._loaded()[key] = ("not", "a program")
+    assert regex_programs.compile_regex(*key) == re.compile(*key)
 
 
 def test_when_a_pattern_is_bad_then_re_error_is_raised(fresh_process):

@@ -24,14 +24,18 @@ import _sre
 import re
 import sys
 import threading
+from array import array
 from re import _compiler, _parser
 
 from deid_pipeline.runtime import data_cache
 
 # What a program file holds: (pattern, flags) -> the arguments of
 # ``_sre.compile`` after the pattern (flags, code, groups, groupindex,
-# indexgroup). Bumped when that shape changes.
-_FORMAT = 1
+# indexgroup), the code as the bytes of an array of _sre's code words (a
+# list of ints held ten times the memory for as long as the process lived).
+# Bumped when that shape changes.
+_FORMAT = 2
+_CODE_TYPE = next(t for t in "IL" if array(t).itemsize == _sre.CODESIZE)
 _NAME = "regex-programs"
 # A file keeps at most this many programs: those of the last process that
 # added one, then those it read, in that order (the English and Spanish
@@ -61,8 +65,7 @@ def _loaded() -> dict[tuple[str, int], tuple]:
 def _program(pattern: str, flags: int) -> tuple:
     """What ``re._compiler.compile`` passes to ``_sre.compile`` for ``pattern``."""
     parsed = _parser.parse(pattern, flags)
-    # re's own compiler; its opcodes are int subclasses, kept as plain ints.
-    code = list(map(int, _compiler._code(parsed, flags)))
+    code = array(_CODE_TYPE, _compiler._code(parsed, flags)).tobytes()
     groupindex = dict(parsed.state.groupdict)
     indexgroup = [None] * parsed.state.groups
     for name, index in groupindex.items():
@@ -88,7 +91,11 @@ def compile_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
         with _lock:
             _dirty = True
     try:
-        regex = _sre.compile(pattern, *program)
+        final_flags, code, groups, groupindex, indexgroup = program
+        words = array(_CODE_TYPE)
+        words.frombytes(code)
+        regex = _sre.compile(pattern, final_flags, words.tolist(), groups,
+                             groupindex, indexgroup)
     except (TypeError, ValueError, RuntimeError, OverflowError):
         _enabled = False  # a program this interpreter does not take
         return re.compile(pattern, flags)
