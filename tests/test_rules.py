@@ -258,6 +258,12 @@ AGE_ROWS = [
     ("BP in the 90s, sats in the 90s", []),
     ("neonate aged 91 days", []),
     ("HR 92, RR 95", []),
+    # a person said to be it, the number ending the clause
+    ("she is 97 and wants DNR", [("97", "AGE")]),
+    ("Mother is 94.", [("94", "AGE")]),
+    ("PT IS 96, LIVES ALONE", [("96", "AGE")]),
+    ("pt is 100cc negative, HR is 97, she is 98% on RA", []),
+    ("pt is 95 kg; sat is 97 and stable; pt is 97.5 temp", []),
 ]
 
 

@@ -10,14 +10,22 @@ from deid_pipeline.tagger.rules.base import _G_NUM, Hit, Pattern, PatternRecogni
 _AGE_UNIT = (r"(?:y(?:ears?|rs?)?[ \t]*-?[ \t]*old|y[ \t]*/[ \t]*o|y\.[ \t]*o\.?"
              r"|yo[mf]?|y(?:ears?|rs?)[ \t]+of[ \t]+age)(?![a-z])")
 _LEADING_DIGITS = re.compile(r"\d+")
+# Who an age without an age word can be said of (``she is 97 and wants DNR``):
+# a pronoun, the patient or a relative. Not a measure (``pt is 100cc
+# negative``, ``HR is 97``): the number ends the clause.
+_AGE_SUBJECT = (r"(?:he|she|pt|patient|mother|mom|father|dad|husband|wife|"
+                r"grand(?:mother|father|ma|pa)|sister|brother|aunt|uncle)")
+_CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
+               r"|(?:and|but|now|today|who|with)(?![a-z])))")
 
 
 class AgeRecognizer(PatternRecognizer):
     """Ages over 89, the only ages HIPAA Safe Harbor requires removing.
 
     An age needs an age word: ``92 yo``, ``95-year-old``, ``aged 91``,
-    ``age: 103``, ``in her 90s``. ``BP in the 90s`` is not an age, and
-    ``aged 91 days`` is not over 89 years.
+    ``age: 103``, ``in her 90s``; or a person said to be it, the number ending
+    the clause (``she is 97 and wants DNR``, ``mother is 94.``). ``BP in the
+    90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
     def __init__(self, units: Iterable[str] = ()) -> None:
@@ -28,6 +36,9 @@ class AgeRecognizer(PatternRecognizer):
                     check_negative=False, guard=_G_NUM),
             Pattern("keyword", r"(?<![a-z])age(?:d|[ \t]+of)?[ \t]*[:=]?[ \t]*"
                                r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)", **words),
+            Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+is[ \t]+"
+                               rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}",
+                    guard=r"(?<![a-z])(?=[abdfghmpsuw])"),
             Pattern("decade", r"(?<![a-z])(?:in[ \t]+(?:his|her|their)|aged?[ \t]+"
                               r"(?:in[ \t]+(?:his|her|their|the)[ \t]+)?)[ \t]*"
                               r"(?:(?:early|mid|late)[ \t]*-?[ \t]*)?"
