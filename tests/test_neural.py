@@ -138,15 +138,22 @@ def test_when_views_mix_then_the_rule_holds():
     neural = np.array([0.5, 0.9, 0.01, 0.002])
     np.testing.assert_allclose(mix_outside(crf, neural, MixRule.UNION),
                                np.minimum(crf, neural))
-    np.testing.assert_allclose(mix_outside(crf, neural, weight=0.0), crf)
-    np.testing.assert_allclose(mix_outside(crf, neural, weight=1.0), neural)
-    middle = mix_outside(crf, neural, weight=0.5)
+    mean = MixRule.MEAN
+    np.testing.assert_allclose(mix_outside(crf, neural, mean, weight=0.0), crf)
+    np.testing.assert_allclose(mix_outside(crf, neural, mean, weight=1.0), neural)
+    middle = mix_outside(crf, neural, mean, weight=0.5)
     assert np.all(middle >= np.minimum(crf, neural) - 1e-12)
     assert np.all(middle <= np.maximum(crf, neural) + 1e-12)
     # Either view lowering its P(O) never raises the mix's (recall is monotone).
-    assert np.all(mix_outside(crf, neural * 0.5, weight=0.5) <= middle)
+    assert np.all(mix_outside(crf, neural * 0.5, mean, weight=0.5) <= middle)
     with pytest.raises(ValueError):
         mix_outside(crf, neural, weight=1.5)
+    # The veto is the mean wherever the neural view says O more than the CRF,
+    # and the CRF's own P(O) where it says PHI more: it only takes marks away.
+    veto = mix_outside(crf, neural, MixRule.VETO, weight=0.5)
+    np.testing.assert_allclose(veto, np.maximum(crf, middle))
+    assert np.all(veto >= crf)
+    assert veto[2] == crf[2] and veto[1] > crf[1]
 
 
 def test_when_the_neural_weight_is_zero_then_the_ensemble_is_the_crf(dev_notes,
@@ -181,20 +188,33 @@ def test_when_no_weights_lie_beside_the_model_then_crf_neural_says_so(tmp_path):
         from_config(TaggerConfig(("crf-neural",), str(model)))
 
 
-def test_when_weights_lie_beside_the_model_then_crf_neural_loads_them(trained,
-                                                                      tmp_path):
+@pytest.fixture
+def model_with_weights(trained, tmp_path):
+    """A copy of the shipped CRF model with the tiny weights beside it."""
     from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH
-    from deid_pipeline.tagger.detectors import TaggerConfig, create
 
     model = tmp_path / "m.crfsuite"
     with open(DEFAULT_MODEL_PATH, "rb") as fh:
         model.write_bytes(fh.read())
     with open(trained[0], "rb") as fh:
         (tmp_path / "m.neural.npz").write_bytes(fh.read())
-    (detector,) = create(TaggerConfig(("crf-neural",), str(model)))
+    return model
+
+
+def test_when_weights_lie_beside_the_model_then_crf_neural_loads_them(
+        model_with_weights):
+    from deid_pipeline.tagger.detectors import TaggerConfig, create
+
+    model = model_with_weights
+    (detector,) = create(TaggerConfig(("crf-neural",), str(model), None))
     assert isinstance(detector, EnsembleDetector)
     assert isinstance(detector.neural, NeuralModel)
     assert detector.name == "crf" and "nn-" in detector.version
+    # The measured rule and operating point, unless --bias says otherwise.
+    assert detector.rule is MixRule.VETO and detector.weight == 0.2
+    assert detector.bias == pytest.approx(-3.2)
+    (given,) = create(TaggerConfig(("crf-neural",), str(model), -1.0))
+    assert given.bias == -1.0
 
 
 def test_when_tokens_start_or_end_lines_then_their_flags_say_so():
@@ -223,6 +243,31 @@ def test_when_a_fold_is_held_out_then_it_has_no_sealed_patient_nor_training_one(
     assert held and trained_on
     assert not any(is_sealed(d) for d in held + trained_on)
     assert not {d.person_key for d in held} & {d.person_key for d in trained_on}
+    # No fold (--development): every development note, still no sealed one.
+    development = development_training_part(physionet_docs, None)
+    assert set(map(id, held + trained_on)) == set(map(id, development))
+    assert not any(is_sealed(d) for d in development)
+    assert any(is_sealed(d) for d in physionet_docs)
+
+
+def test_when_training_takes_development_then_both_commands_cut_the_corpus(
+        corpus_dir):
+    from deid_pipeline.evaluation.sealed import is_sealed
+    from deid_pipeline.pipelines.cli import build_parser
+    from deid_pipeline.training.train_neural import fold_corpora
+
+    spec = f"physionet:{corpus_dir}"
+    for command in ("train", "train-neural"):
+        args = build_parser().parse_args([command, "--corpus", spec, "--output", "x",
+                                          "--development"])
+        assert args.development and args.hold_out_fold is None
+    everything = fold_corpora([spec, "synthetic:2"], 0, "training", None)
+    development = fold_corpora([spec, "synthetic:2"], 0, "training", None,
+                               development=True)
+    assert any(is_sealed(d) for d in everything)
+    assert not any(is_sealed(d) for d in development)
+    assert len(development) < len(everything)
+    assert sum(d.doc_id.startswith("synth-") for d in development) == 2
 
 
 def test_when_train_neural_runs_then_it_writes_weights_it_can_read(tmp_path, capsys):
@@ -235,3 +280,34 @@ def test_when_train_neural_runs_then_it_writes_weights_it_can_read(tmp_path, cap
     printed = capsys.readouterr().out
     assert load_neural(out).sha256 in printed
     assert "synthetic" in load_weights(out).recipe
+
+
+def test_when_second_view_weighs_rules_then_each_rule_is_a_variant(dev_notes, trained):
+    from deid_pipeline.evaluation.cross_validation import tag_at_biases
+    from deid_pipeline.evaluation.second_view import variants
+    from deid_pipeline.tagger.crf_model import resolve_path
+
+    found = variants(resolve_path(None), trained[0], -2.4, [0.3],
+                     rules=[MixRule.MEAN, MixRule.VETO])
+    assert list(found) == ["crf", "neural", "mean:0.3", "veto:0.3", "union"]
+    assert found["veto:0.3"].rule is MixRule.VETO
+    crf, veto = (tag_at_biases(dev_notes, (), resolve_path(None), [-2.4],
+                               created=[found[k]]).spans[-2.4]
+                 for k in ("crf", "veto:0.3"))
+    # The veto only takes the CRF's marks away: every token it marks, the CRF marks.
+    for a, b in zip(crf, veto):
+        for span in b:
+            assert any(s.start <= span.start and span.end <= s.end for s in a)
+
+
+def test_when_evaluate_scores_crf_neural_then_it_names_both_views(
+        trained, model_with_weights, capsys):
+    from deid_pipeline.pipelines.cli import build_parser
+
+    args = build_parser().parse_args(
+        ["evaluate", "--corpus", "synthetic:3", "--model", str(model_with_weights),
+         "--detectors", "rules,crf-neural"])
+    assert args.func(args) == 0
+    printed = capsys.readouterr().out
+    assert "model crf-" in printed
+    assert f"+ {load_neural(trained[0]).model_id}" in printed

@@ -497,10 +497,14 @@ def run_evaluate(args: argparse.Namespace, out=None) -> int:
         elif args.protocol in ("sealed", "swapped"):
             preds = None
         else:
-            if "crf" in detectors:
+            if "crf" in detectors or "crf-neural" in detectors:
                 from deid_pipeline.tagger.crf_model import model_id
 
                 mode = f"model {model_id(args.model)}"
+                if "crf-neural" in detectors:
+                    from deid_pipeline.tagger.crf_neural import neural_id
+
+                    mode += f" + {neural_id(args.model)}"
             else:
                 mode = "no CRF model"
             tagged = tag_at_biases(docs, detectors, args.model, biases, args.rules)

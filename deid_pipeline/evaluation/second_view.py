@@ -33,15 +33,18 @@ OTHERS = ("rules", "dictionary", "gazetteer")
 
 
 def variants(model_path: str, neural_path: str, bias: float,
-             weights: Sequence[float]) -> dict[str, Detector]:
+             weights: Sequence[float],
+             rules: Sequence[MixRule] = (MixRule.MEAN,)) -> dict[str, Detector]:
     """The model-based detectors compared: CRF, neural, and each mix."""
     model = load_model(model_path)
     neural = load_neural(neural_path)
     out: dict[str, Detector] = {"crf": CrfDetector(model, bias),
                                 "neural": EnsembleDetector(model, neural, bias,
                                                            weight=1.0)}
-    for w in weights:
-        out[f"mean:{w:g}"] = EnsembleDetector(model, neural, bias, weight=w)
+    for rule in rules:
+        for w in weights:
+            out[f"{rule.value}:{w:g}"] = EnsembleDetector(model, neural, bias,
+                                                          rule=rule, weight=w)
     out["union"] = EnsembleDetector(model, neural, bias, rule=MixRule.UNION)
     return out
 
@@ -55,12 +58,13 @@ def hold_out(docs: Sequence[ClinicalDocument], fold: int, folds: int
 
 def compare(sets: dict[str, list[ClinicalDocument]], model_path: str,
             neural_path: str, biases: Sequence[float], weights: Sequence[float],
-            log=sys.stderr) -> dict:
+            log=sys.stderr, rules: Sequence[MixRule] = (MixRule.MEAN,)) -> dict:
     """HIPAA binary-token counts per setting, variant, test set and bias."""
     low = min(biases)
     others = create(TaggerConfig(OTHERS, model_path, low))
     results: dict = {}
-    for name, detector in variants(model_path, neural_path, low, weights).items():
+    for name, detector in variants(model_path, neural_path, low, weights,
+                                   rules).items():
         for setting, extra in (("alone", []), ("hybrid", others)):
             key = f"{setting} {name}"
             results[key] = {}
@@ -110,6 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--swap-copies", type=int, default=3)
     parser.add_argument("--biases", default="-3.2,-2.8,-2.4,-2.0,-1.6")
     parser.add_argument("--weights", default="0.3,0.5")
+    parser.add_argument("--rules", default="mean",
+                        help="mix rules weighed (comma-separated): mean, veto")
     parser.add_argument("--json")
     args = parser.parse_args(argv)
     biases = [float(b) for b in args.biases.split(",")]
@@ -119,7 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for seed in copy_seeds(args.swap_copies):
         sets[f"copy {seed}"] = swapped_split(test, seed)
     neural_path = args.neural or weights_beside(args.model)
-    results = compare(sets, args.model, neural_path, biases, weights)
+    rules = [MixRule(r) for r in args.rules.split(",")]
+    results = compare(sets, args.model, neural_path, biases, weights, rules=rules)
     print(f"fold {args.fold}: {len(test)} notes; HIPAA binary token, pooled over "
           f"{', '.join(sets)}")
     print(format_table(results, biases))

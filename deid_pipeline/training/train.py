@@ -146,13 +146,13 @@ def run_train(args: argparse.Namespace) -> int:
         site = load_site_rules(args.rules) if args.rules else None
         label_map = label_map_from_args(args)
         started = time.monotonic()
-        if args.hold_out_fold is None:
+        if args.hold_out_fold is None and not args.development:
             docs = load_corpora(args.corpus, args.seed, options.pools)
         else:
             from deid_pipeline.training.train_neural import fold_corpora
 
             docs = fold_corpora(args.corpus, args.seed, options.pools,
-                                args.hold_out_fold, args.folds)
+                                args.hold_out_fold, args.folds, args.development)
     except (ValueError, OSError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2

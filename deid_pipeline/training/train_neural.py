@@ -21,25 +21,33 @@ from collections.abc import Sequence
 from deid_pipeline.model import ClinicalDocument
 
 
-def development_training_part(docs: Sequence[ClinicalDocument], fold: int,
+def development_training_part(docs: Sequence[ClinicalDocument], fold: int | None,
                               folds: int = 5) -> list[ClinicalDocument]:
-    """The development notes (never sealed) of the patients outside fold ``fold``."""
+    """The development notes (never sealed) of the patients outside fold ``fold``.
+
+    ``fold`` None: every development note (the sealed split's training part).
+    """
     from deid_pipeline.evaluation.cross_validation import assign_folds
     from deid_pipeline.evaluation.sealed import split
 
     dev, _ = split(docs)
+    if fold is None:
+        return dev
     return [d for d, f in zip(dev, assign_folds(dev, folds)) if f != fold]
 
 
 def fold_corpora(specs: Sequence[str], seed: int, pools: str, fold: int | None,
-                 folds: int = 5) -> list[ClinicalDocument]:
-    """Every spec's documents; annotated notes cut to a fold's training part."""
+                 folds: int = 5, development: bool = False) -> list[ClinicalDocument]:
+    """Every spec's documents; annotated notes cut to a fold's training part.
+
+    ``development`` without a fold: cut to the development patients.
+    """
     from deid_pipeline.training.train import load_training_corpus
 
     docs: list[ClinicalDocument] = []
     for spec in specs:
         loaded = load_training_corpus(spec, seed, pools)
-        if fold is not None and not spec.startswith("synthetic:"):
+        if (fold is not None or development) and not spec.startswith("synthetic:"):
             loaded = development_training_part(loaded, fold, folds)
         docs.extend(loaded)
     return docs
@@ -54,6 +62,10 @@ def add_fold_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folds", type=int, default=5, metavar="K",
                         help="folds of the development patients (default: "
                         "%(default)s; evaluation.cross_validation.assign_folds)")
+    parser.add_argument("--development", action="store_true",
+                        help="train on the development patients only (the sealed "
+                        "split's training part): a model to score the sealed "
+                        "split and its swapped copies with")
 
 
 def run_train_neural(args: argparse.Namespace) -> int:
@@ -68,7 +80,7 @@ def run_train_neural(args: argparse.Namespace) -> int:
     try:
         options = NeuralOptions(epochs=args.epochs, seed=args.seed)
         docs = fold_corpora(args.corpus, args.seed, args.pools, args.hold_out_fold,
-                            args.folds)
+                            args.folds, args.development)
         docs = neural_training_documents(docs, args.augment, args.seed, args.pools)
     except (ValueError, OSError) as exc:
         print(f"train-neural: {exc}", file=sys.stderr)
@@ -77,7 +89,8 @@ def run_train_neural(args: argparse.Namespace) -> int:
           f"{sum(len(d.gold) for d in docs)} gold spans", file=sys.stderr)
     recipe = {"corpus": [os.path.basename(s.rstrip("/")) for s in args.corpus],
               "augment": args.augment, "pools": args.pools,
-              "hold_out_fold": args.hold_out_fold, "folds": args.folds}
+              "hold_out_fold": args.hold_out_fold, "folds": args.folds,
+              "development": args.development}
     result = train_neural(docs, args.output, options, progress=sys.stderr,
                           recipe=recipe)
     print(f"weights: {result.path}\nsize: {result.size} bytes\nsha256: "
