@@ -264,6 +264,11 @@ AGE_ROWS = [
     ("PT IS 96, LIVES ALONE", [("96", "AGE")]),
     ("pt is 100cc negative, HR is 97, she is 98% on RA", []),
     ("pt is 95 kg; sat is 97 and stable; pt is 97.5 temp", []),
+    # a person by a common first name, in title case
+    ("Ruth is 97 and wants DNR", [("97", "AGE")]),
+    ("Walter is 92, family meeting today", [("92", "AGE")]),
+    ("Sat is 97 on RA. Temp is 97. Glucose is 97. HR is 97, BP stable", []),
+    ("John is 95 kg; Ruth is 97% on RA; RUTH IS 97.; ruth is 97.", []),
 ]
 
 

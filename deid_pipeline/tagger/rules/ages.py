@@ -15,6 +15,11 @@ _LEADING_DIGITS = re.compile(r"\d+")
 # negative``, ``HR is 97``): the number ends the clause.
 _AGE_SUBJECT = (r"(?:he|she|pt|patient|mother|mom|father|dad|husband|wife|"
                 r"grand(?:mother|father|ma|pa)|sister|brother|aunt|uncle)")
+# Or a person by first name (``Ruth is 97 and wants DNR``): a common first
+# name in title case, never a measure's word (``Sat is 97``, ``Temp is 97``:
+# not common first names; ``Glucose``: a clinical word).
+_NAMED_SUBJECT_FLAGS = frozenset({"fn1"})
+_NOT_NAMED_SUBJECT_FLAGS = frozenset({"drug", "dx"})
 _CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
                r"|(?:and|but|now|today|who|with)(?![a-z])))")
 
@@ -24,8 +29,8 @@ class AgeRecognizer(PatternRecognizer):
 
     An age needs an age word: ``92 yo``, ``95-year-old``, ``aged 91``,
     ``age: 103``, ``in her 90s``; or a person said to be it, the number ending
-    the clause (``she is 97 and wants DNR``, ``mother is 94.``). ``BP in the
-    90s`` is not an age, and ``aged 91 days`` is not over 89 years.
+    the clause (``she is 97 and wants DNR``, ``mother is 94.``, ``Ruth is 97.``).
+    ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
     def __init__(self, units: Iterable[str] = ()) -> None:
@@ -39,6 +44,9 @@ class AgeRecognizer(PatternRecognizer):
             Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+is[ \t]+"
                                rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}",
                     guard=r"(?<![a-z])(?=[abdfghmpsuw])"),
+            Pattern("named_subject",
+                    r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
+                    rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
             Pattern("decade", r"(?<![a-z])(?:in[ \t]+(?:his|her|their)|aged?[ \t]+"
                               r"(?:in[ \t]+(?:his|her|their|the)[ \t]+)?)[ \t]*"
                               r"(?:(?:early|mid|late)[ \t]*-?[ \t]*)?"
@@ -51,4 +59,16 @@ class AgeRecognizer(PatternRecognizer):
     def validate(self, hit: Hit, text: str) -> bool:
         """Keep only ages 90 to 125 (older is a typo or not an age)."""
         digits = _LEADING_DIGITS.match(text, hit.start, hit.end)
-        return digits is not None and 90 <= int(digits.group()) <= 125
+        if digits is None or not 90 <= int(digits.group()) <= 125:
+            return False
+        return hit.pattern.name != "named_subject" or _is_first_name(hit.group("subj"))
+
+
+def _is_first_name(word: str | None) -> bool:
+    """A common first name in title case that is no clinical word."""
+    from deid_pipeline.tagger import lexicons
+
+    if not word or not (word[0].isupper() and word[1:].islower()):
+        return False
+    flags = set(lexicons.load().flags(word.lower()))
+    return bool(flags & _NAMED_SUBJECT_FLAGS) and not flags & _NOT_NAMED_SUBJECT_FLAGS
