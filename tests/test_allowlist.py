@@ -111,6 +111,12 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("s/p Hartmann 3 mo ago, ostomy functioning", "Hartmann", "DOCTOR", False),
     ("Whipple at bedside, updated on plan", "Whipple", "RELATIVE", True),
     ("Dr. Whipple to see pt in am", "Whipple", "DOCTOR", True),
+    # Congenital heart operations that are also a first name or a town.
+    ("post glenn sats goal in a 6 month old?", "glenn", "DOCTOR", False),
+    ("s/p norwood, when to start aspirin", "norwood", "DOCTOR", False),
+    ("bidirectional Glenn physiology and hypoxia", "Glenn", "DOCTOR", False),
+    ("son glenn called, wants update", "glenn", "RELATIVE", True),
+    ("transferred from Norwood overnight", "Norwood", "CITY", True),
     # A span the model ran past the eponym into its clinical word.
     ("Guillain Barre variant with ophthalmoplegia?", "Barre variant", "DOCTOR", False),
     ("Graves ophthalmopathy, on teprotumumab", "Graves", "PATIENT", False),

@@ -77,6 +77,7 @@ _MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY, _OPERATION)
 _OPERATION_CUES = frozenset({
     "a", "an", "the", "p", "post", "underwent", "undergo", "undergoing",
     "undergone", "previous", "prior", "lap", "laparoscopic", "open",
+    "bidirectional",
 })
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3
