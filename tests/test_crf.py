@@ -29,10 +29,12 @@ from deid_pipeline.tagger.crf_spans import (
     plausible,
 )
 from deid_pipeline.tagger.crf_tokens import (
+    _drop_bias_only_after_how,
     _drop_bias_only_disease_eponyms,
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
     _drop_bias_only_lower_words,
+    _drop_bias_only_ordinal_counts,
     _drop_bias_only_rate_units,
     _drop_bias_only_young_ages,
     _drop_clinical_places,
@@ -395,7 +397,7 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
 
 # Issue 46: words of a clinician's question that only the recall bias marked.
 _LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
-_RATE = _drop_bias_only_rate_units
+_RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
 
 
 @pytest.mark.parametrize("rule, text, word, on_path, kept", [
@@ -421,6 +423,10 @@ _RATE = _drop_bias_only_rate_units
     (_RATE, "max tylenol per day in elderly", "day", True, True),
     (_RATE, "lasix held per Day, recheck lytes", "Day", False, True),
     (_RATE, "spoke with day re: plan", "day", False, True),
+    # A question's adverb ("Long" is a surname); a capitalised name stays.
+    (_HOW, "how long is a central line good for", "long", False, False),
+    (_HOW, "how long is a central line good for", "long", True, True),
+    (_HOW, "ask how Frank is doing", "Frank", False, True),
 ])
 def test_when_a_question_word_only_the_bias_marked_then_dropped(rule, text, word,
                                                                on_path, kept):
@@ -433,6 +439,25 @@ def test_when_a_question_word_only_the_bias_marked_then_dropped(rule, text, word
         viterbi[t] = "B-LOCATION"
     rule(tokens, kinds, viterbi)
     assert (kinds[t] is not None) is kept
+
+
+@pytest.mark.parametrize("text, on_path, kept", [
+    ("does vancomycin trough need drawing before the 4th dose", False, False),
+    ("abx started, now on the 3rd day of zosyn", False, False),
+    ("does vancomycin trough need drawing before the 4th dose", True, True),
+    ("line changed on the 4th, site clean", False, True),  # a day of the month
+    ("changed on the 4th at 0800", False, True),
+])
+def test_when_an_ordinal_counts_something_then_no_date(text, on_path, kept):
+    tokens = tuple(tokenize(text))
+    t = [tok.text for tok in tokens].index("4" if "4" in text else "3")
+    kinds: list[str | None] = [None] * len(tokens)
+    viterbi = ["O"] * len(tokens)
+    kinds[t] = kinds[t + 1] = "DATE"
+    if on_path:
+        viterbi[t], viterbi[t + 1] = "B-DATE", "I-DATE"
+    _drop_bias_only_ordinal_counts(tokens, kinds, viterbi)
+    assert (kinds[t] is not None) is kept and (kinds[t + 1] is not None) is kept
 
 
 def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():

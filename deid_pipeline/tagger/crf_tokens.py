@@ -34,6 +34,8 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     _drop_bias_only_lower_words(tokens, kinds, viterbi)
     _drop_weekdays(tokens, kinds)
     _drop_bias_only_rate_units(tokens, kinds, viterbi)
+    _drop_bias_only_ordinal_counts(tokens, kinds, viterbi)
+    _drop_bias_only_after_how(tokens, kinds, viterbi)
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
@@ -384,6 +386,47 @@ def _drop_bias_only_rate_units(tokens: Sequence[Token], kinds: list[str | None],
         if (kind is not None and t > 0 and viterbi[t] == OUTSIDE
                 and tokens[t].text in _RATE_UNITS
                 and tokens[t - 1].text.lower() in _RATE_WORDS):
+            kinds[t] = None
+
+
+# What an ordinal counts when it is no day of a month ("the 4th dose").
+_COUNTED = _RATE_UNITS | frozenset(
+    "time times attempt attempts try unit units bag bags liter liters cycle "
+    "cycles round rounds trimester line lines set sets stick sticks".split())
+_ORDINAL_ENDS = frozenset({"st", "nd", "rd", "th"})
+
+
+def _drop_bias_only_ordinal_counts(tokens: Sequence[Token], kinds: list[str | None],
+                                   viterbi: Sequence[str]) -> None:
+    """Unmark an ordinal before what it counts that only the bias made a date.
+
+    ``the 4th dose``, ``on the 3rd day of abx``: a day of the month stands
+    alone (``changed on the 19th``) or with a month, never before a count
+    noun. One on the best path stays.
+    """
+    for t in range(len(tokens) - 2):
+        number, suffix, noun = tokens[t], tokens[t + 1], tokens[t + 2]
+        if (kinds[t] == "DATE" and viterbi[t] == OUTSIDE and viterbi[t + 1] == OUTSIDE
+                and is_digits(number.text) and len(number.text) <= 2
+                and number.end == suffix.start and suffix.text in _ORDINAL_ENDS
+                and noun.text in _COUNTED):
+            kinds[t] = None
+            if kinds[t + 1] == "DATE":
+                kinds[t + 1] = None
+
+
+def _drop_bias_only_after_how(tokens: Sequence[Token], kinds: list[str | None],
+                              viterbi: Sequence[str]) -> None:
+    """Unmark a lower-case word after ``how`` that only the bias marked.
+
+    ``how long``, ``how soon``, ``how often``: a question's adverb, never a
+    name (``Long`` is a surname). A capitalised word (``ask how Frank is``)
+    and one on the best path stay.
+    """
+    for t in range(1, len(tokens)):
+        word = tokens[t].text
+        if (kinds[t] is not None and viterbi[t] == OUTSIDE and word.islower()
+                and tokens[t - 1].text.lower() == "how"):
             kinds[t] = None
 
 
