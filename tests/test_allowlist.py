@@ -117,6 +117,13 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("bidirectional Glenn physiology and hypoxia", "Glenn", "DOCTOR", False),
     ("son glenn called, wants update", "glenn", "RELATIVE", True),
     ("transferred from Norwood overnight", "Norwood", "CITY", True),
+    # Signs, tests and devices of a third set of questions; a person stays.
+    ("chadwick sign and goodell sign timing", "goodell", "DOCTOR", False),
+    ("morton neuroma injection", "morton", "DOCTOR", False),
+    ("fitzpatrick skin type and phototherapy", "fitzpatrick", "DOCTOR", False),
+    ("mcdonald cerclage vs shirodkar", "mcdonald", "DOCTOR", False),
+    ("Dr. Morton to see pt re neuroma", "Morton", "DOCTOR", True),
+    ("spoke with fitzpatrick, pt's son", "fitzpatrick", "RELATIVE", True),
     # A span the model ran past the eponym into its clinical word.
     ("Guillain Barre variant with ophthalmoplegia?", "Barre variant", "DOCTOR", False),
     ("Graves ophthalmopathy, on teprotumumab", "Graves", "PATIENT", False),
