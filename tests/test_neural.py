@@ -291,6 +291,8 @@ def test_when_second_view_weighs_rules_then_each_rule_is_a_variant(dev_notes, tr
                      rules=[MixRule.MEAN, MixRule.VETO])
     assert list(found) == ["crf", "neural", "mean:0.3", "veto:0.3", "union"]
     assert found["veto:0.3"].rule is MixRule.VETO
+    # The neural view alone: the mean at weight 1, not a veto of the CRF.
+    assert (found["neural"].rule, found["neural"].weight) == (MixRule.MEAN, 1.0)
     crf, veto = (tag_at_biases(dev_notes, (), resolve_path(None), [-2.4],
                                created=[found[k]]).spans[-2.4]
                  for k in ("crf", "veto:0.3"))

@@ -40,6 +40,7 @@ def variants(model_path: str, neural_path: str, bias: float,
     neural = load_neural(neural_path)
     out: dict[str, Detector] = {"crf": CrfDetector(model, bias),
                                 "neural": EnsembleDetector(model, neural, bias,
+                                                           rule=MixRule.MEAN,
                                                            weight=1.0)}
     for rule in rules:
         for w in weights:
