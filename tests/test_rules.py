@@ -253,6 +253,10 @@ AGE_ROWS = [
     ("98 YO GENTLEMAN S/P FALL", [("98", "AGE")]),
     ("91yoF with CHF, 94 Y/O brother", [("91", "AGE"), ("94", "AGE")]),
     ("a woman in her 90s", [("90s", "AGE")]),
+    # the aggregated form of HIPAA and de-identified exports, the "+" with it
+    ("HPI: 90+ y/o F with CHF; Age: 91+", [("90+", "AGE"), ("91+", "AGE")]),
+    ("90+ YO GENTLEMAN, a 92+-year-old wife", [("90+", "AGE"), ("92+", "AGE")]),
+    ("85+ yo man, ages 18+ only, 90+ mmHg", []),
     ("85 yo man, 89 year old wife", []),
     ("age 45, aged 60", []),
     ("BP in the 90s, sats in the 90s", []),

@@ -28,8 +28,10 @@ class AgeRecognizer(PatternRecognizer):
     """Ages over 89, the only ages HIPAA Safe Harbor requires removing.
 
     An age needs an age word: ``92 yo``, ``95-year-old``, ``aged 91``,
-    ``age: 103``, ``in her 90s``; or a person said to be it, the number ending
-    the clause (``she is 97 and wants DNR``, ``mother is 94.``, ``Ruth is 97.``).
+    ``age: 103``, ``in her 90s``, and ``90+ y/o``, the form HIPAA's own
+    aggregation and de-identified exports write (the ``+`` goes with it);
+    or a person said to be it, the number ending the clause (``she is 97 and
+    wants DNR``, ``mother is 94.``, ``Ruth is 97.``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
@@ -37,10 +39,11 @@ class AgeRecognizer(PatternRecognizer):
         """Build the age patterns."""
         words = {"guard": r"(?<![a-z])(?=[ai])"}
         patterns = [
-            Pattern("unit", rf"(?<![\w./-])(?P<phi>\d{{2,3}})[ \t]*-?[ \t]*{_AGE_UNIT}",
+            Pattern("unit",
+                    rf"(?<![\w./-])(?P<phi>\d{{2,3}}\+?)[ \t]*-?[ \t]*{_AGE_UNIT}",
                     check_negative=False, guard=_G_NUM),
             Pattern("keyword", r"(?<![a-z])age(?:d|[ \t]+of)?[ \t]*[:=]?[ \t]*"
-                               r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)", **words),
+                               r"(?P<phi>\d{2,3}\+?)(?!\w|\.\d|[ \t]*%)", **words),
             Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+is[ \t]+"
                                rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}",
                     guard=r"(?<![a-z])(?=[abdfghmpsuw])"),
