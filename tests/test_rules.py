@@ -191,6 +191,10 @@ DATE_ROWS = [
     ("version 2.10.14 installed; ABG 7.3.45; bp 2.10.14", []),
     ("weaned from 4-2 L nc", []),
     ("extubated on 3/5, stable since", [("3/5", "DATE")]),
+    # an airway event's date outweighs the vent words before it
+    ("wean from vent and extubate 3/11.", [("3/11", "DATE")]),
+    ("vent settings unchanged, S/P EXTUBATION 3/8. diuresed", [("3/8", "DATE")]),
+    ("on PSV 10/5 since intubation; extubate to 4L NC", []),
     ("since 1/2.", [("1/2", "DATE")]),
     ("HEAD CT-WO ACUTE CHGES. 1/3 EXTUBATED. MADE NO PRESSORS", [("1/3", "DATE")]),
     ("CPAP 5/5 EXTUBATED AT 10; 1/2 NS, transferred", []),
