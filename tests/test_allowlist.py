@@ -124,6 +124,16 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("mcdonald cerclage vs shirodkar", "mcdonald", "DOCTOR", False),
     ("Dr. Morton to see pt re neuroma", "Morton", "DOCTOR", True),
     ("spoke with fitzpatrick, pt's son", "fitzpatrick", "RELATIVE", True),
+    # A fourth set: tests, ducts, lamps and solutions; a person or town stays.
+    ("normal schirmer test value in mm", "schirmer", "PATIENT", False),
+    ("neer and hawkins positive, cuff tear?", "hawkins", "DOCTOR", False),
+    ("Wharton duct sialolith, refer", "Wharton", "CITY", False),
+    ("Wood lamp for tinea capitis", "Wood", "RELATIVE", False),
+    ("is Hank's solution better than milk", "Hank", "RELATIVE", False),
+    ("Lown-Ganong-Levine, still a diagnosis?", "Ganong-Levine", "PATIENT", False),
+    ("spoke with Hawkins, pt's son, re: plan", "Hawkins", "RELATIVE", True),
+    ("moved to Wharton, TX last year", "Wharton", "CITY", True),
+    ("Mr. Wood to call back re: results", "Wood", "PATIENT", True),
     # A span the model ran past the eponym into its clinical word.
     ("Guillain Barre variant with ophthalmoplegia?", "Barre variant", "DOCTOR", False),
     ("Graves ophthalmopathy, on teprotumumab", "Graves", "PATIENT", False),

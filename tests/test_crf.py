@@ -40,6 +40,7 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_clinical_places,
     _drop_common_words,
     _drop_weekdays,
+    _drop_world_regions,
     _end_at_sentences,
     _propagate,
     _widen_to_initials,
@@ -788,6 +789,25 @@ def test_an_anatomical_phrase_is_no_place_but_a_town_is(text, place, kept):
     kinds: list[str | None] = ["LOCATION" if start <= t.start < start + len(place)
                                else None for t in tokens]
     _drop_clinical_places(tokens, kinds)
+    assert any(k is not None for k in kinds) is kept
+
+
+@pytest.mark.parametrize("text,region,kept", [
+    ("Japanese encephalitis vaccine for a trip to rural Asia", "rural Asia", False),
+    ("screening in a pregnant woman from Latin America", "Latin America", False),
+    ("ANOTHER SON WHO IS IN EUROPE AT PRESENT", "EUROPE", False),
+    ("immigrated from Sub-Saharan Africa in 2010", "Sub-Saharan Africa", False),
+    ("daughter Asia at bedside", "Asia", True),
+    ("Dr. Africa called back", "Africa", True),
+    ("moved to Asheville with son", "Asheville", True),
+])
+def test_a_continent_or_world_region_is_no_place_but_a_name_stays(text, region, kept):
+    """Regions larger than a state are not PHI; after a kin word or title a name."""
+    tokens = tuple(tokenize(text))
+    start = text.index(region)
+    kinds: list[str | None] = ["LOCATION" if start <= t.start < start + len(region)
+                               else None for t in tokens]
+    _drop_world_regions(tokens, kinds)
     assert any(k is not None for k in kinds) is kept
 
 

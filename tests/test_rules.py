@@ -215,6 +215,8 @@ DATE_ROWS = [
     ("ambien 5/10 mg qhs prn, Hgb 10.2/30.1, PT/PTT 14/32", []),
     ("I/O 1200/800, total 4/4 bottles", []),
     ("pain 8/10, rates pain 3/10", []),
+    ("4/5 deltoid strength, 3/6 systolic murmur, 2/4 patellar reflexes", []),
+    ("admitted 3/12 systolic 80s", [("3/12", "DATE")]),
     ("HAD 3/10 INCISIONAL PAIN", []),
     ("on PSV 10/5, FiO2 40%", []),
     ("CPAP 5/5, 40%", []),

@@ -40,6 +40,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
     _drop_clinical_places(tokens, kinds)
+    _drop_world_regions(tokens, kinds)
     if propagate:
         _propagate(tokens, kinds, confidences, viterbi)
     _widen_to_places(tokens, kinds, confidences)
@@ -132,6 +133,49 @@ def _drop_clinical_places(tokens: Sequence[Token], kinds: list[str | None]) -> N
             for i in range(t, end + 1):
                 kinds[i] = None
         t = end + 1
+
+
+# Continents and world regions: larger than any state, so never PHI under Safe
+# Harbor, and never marked in the development notes ("SON WHO IS IN EUROPE").
+_WORLD_REGIONS = frozenset(tuple(r.split()) for r in (
+    "africa", "asia", "europe", "antarctica", "oceania", "north america",
+    "south america", "central america", "latin america", "caribbean", "middle east",
+    "far east", "scandinavia", "balkans", "southeast asia", "south asia", "east asia",
+    "central asia", "eastern europe", "western europe", "sub - saharan africa",
+    "west africa", "east africa", "north africa", "southern africa", "polynesia",
+    "melanesia", "indian subcontinent"))
+_REGION_FIRST_WORDS = frozenset(r[0] for r in _WORLD_REGIONS)
+_REGION_LENGTHS = sorted({len(r) for r in _WORLD_REGIONS}, reverse=True)
+
+
+def _drop_world_regions(tokens: Sequence[Token], kinds: list[str | None]) -> None:
+    """Unmark a continent or world region (``to rural Asia``, ``from Latin America``).
+
+    A clinician's travel or origin question names one, and the model, unsure
+    of a capitalised word after ``to`` or ``from``, marks it. The lower-case
+    words the model ran into it (``rural``) go with it. After a person title
+    or a kin word it is a name and stays (``daughter Asia``).
+    """
+    n = len(tokens)
+    for t in range(n):
+        if kinds[t] is None or tokens[t].text.lower() not in _REGION_FIRST_WORDS:
+            continue
+        for size in _REGION_LENGTHS:
+            words = tuple(tok.text.lower() for tok in tokens[t:t + size])
+            if (len(words) == size and words in _WORLD_REGIONS
+                    and all(k is not None for k in kinds[t:t + size])):
+                break
+        else:
+            continue
+        if _after_person_title(tokens, t) or (
+                t > 0 and tokens[t - 1].text.lower() in _kin_words()):
+            continue
+        start = t
+        while start > 0 and kinds[start - 1] is not None and (
+                tokens[start - 1].text.isalpha() and tokens[start - 1].text.islower()):
+            start -= 1
+        for k in range(start, t + size):
+            kinds[k] = None
 
 
 def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],

@@ -52,6 +52,11 @@ def _valid_day(month: int, day: int, year: int | None = None) -> bool:
     return day <= _DAYS_IN_MONTH[month - 1]
 
 
+# The scales of clinical grades written like m/d: reflexes out of 4,
+# strength out of 5, murmurs out of 6.
+_GRADE_SCALES = frozenset({4, 5, 6})
+
+
 def _is_fraction(month: int, day: int) -> bool:
     """Tell whether m/d reads as a simple fraction (1/2, 2/3, 3/4)."""
     return day in (2, 3, 4) and month < day
@@ -66,7 +71,9 @@ class DateRecognizer(PatternRecognizer):
     they are dropped when a vital-sign, ventilator, exam or pain word precedes
     them in their clause, a unit or clinical word follows them, they are a
     simple fraction or a pain score, they sit in a numeric range or after a
-    quantity mark, or an FiO2 percentage follows. A date word right before
+    quantity mark, an FiO2 percentage follows, or a grade's scale word comes
+    a word or two later (``4/5 deltoid strength``, ``3/6 systolic murmur``).
+    A date word right before
     (``on``, ``since``, ``admitted``) outweighs the negative words. ``m-d``
     is taken only after such a word. Named months that are also words or
     abbreviations (``may``, ``mar``, ``dec``) need a year, an ordinal, a
@@ -151,6 +158,11 @@ class DateRecognizer(PatternRecognizer):
                          context_before=40, context_after=40, negative_window=24)
         self._ambiguous = frozenset(config.get("ambiguous_months", ("may", "mar")))
         self._pain = _word_regex(config.get("pain_context", ("pain",)))
+        # "4/5 deltoid strength", "3/6 systolic murmur": a grade whose scale
+        # word comes a word or two later than negative_after looks.
+        grade = _trie(config.get("grade_after", ("strength",)))
+        self._grade_after = re.compile(
+            rf"[ \t]+(?:[a-z]+[ \t]+){{0,2}}(?:{grade})(?![a-z])", _FLAGS)
         strong_words = config.get("strong_before", ("on", "since"))
         self._glued = frozenset(w for w in _normal_words(strong_words) if w.isalpha())
         fraction = _trie(config.get("fraction_before", ("since",)))
@@ -255,6 +267,9 @@ class DateRecognizer(PatternRecognizer):
                 return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
             if day == 10 and month <= 10 and self._pain_near(text, start, end):
                 return True  # had 3/10 incisional pain
+            if (day in _GRADE_SCALES and month <= day
+                    and self._grade_after.match(text, end)):
+                return True  # 4/5 deltoid strength, 3/6 systolic murmur
         if self._negative_after is not None and self._negative_after.match(text, end):
             return True
         if strong or date_before:
