@@ -43,6 +43,7 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_world_regions,
     _end_at_sentences,
     _propagate,
+    _widen_to_first_names,
     _widen_to_initials,
     _widen_to_places,
 )
@@ -790,6 +791,25 @@ def test_an_anatomical_phrase_is_no_place_but_a_town_is(text, place, kept):
                                else None for t in tokens]
     _drop_clinical_places(tokens, kinds)
     assert any(k is not None for k in kinds) is kept
+
+
+@pytest.mark.parametrize("text,name,widened", [
+    ("Sean O'Brien had Epley at Boston Medical", "O'Brien", "Sean O'Brien"),
+    ("ROSE DELGADO 94 YO WITH NEW AFIB", "DELGADO", "ROSE DELGADO"),
+    ("Will Smith to call back", "Smith", "Smith"),  # a band-5 word
+    ("Foley Smith removed", "Smith", "Smith"),  # no listed first name
+    ("Sean  O'Brien aware", "O'Brien", "O'Brien"),  # not one space apart
+    ("Sean SMITH aware", "SMITH", "SMITH"),  # not written in the same case
+    ("called and Drs Ferullo and Saeed in", "Ferullo", "Ferullo"),  # a title
+])
+def test_a_first_name_before_a_marked_name_is_marked_too(text, name, widened):
+    tokens = tuple(tokenize(text))
+    start = text.index(name)
+    kinds: list[str | None] = ["DOCTOR" if start <= t.start < start + len(name)
+                               else None for t in tokens]
+    _widen_to_first_names(tokens, kinds, [0.5] * len(tokens))
+    marked = [t for t, k in zip(tokens, kinds) if k is not None]
+    assert text[marked[0].start:marked[-1].end] == widened
 
 
 @pytest.mark.parametrize("text,region,kept", [

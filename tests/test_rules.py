@@ -526,6 +526,23 @@ NAME_ROWS = [
     ("Thank you for seeing Crystal C. (DOB 08/19/1924)", [("Crystal C.", "PATIENT")]),
     ("THANK YOU FOR SEEING COX, JOSHUA (DOB 01/14/1968)", [("COX, JOSHUA", "PATIENT")]),
     ("Thank you for seeing this patient; thank you for seeing him", []),
+    # The person an age is given for, first on a line or in a sentence.
+    ("Nguyen, 45 yo F with chest pain", [("Nguyen", "PATIENT")]),
+    ("seen today. Takahashi, 89 yo on donepezil", [("Takahashi", "PATIENT")]),
+    ("note:\nKowalczyk 72 y/o M s/p CABG", [("Kowalczyk", "PATIENT")]),
+    ("Patient, 45 yo F. Obese 62 yo man. Lasix 40 mg. Asian 45 yo", []),
+    ("saw Nguyen, 45 yo F", []),  # mid-sentence: the shape alone says too little
+    # Whose relative it is, and a family by its name: the patient.
+    ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
+    ("asked Carol's husband to call", [("Carol", "PATIENT")]),
+    ("Tran family from out of town", [("Tran", "PATIENT")]),
+    ("the patient's mom; Pt's wife; the baby's dad; his wife's sister", []),
+    ("Nuclear family supportive. Foster family aware. Entire family here", []),
+    # A newborn by name.
+    ("baby Hope born at 38 weeks, apgars 8/9", [("Hope", "PATIENT")]),
+    ("patel baby born by c-section", [("patel", "PATIENT")]),
+    ("baby tylenol given, baby food ok, baby boy doing well, baby monitor on", []),
+    ("IV Lopressor 15mg, 2 Baby ASA. Chest pain resolved", []),
     # A title and an initial alone.
     ("micu nursing progress\nmr K remained on same doses of pressors",
      [("K", "PATIENT")]),

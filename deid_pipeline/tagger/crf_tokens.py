@@ -45,6 +45,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
         _propagate(tokens, kinds, confidences, viterbi)
     _widen_to_places(tokens, kinds, confidences)
     _widen_to_initials(tokens, kinds, confidences)
+    _widen_to_first_names(tokens, kinds, confidences)
     _end_at_sentences(tokens, kinds)
 
 
@@ -305,6 +306,58 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
 
 
 _NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+
+
+# A first name this common in English (band 5: Will, Mark, Hope) says too
+# little alone to widen a name to it.
+_FIRST_NAME_MAX_BAND = 4
+
+
+def _widen_to_first_names(tokens: Sequence[Token], kinds: list[str | None],
+                          confidences: list[float]) -> None:
+    """Mark the listed first name written right before a marked name.
+
+    First in a line or a question, a first name has no context before it and
+    the model marks the surname it knows the shape of but not the name
+    (``Sean O'Brien had Epley at ...``), leaving the first name in clear
+    beside a redacted surname. A capitalised word one space before a name,
+    written in the same case, listed as a first name, no more common in
+    English than band 4 and no clinical word, of three letters or more,
+    takes the name's kind.
+    """
+    lex = None
+    for t in range(1, len(tokens)):
+        kind = kinds[t]
+        if kind not in _NAME_KINDS or kinds[t - 1] is not None:
+            continue
+        word, name = tokens[t - 1], tokens[t]
+        if name.start - word.end != 1 or not (len(word.text) > 2 and word.text.isalpha()
+                                              and word.text[:1].isupper()):
+            continue  # not "21 CM MARK": two letters are a unit or shorthand
+        if word.text.isupper() and len(word.text) > 1:
+            if not name.text.isupper():
+                continue
+        elif name.text.isupper() and len(name.text) > 2:
+            continue
+        lex = lex or lexicons.load()
+        key = word.text.lower()
+        if key in _not_first_names():
+            continue  # "Drs Ferullo and Saeed": a title, listed or not
+        flags = lex.flags(key)
+        if (lex.english_band(key) <= _FIRST_NAME_MAX_BAND
+                and any(f in ("fn1", "fn2") for f in flags)
+                and not lexicons.is_clinical_word(flags)):
+            kinds[t - 1] = kind
+            confidences[t - 1] = max(confidences[t - 1], confidences[t])
+
+
+@lru_cache(maxsize=1)
+def _not_first_names() -> frozenset[str]:
+    """Titles, staff titles, kin words and rules.json's not_names."""
+    names = default_config()["names"]
+    return frozenset(w.lower() for key in ("titles", "staff_titles", "doctor_titles",
+                                           "relations", "not_names")
+                     for w in names.get(key, ())) | allowlist.PERSON_TITLES
 
 
 # Lower-case letters that are words or abbreviations before a stop ("smith a.

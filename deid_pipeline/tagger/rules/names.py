@@ -99,6 +99,10 @@ def _line_has_capital(text: str, at: int) -> bool:
     return any(c.isupper() for c in text[start:end if end >= 0 else len(text)])
 
 
+# The age words after a number ("45 yo", "72 y/o", "90 year-old", "61yoF").
+_AGE_WORDS = (r"(?:yo[mf]?|y/o|y\.o\.?|y(?:ea)?rs?[ \t]*-?[ \t]*old)(?![a-z])")
+
+
 class NameRecognizer(PatternRecognizer):
     """Names in the shapes nursing notes write them.
 
@@ -185,6 +189,28 @@ class NameRecognizer(PatternRecognizer):
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
                     rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start,
                     requires=("thank",)),
+            # The person an age is given for, first on a line or in a sentence
+            # ("Nguyen, 45 yo F with chest pain", "Sato, 101 yo, DNR"): the
+            # patient, when the word reads as a name (see validate).
+            Pattern("aged", r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2}))"
+                    r"(?-i:(?P<phi>[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?))[ \t]*,?[ \t]*"
+                    rf"\d{{1,3}}[ \t]*-?[ \t]*{_AGE_WORDS}", confidence=0.8,
+                    guard=r"(?=[a-z])"),
+            # Whose relative it is: the patient ("harpreet singh's mom",
+            # "Carol's husband called"), and a family by its name ("Tran
+            # family from ..."); the words must read as names (validate).
+            Pattern("kin_of", rf"{_NOT_SHORTHAND}(?P<phi>(?:{_NAME}[ \t]+)?"
+                    rf"[A-Za-z]{{3}}[A-Za-z-]*)'s[ \t]+(?:{relations}|family|parents)"
+                    r"(?![a-z])", **word_start),
+            Pattern("family", rf"{_NOT_SHORTHAND}"
+                    r"(?-i:(?P<phi>[A-Z](?:[a-z]{2,}|[A-Z]{2,})))"
+                    r"[ \t]+(?i:family)(?![a-z])", **word_start),
+            # A newborn by name ("baby Hope born at", "Baby Boy Okafor",
+            # "patel baby born"): the patient.
+            Pattern("baby", rf"{_NOT_SHORTHAND}baby[ \t]+(?:(?:boy|girl)[ \t]+)?"
+                    rf"(?P<phi>{_NAME})", **word_start),
+            Pattern("named_baby", rf"{_NOT_SHORTHAND}(?P<phi>{_NAME})[ \t]+baby"
+                    r"[ \t]+(?:boy|girl|born)(?![a-z])", **word_start),
             # A section label may be hyphened to the relation ("COPING-SISTER
             # ,ANDREA", "SOCIAL-wife"). The same shape after a hyphen, last:
             # no other shape starts there, and under the word-start guard of
@@ -227,6 +253,8 @@ class NameRecognizer(PatternRecognizer):
             return (not _line_has_capital(text, hit.start)
                     and self._first_name(hit.group("first") or "", lex, stricter=True))
         word = text[hit.start:hit.end]
+        if name in ("kin_of", "family", "named_baby"):
+            return self._owner_name(hit, word, lex, strict=name != "kin_of")
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
         if name == "seeing":
@@ -241,7 +269,13 @@ class NameRecognizer(PatternRecognizer):
             return False
         flags = lex.flags(word)
         band = lex.english_band(word)
-        if hit.pattern.name in ("relation", "relation_after"):
+        if name == "aged":  # not "Obese, 45 yo", "Haldol 5 yo"... nor a drug
+            names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
+            return not lexicons.is_clinical_word(flags) and (
+                band <= 2 or band <= 4 and bool(names))
+        if name == "baby" and (raw.isupper() or lexicons.is_clinical_word(flags)):
+            return False  # "2 Baby ASA": a drug's shorthand, not a newborn
+        if hit.pattern.name in ("relation", "relation_after", "baby"):
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
                 band == 5 and "fn1" in flags)
         if hit.pattern.name == "staff":
@@ -275,6 +309,34 @@ class NameRecognizer(PatternRecognizer):
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and (
                 bool(surname) or capitalised))
+
+    def _owner_name(self, hit: Hit, words: str, lex: Any, strict: bool) -> bool:
+        """Whether the name a relative or a family is said of reads as one.
+
+        Of two words, the first is kept only if it reads as a name too (the
+        hit starts at the second otherwise: ``asked Carol's husband``). A
+        family's name, a shape common words take (``Foster family``,
+        ``Nuclear family``, ``EXTUBATE FAMILY``), must be a listed name
+        rarer in English than a relative's.
+        """
+        from deid_pipeline.tagger import lexicons
+
+        parts = words.split()
+        limit = 3 if strict else 4
+
+        def reads(word: str) -> bool:
+            key = _name_key(word)
+            flags = lex.flags(key)
+            band = lex.english_band(key)
+            names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
+            return (key not in self._not_names and not lexicons.is_clinical_word(flags)
+                    and (band <= limit and bool(names) or band <= 2 and not strict))
+
+        if not reads(parts[-1]):
+            return False
+        if len(parts) == 2 and not reads(parts[0]):
+            hit.start = hit.end - len(parts[-1])
+        return True
 
     def _cue_or_first_name_before(self, text: str, at: int, lex: Any) -> bool:
         """``by``/``per``/``with`` or a common first name right before ``at``."""
@@ -420,6 +482,8 @@ class NameRecognizer(PatternRecognizer):
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
         return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
+                "aged": "PATIENT", "kin_of": "PATIENT", "family": "PATIENT",
+                "baby": "PATIENT", "named_baby": "PATIENT",
                 "title_initial_lower": "PATIENT",
                 "relation": "RELATIVE", "relation_after": "RELATIVE"}.get(
                     hit.pattern.name, "DOCTOR")
