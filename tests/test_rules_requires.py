@@ -31,6 +31,8 @@ LINES = (
     "Referred to Lahey Clinic, seen at the Wexner heart clinic last week.",
     "Thank you for seeing VILLA, LISA today. Thanks for evaluating Mr. Ode.",
     "CLINIC OF HOPE; VA nurse; VAMC; hospital  of  Saint Louis.",
+    "Nguyen, 45 yo F. Sato 101 y/o. harpreet singh's mom. Tran family. Okafor FAMILY.",
+    "baby Hope born. patel baby born. Baby Boy Okafor. Kowalczyk, 72 y.o. man.",
 )
 
 

@@ -131,6 +131,13 @@ class NameRecognizer(PatternRecognizer):
         # Names before a cue are read back from the cue (see analyze).
         self._cue_after = re.compile(rf"(?<=[ \t])(?:{after})(?![a-z])", _FLAGS)
         self._cue_after_scan = Scanner(self._cue_after)
+        # What is said of a patient, read back to their name (see _owners):
+        # each cue starts at a character it consumes, so a search skips to it.
+        self._owner_cues = (
+            ("kin", "'s", re.compile(
+                rf"'s[ \t]+(?:{relations}|family|parents)(?![a-z])", _FLAGS)),
+            ("family", "family", re.compile(r"family(?![a-z])", _FLAGS)),
+            ("aged", "", re.compile(rf"\d{{1,3}}[ \t]*-?[ \t]*{_AGE_WORDS}", _FLAGS)))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
         # Every shape starts at a letter that is not inside shorthand: one
@@ -189,28 +196,13 @@ class NameRecognizer(PatternRecognizer):
                     rf"(?P<phi>(?=(?-i:[A-Z])){_NAME}(?:,?[ \t]+(?=(?-i:[A-Z]))"
                     rf"(?:{_NAME}|[A-Za-z]\.|[A-Za-z](?![\w'])))?)", **word_start,
                     requires=("thank",)),
-            # The person an age is given for, first on a line or in a sentence
-            # ("Nguyen, 45 yo F with chest pain", "Sato, 101 yo, DNR"): the
-            # patient, when the word reads as a name (see validate).
-            Pattern("aged", r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2}))"
-                    r"(?-i:(?P<phi>[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?))[ \t]*,?[ \t]*"
-                    rf"\d{{1,3}}[ \t]*-?[ \t]*{_AGE_WORDS}", confidence=0.8,
-                    guard=r"(?=[a-z])"),
-            # Whose relative it is: the patient ("harpreet singh's mom",
-            # "Carol's husband called"), and a family by its name ("Tran
-            # family from ..."); the words must read as names (validate).
-            Pattern("kin_of", rf"{_NOT_SHORTHAND}(?P<phi>(?:{_NAME}[ \t]+)?"
-                    rf"[A-Za-z]{{3}}[A-Za-z-]*)'s[ \t]+(?:{relations}|family|parents)"
-                    r"(?![a-z])", **word_start),
-            Pattern("family", rf"{_NOT_SHORTHAND}"
-                    r"(?-i:(?P<phi>[A-Z](?:[a-z]{2,}|[A-Z]{2,})))"
-                    r"[ \t]+(?i:family)(?![a-z])", **word_start),
             # A newborn by name ("baby Hope born at", "Baby Boy Okafor",
             # "patel baby born"): the patient.
             Pattern("baby", rf"{_NOT_SHORTHAND}baby[ \t]+(?:(?:boy|girl)[ \t]+)?"
-                    rf"(?P<phi>{_NAME})", **word_start),
+                    rf"(?P<phi>{_NAME})", **word_start, requires=("baby",)),
             Pattern("named_baby", rf"{_NOT_SHORTHAND}(?P<phi>{_NAME})[ \t]+baby"
-                    r"[ \t]+(?:boy|girl|born)(?![a-z])", **word_start),
+                    r"[ \t]+(?:boy|girl|born)(?![a-z])", **word_start,
+                    requires=("baby",)),
             # A section label may be hyphened to the relation ("COPING-SISTER
             # ,ANDREA", "SOCIAL-wife"). The same shape after a hyphen, last:
             # no other shape starts there, and under the word-start guard of
@@ -253,8 +245,8 @@ class NameRecognizer(PatternRecognizer):
             return (not _line_has_capital(text, hit.start)
                     and self._first_name(hit.group("first") or "", lex, stricter=True))
         word = text[hit.start:hit.end]
-        if name in ("kin_of", "family", "named_baby"):
-            return self._owner_name(hit, word, lex, strict=name != "kin_of")
+        if name == "named_baby":
+            return self._reads_as_owner(word, lex, strict=True)
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
         if name == "seeing":
@@ -269,10 +261,6 @@ class NameRecognizer(PatternRecognizer):
             return False
         flags = lex.flags(word)
         band = lex.english_band(word)
-        if name == "aged":  # not "Obese, 45 yo", "Haldol 5 yo"... nor a drug
-            names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
-            return not lexicons.is_clinical_word(flags) and (
-                band <= 2 or band <= 4 and bool(names))
         if name == "baby" and (raw.isupper() or lexicons.is_clinical_word(flags)):
             return False  # "2 Baby ASA": a drug's shorthand, not a newborn
         if hit.pattern.name in ("relation", "relation_after", "baby"):
@@ -310,33 +298,65 @@ class NameRecognizer(PatternRecognizer):
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and (
                 bool(surname) or capitalised))
 
-    def _owner_name(self, hit: Hit, words: str, lex: Any, strict: bool) -> bool:
-        """Whether the name a relative or a family is said of reads as one.
+    def _reads_as_owner(self, word: str, lex: Any, strict: bool = False) -> bool:
+        """Whether a word a relative, a family or an age is said of reads as a name.
 
-        Of two words, the first is kept only if it reads as a name too (the
-        hit starts at the second otherwise: ``asked Carol's husband``). A
-        family's name, a shape common words take (``Foster family``,
-        ``Nuclear family``, ``EXTUBATE FAMILY``), must be a listed name
-        rarer in English than a relative's.
+        Listed as a first name or surname no more common in English than band
+        4, or a word English hardly uses (band 2 or rarer), never a clinical
+        word. ``strict`` (a family's or a newborn's name, a shape common words
+        take: ``Foster family``, ``Nuclear family``, ``EXTUBATE FAMILY``): a
+        listed name of band 3 or rarer.
         """
         from deid_pipeline.tagger import lexicons
 
-        parts = words.split()
-        limit = 3 if strict else 4
+        key = _name_key(word)
+        flags = lex.flags(key)
+        band = lex.english_band(key)
+        names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
+        return (key not in self._not_names and not lexicons.is_clinical_word(flags)
+                and (band <= (3 if strict else 4) and bool(names)
+                     or band <= 2 and not strict))
 
-        def reads(word: str) -> bool:
-            key = _name_key(word)
-            flags = lex.flags(key)
-            band = lex.english_band(key)
-            names = set(flags) & {"ln1", "ln2", "fn1", "fn2"}
-            return (key not in self._not_names and not lexicons.is_clinical_word(flags)
-                    and (band <= limit and bool(names) or band <= 2 and not strict))
+    def _owners(self, text: str, found: list[PhiSpan]) -> list[PhiSpan]:
+        """The patient read back from what is said of them.
 
-        if not reads(parts[-1]):
-            return False
-        if len(parts) == 2 and not reads(parts[0]):
-            hit.start = hit.end - len(parts[-1])
-        return True
+        Whose relative it is (``harpreet singh's mom``, ``Carol's husband``:
+        of two words the first only if it reads as a name too), a family by
+        its name (``Tran family``) and the person an age is given for first
+        in a line or a sentence (``Nguyen, 45 yo F``). Found from the cue
+        backwards: a search per cue, not a try at every word.
+        """
+        from deid_pipeline.tagger import lexicons
+
+        lex = None
+        spans = []
+        lower = None
+        for kind, needle, regex in self._owner_cues:
+            if needle:
+                lower = lower if lower is not None else text.lower()
+                if needle not in lower:
+                    continue
+            for cue in regex.finditer(text):
+                at = cue.start()
+                if kind != "kin" and at and text[at - 1].isalnum():
+                    continue  # "Smithfamily"; "x110 yo"
+                lo = max(text.rfind("\n", 0, at) + 1, at - 64)
+                before = _OWNER_BEFORE[kind].search(text, lo, at)
+                if before is None:
+                    continue
+                start, end = before.span("last")
+                if any(s.start < end and start < s.end for s in (*found, *spans)):
+                    continue
+                lex = lex or lexicons.load()
+                strict = kind == "family"
+                if not self._reads_as_owner(before.group("last"), lex, strict):
+                    continue
+                first = before.group("first")
+                if first and self._reads_as_owner(first, lex):
+                    start = before.start("first")
+                spans.append(PhiSpan(start, end, "PATIENT", self.source,
+                                     self.patterns[0].confidence))
+        return spans
 
     def _cue_or_first_name_before(self, text: str, at: int, lex: Any) -> bool:
         """``by``/``per``/``with`` or a common first name right before ``at``."""
@@ -449,6 +469,7 @@ class NameRecognizer(PatternRecognizer):
                 start = names.start("first")
             spans.append(PhiSpan(start, names.end("last"), self.label, self.source,
                                  self.patterns[0].confidence))
+        spans.extend(self._owners(text, spans))
         spans.extend(self._full_names(text, spans))
         spans.sort()
         return spans
@@ -482,7 +503,6 @@ class NameRecognizer(PatternRecognizer):
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
         return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
-                "aged": "PATIENT", "kin_of": "PATIENT", "family": "PATIENT",
                 "baby": "PATIENT", "named_baby": "PATIENT",
                 "title_initial_lower": "PATIENT",
                 "relation": "RELATIVE", "relation_after": "RELATIVE"}.get(
@@ -554,6 +574,16 @@ _FULL_NAME = re.compile(
 _MORE_DOCTORS_SCAN = Scanner(_MORE_DOCTORS)
 _FULL_NAME_SCAN = Scanner(_FULL_NAME)
 _PLACE_FLAGS = frozenset({"city", "uscity", "state", "stab", "country"})
+_OWNER_BEFORE = {
+    "kin": re.compile(rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
+                      r"(?P<last>[A-Za-z]{3}[A-Za-z-]*)$"),
+    "family": re.compile(rf"{_NOT_SHORTHAND}"
+                         r"(?-i:(?P<last>[A-Z](?:[a-z]{2,}|[A-Z]{2,})))(?P<first>)"
+                         r"[ \t]+$"),
+    "aged": re.compile(r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2}))"
+                       r"(?-i:(?P<last>[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?))(?P<first>)"
+                       r"[ \t]*,?[ \t]*$"),
+}
 _NAMES_BEFORE_CUE = re.compile(
     rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
     rf"(?P<last>{_NAME})[ \t]+$")
