@@ -279,6 +279,10 @@ AGE_ROWS = [
     ("Walter is 92, family meeting today", [("92", "AGE")]),
     ("Sat is 97 on RA. Temp is 97. Glucose is 97. HR is 97, BP stable", []),
     ("John is 95 kg; Ruth is 97% on RA; RUTH IS 97.; ruth is 97.", []),
+    # a number right after a titled name
+    ("mrs o'connor 98 wants to stop all meds", [("98", "AGE")]),
+    ("Mr. Katz 93, DNR, on hospice", [("93", "AGE")]),
+    ("Mrs Smith 95 kg; Mr Jones 97% on RA; Mr Jones 98.6 temp; Mrs Lee 85 yo", []),
 ]
 
 

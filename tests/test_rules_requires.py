@@ -33,6 +33,7 @@ LINES = (
     "CLINIC OF HOPE; VA nurse; VAMC; hospital  of  Saint Louis.",
     "Nguyen, 45 yo F. Sato 101 y/o. harpreet singh's mom. Tran family. Okafor FAMILY.",
     "baby Hope born. patel baby born. Baby Boy Okafor. Kowalczyk, 72 y.o. man.",
+    "mrs o'connor 98 wants to stop meds. Mr. Katz 93, DNR. MISS LEE 91.",
 )
 
 

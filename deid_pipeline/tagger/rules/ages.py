@@ -31,7 +31,8 @@ class AgeRecognizer(PatternRecognizer):
     ``age: 103``, ``in her 90s``, and ``90+ y/o``, the form HIPAA's own
     aggregation and de-identified exports write (the ``+`` goes with it);
     or a person said to be it, the number ending the clause (``she is 97 and
-    wants DNR``, ``mother is 94.``, ``Ruth is 97.``).
+    wants DNR``, ``mother is 94.``, ``Ruth is 97.``), or a number right after a
+    titled name (``mrs o'connor 98 wants``, ``Mr. Katz 93, DNR``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
@@ -47,6 +48,13 @@ class AgeRecognizer(PatternRecognizer):
             Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+is[ \t]+"
                                rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}",
                     guard=r"(?<![a-z])(?=[abdfghmpsuw])"),
+            # Right after a titled name, no age word ("mrs o'connor 98 wants to
+            # stop her meds", "Mr. Katz 93, DNR"): what else a bare number
+            # there says of a person is a unit's (negative_after) or a %.
+            Pattern("titled", r"(?<![a-z])(?:mr|mrs|ms|miss)\.?[ \t]+(?:[od]'[ \t]?)?"
+                              r"[a-z]{2,}(?:-[a-z]+)?[ \t]*,?[ \t]+"
+                              r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)",
+                    guard=r"(?<![a-z])(?=m)", requires=("mr", "ms", "miss")),
             Pattern("named_subject",
                     r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
                     rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
