@@ -8,9 +8,18 @@ for a surname) and whether it must survive :func:`drop_eponyms`.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.allowlist import drop_eponyms, eponym_regions, load
+from deid_pipeline.tagger.allowlist import (
+    _METHOD_OR_DISEASE_WORD,
+    _METHOD_OR_DISEASE_WORDS,
+    _has_method_or_disease_word,
+    drop_eponyms,
+    eponym_regions,
+    load,
+)
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -323,3 +332,17 @@ def test_when_long_text_read_in_parts_then_same_regions_as_one_pass(physionet_do
         assert eponym_regions(text, index, part_chars=part) == whole
     # Each "Dr.\n<eponym>" is a person, the same eponym after a note is not.
     assert not [a for a, _ in whole if text.endswith("Dr.\n", 0, a)]
+
+
+
+_SHAPE_WORD = st.sampled_from(sorted(_METHOD_OR_DISEASE_WORDS))
+_ASCII = st.text(alphabet=st.characters(max_codepoint=127), max_size=6)
+
+
+@given(st.lists(st.one_of(_SHAPE_WORD, _SHAPE_WORD.map(str.upper), _ASCII),
+                max_size=8).map("".join))
+def test_when_ascii_text_then_the_word_check_is_the_expressions(text):
+    # The shape words are looked up word by word on ASCII text, not by the
+    # expression: glued, underscored, cased and bounded words must agree.
+    assert _has_method_or_disease_word(text) == (
+        _METHOD_OR_DISEASE_WORD.search(text) is not None)

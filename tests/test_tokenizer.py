@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deid_pipeline.tokenizer import metric_tokens, token_spans, tokenize
+from deid_pipeline.tokenizer import _TOKEN, metric_tokens, token_spans, tokenize
 
 
 @pytest.mark.parametrize(
@@ -31,6 +31,14 @@ def test_when_any_text_then_offsets_round_trip(text):
     # Tokens cover every non-space character exactly once, in order.
     covered = "".join(t.text for t in tokens)
     assert covered == "".join(text.split())
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_when_ascii_text_then_the_fast_cut_is_the_expressions(text):
+    # ASCII text is cut from character classes with numpy, not match by match:
+    # every control character, blank and symbol must come out as re cuts it.
+    assert tokenize(text) == [(m[0], *m.span()) for m in _TOKEN.finditer(text)]
+    assert token_spans(text) == [m.span() for m in _TOKEN.finditer(text)]
 
 
 def test_when_metric_tokens_then_alnum_runs_only():

@@ -176,9 +176,10 @@ class _Words:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        spans = [m.span() for m in _WORD.finditer(text)]
+        matches = list(_WORD.finditer(text))
+        spans = [m.span() for m in matches]
         self.spans = spans
-        self.raw = [text[a:b] for a, b in spans]
+        self.raw = [m[0] for m in matches]
         self.folded = _folded(self.raw)
         # Words followed by a hyphen and another word ("Kessler-Adventist").
         if "-" in text:
