@@ -43,7 +43,9 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_world_regions,
     _end_at_sentences,
     _propagate,
+    _widen_over_hyphens,
     _widen_to_first_names,
+    _widen_to_given_names,
     _widen_to_initials,
     _widen_to_places,
 )
@@ -810,6 +812,48 @@ def test_a_first_name_before_a_marked_name_is_marked_too(text, name, widened):
     _widen_to_first_names(tokens, kinds, [0.5] * len(tokens))
     marked = [t for t, k in zip(tokens, kinds) if k is not None]
     assert text[marked[0].start:marked[-1].end] == widened
+
+
+@pytest.mark.parametrize("text,name,widened", [
+    ("patient Candace Oyelowo-Price had", "Price", "Oyelowo-Price"),
+    ("PEG for Rivka Shapiro-Goldfarb", "Rivka Shapiro", "Rivka Shapiro-Goldfarb"),
+    ("NOTIFIED DR SMITH-AWARE OF LABS", "SMITH", "SMITH"),  # an English word
+    ("FROM JONES-NEW ORDERS", "JONES", "JONES"),
+    ("Kessler-mother at bedside", "Kessler", "Kessler"),  # a kin word, another case
+])
+def test_the_other_half_of_a_hyphenated_name_is_marked_too(text, name, widened):
+    tokens = tuple(tokenize(text))
+    start = text.index(name)
+    kinds: list[str | None] = ["PATIENT" if start <= t.start < start + len(name)
+                               else None for t in tokens]
+    _widen_over_hyphens(tokens, kinds, [0.5] * len(tokens))
+    marked = [t for t, k in zip(tokens, kinds) if k is not None]
+    assert text[marked[0].start:marked[-1].end] == widened
+
+
+@pytest.mark.parametrize("text,name,widened", [
+    ("O'Sullivan, Padraig - MRN 00482913", "O'Sullivan", "O'Sullivan, Padraig"),
+    ("TRAN, LINDA, 45F", "TRAN", "TRAN, LINDA"),
+    ("Called Dr. Jones, Cardiology, re: plan", "Jones", "Jones"),  # a word
+    ("Jones, RN - aware", "Jones", "Jones"),  # a staff title
+    ("Smith, Mary said", "Smith", "Smith"),  # the name goes on: not a list's
+])
+def test_a_given_name_after_a_marked_surname_and_a_comma_is_marked(text, name, widened):
+    tokens = tuple(tokenize(text))
+    start = text.index(name)
+    kinds: list[str | None] = ["PATIENT" if start <= t.start < start + len(name)
+                               else None for t in tokens]
+    _widen_to_given_names(tokens, kinds, [0.5] * len(tokens))
+    marked = [t for t, k in zip(tokens, kinds) if k is not None]
+    assert text[marked[0].start:marked[-1].end] == widened
+
+
+def test_a_widened_hyphenated_name_is_one_span():
+    text = "your patient Candace Oyelowo-Price had a biopsy"
+    tagger = PhiTagger.from_config(TaggerConfig(detectors=("crf",)))
+    spans = [text[s.start:s.end] for s in tagger.tag(
+        ClinicalDocument(doc_id="q", text=text, source="query")).spans]
+    assert "Candace Oyelowo-Price" in spans
 
 
 @pytest.mark.parametrize("text,region,kept", [

@@ -216,6 +216,10 @@ DATE_ROWS = [
     ("I/O 1200/800, total 4/4 bottles", []),
     ("pain 8/10, rates pain 3/10", []),
     ("4/5 deltoid strength, 3/6 systolic murmur, 2/4 patellar reflexes", []),
+    # weeks and days of gestation; a score and its scale
+    ("GA 34 3/7 wk with late decels, born at 28 6/7 weeks", []),
+    ("CAS 5/7, Katz ADL 3/6, Beighton 7/9, GCS 3/15", []),
+    ("seen on 3/7 by ortho", [("3/7", "DATE")]),
     ("admitted 3/12 systolic 80s", [("3/12", "DATE")]),
     ("HAD 3/10 INCISIONAL PAIN", []),
     ("on PSV 10/5, FiO2 40%", []),
@@ -283,6 +287,10 @@ AGE_ROWS = [
     ("mrs o'connor 98 wants to stop all meds", [("98", "AGE")]),
     ("Mr. Katz 93, DNR, on hospice", [("93", "AGE")]),
     ("Mrs Smith 95 kg; Mr Jones 97% on RA; Mr Jones 98.6 temp; Mrs Lee 85 yo", []),
+    # with the sex letter alone, never a Fahrenheit temperature
+    ("flagged Benadryl for Ottoline Przybylski 91F", [("91", "AGE")]),
+    ("a 93 M with CHF, his wife 91F", [("93", "AGE"), ("91", "AGE")]),
+    ("Tmax 101F, 99F this am; 16F foley; 45M with CP", []),
 ]
 
 
@@ -536,6 +544,14 @@ NAME_ROWS = [
     ("note:\nKowalczyk 72 y/o M s/p CABG", [("Kowalczyk", "PATIENT")]),
     ("Patient, 45 yo F. Obese 62 yo man. Lasix 40 mg. Asian 45 yo", []),
     ("saw Nguyen, 45 yo F", []),  # mid-sentence: the shape alone says too little
+    # ... or with the sex letter alone, or after for/in/of, or a record number.
+    ("Okonkwo 78M s/p CABG 3/14", [("Okonkwo", "PATIENT")]),
+    ("Wanjiru Kamau, 29F, 3 wks postpartum", [("Wanjiru Kamau", "PATIENT")]),
+    ("Benadryl for Ottoline Przybylski 91F", [("Ottoline Przybylski", "PATIENT")]),
+    ("Neurocysticercosis in Xochitl Ramírez-Tzul, 22F seen",
+     [("Xochitl Ramírez-Tzul", "PATIENT")]),
+    ("Maeve D'Arcy, MRN 00917734, Ca 13.2", [("Maeve D'Arcy", "PATIENT")]),
+    ("order for Foley 16F coude. Tmax 101F. Ward 300M. Labs, MRN 12345", []),
     # Whose relative it is, and a family by its name: the patient.
     ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),

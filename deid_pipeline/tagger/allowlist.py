@@ -69,15 +69,15 @@ _POSSESSIVE_OK = "'s"
 # came in to test"; "Rochester criteria", but "from Rochester for staging").
 _NEXT_WORD_ONLY = "!"
 # Operations named after a surgeon are also written as a noun: "had a
-# Whipple", "s/p Hartmann", "post Kasai". After an article or a word that
-# says an operation was done, such an eponym is the operation, not a person
-# (no one writes "a Smith" for a person in a note).
+# Whipple", "s/p Hartmann", "post Kasai", "after Whipple". After an article
+# or a word that says an operation was done, such an eponym is the
+# operation, not a person (no one writes "a Smith" for a person in a note).
 _OPERATION = "op"
 _MARKS = (_STANDALONE, _POSSESSIVE_OK, _NEXT_WORD_ONLY, _OPERATION)
 _OPERATION_CUES = frozenset({
     "a", "an", "the", "p", "post", "underwent", "undergo", "undergoing",
     "undergone", "previous", "prior", "lap", "laparoscopic", "open",
-    "bidirectional",
+    "bidirectional", "after", "following",
 })
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3

@@ -33,7 +33,7 @@ from deid_pipeline.tagger.bio import OUTSIDE, SOURCE, bio_to_spans
 from deid_pipeline.tagger.confidence import TokenPhi
 from deid_pipeline.tagger.crf_model import LoadedModel, load_model
 from deid_pipeline.tagger.crf_spans import checked_english, is_alnum_span
-from deid_pipeline.tagger.crf_tokens import adjust_english
+from deid_pipeline.tagger.crf_tokens import NAME_KINDS, adjust_english
 from deid_pipeline.tagger.detection import Detection, Detector, TaggerConfig
 from deid_pipeline.tagger.features import FEATURE_VERSION
 from deid_pipeline.tagger.span_tidy import tidy_spans
@@ -62,6 +62,12 @@ def token_phi(posterior: Posterior) -> TokenPhi:
     return TokenPhi(np.fromiter((t[1] for t in tokens), np.int64, len(tokens)),
                     np.fromiter((t[2] for t in tokens), np.int64, len(tokens)),
                     1.0 - np.asarray(posterior.p_outside, dtype=float))
+
+
+def _after_hyphen(tokens: Sequence[Token], t: int) -> bool:
+    """Whether token t follows a hyphen it touches (``Oyelowo-Price``: one name)."""
+    dash = tokens[t - 1]
+    return dash.text == "-" and dash.end == tokens[t].start
 
 
 def outside_threshold(bias: float) -> float:
@@ -140,7 +146,9 @@ class CrfDetector(Detector):
                 tags.append(OUTSIDE)
             else:
                 tag = posterior.viterbi[t]
-                if tag == OUTSIDE or tag.partition("-")[2] != kind:
+                if tag == OUTSIDE or tag.partition("-")[2] != kind or (
+                        kind == prev_kind and _after_hyphen(tokens, t)
+                        and kind in NAME_KINDS):
                     tag = ("I-" if kind == prev_kind else "B-") + kind
                 tags.append(tag)
             prev_kind = kind

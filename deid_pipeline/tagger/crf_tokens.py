@@ -45,7 +45,9 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
         _propagate(tokens, kinds, confidences, viterbi)
     _widen_to_places(tokens, kinds, confidences)
     _widen_to_initials(tokens, kinds, confidences)
+    _widen_over_hyphens(tokens, kinds, confidences)
     _widen_to_first_names(tokens, kinds, confidences)
+    _widen_to_given_names(tokens, kinds, confidences)
     _end_at_sentences(tokens, kinds)
 
 
@@ -305,7 +307,7 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
             confidences[t] = max(confidences[t], confidence)
 
 
-_NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
+NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
 # A first name this common in English (band 5: Will, Mark, Hope) says too
@@ -328,7 +330,7 @@ def _widen_to_first_names(tokens: Sequence[Token], kinds: list[str | None],
     lex = None
     for t in range(1, len(tokens)):
         kind = kinds[t]
-        if kind not in _NAME_KINDS or kinds[t - 1] is not None:
+        if kind not in NAME_KINDS or kinds[t - 1] is not None:
             continue
         word, name = tokens[t - 1], tokens[t]
         if name.start - word.end != 1 or not (len(word.text) > 2 and word.text.isalpha()
@@ -349,6 +351,95 @@ def _widen_to_first_names(tokens: Sequence[Token], kinds: list[str | None],
                 and not lexicons.is_clinical_word(flags)):
             kinds[t - 1] = kind
             confidences[t - 1] = max(confidences[t - 1], confidences[t])
+
+
+def _same_case(a: str, b: str) -> bool:
+    """Both words lower case, both capitals, or both capitalised."""
+    return (a.islower() and b.islower() or a.isupper() and b.isupper()
+            or a[:1].isupper() and a[1:].islower() and b[:1].isupper()
+            and b[1:].islower())
+
+
+def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
+                        confidences: list[float]) -> None:
+    """Mark the other half of a hyphenated name of which one half is marked.
+
+    The model knows one half of ``Oyelowo-Price`` or ``Shapiro-Goldfarb``
+    and stops at the hyphen, leaving the other in clear. The other half
+    takes the name's kind when it touches the hyphen, is written in the same
+    case and reads as a name: listed as one and no more common in English
+    than band 4, or a word English hardly uses; never a clinical word, a
+    title or a kin word (not ``SMITH-AWARE``, ``JONES-NEW ORDERS``).
+    """
+    lex = None
+    changed = True
+    while changed:
+        changed = False
+        for t in range(len(tokens) - 2):
+            a, dash, b = tokens[t], tokens[t + 1], tokens[t + 2]
+            if dash.text != "-" or a.end != dash.start or dash.end != b.start:
+                continue
+            if kinds[t + 1] is not None:
+                continue
+            if kinds[t] in NAME_KINDS and kinds[t + 2] is None:
+                marked, other = t, t + 2
+            elif kinds[t + 2] in NAME_KINDS and kinds[t] is None:
+                marked, other = t + 2, t
+            else:
+                continue
+            word = tokens[other].text
+            if not (word.isalpha() and len(word) > 1
+                    and _same_case(word, tokens[marked].text)):
+                continue
+            lex = lex or lexicons.load()
+            key = word.lower()
+            flags = lex.flags(key)
+            band = lex.english_band(key)
+            listed = any(f in ("fn1", "fn2", "ln1", "ln2") for f in flags)
+            if key in _not_first_names() or lexicons.is_clinical_word(flags) or not (
+                    listed and band <= _FIRST_NAME_MAX_BAND
+                    or len(word) > 2 and band <= 2):
+                continue
+            kinds[other] = kinds[t + 1] = kinds[marked]
+            confidences[other] = confidences[t + 1] = max(confidences[other],
+                                                          confidences[marked])
+            changed = True
+
+
+def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
+                          confidences: list[float]) -> None:
+    """Mark the given name after a marked surname and a comma (``Tran, Linh -``).
+
+    A list or a header writes the surname first; the model marks it and
+    leaves the given name. The word after the comma and one space, in the
+    surname's case, ending the name (a dash, a comma or the end follows),
+    takes the name's kind when it is a listed first name no more common in
+    English than band 4, or a word no English list has; never a clinical
+    word, a title or a kin word (not ``Smith, RN -``, ``Jones, Cardiology,``).
+    """
+    lex = None
+    for t in range(len(tokens) - 2):
+        kind = kinds[t]
+        comma, given = tokens[t + 1], tokens[t + 2]
+        if kind not in NAME_KINDS or comma.text != "," or kinds[t + 2] is not None:
+            continue
+        word = given.text
+        if (comma.start != tokens[t].end or given.start != comma.end + 1
+                or not (word.isalpha() and len(word) > 2)
+                or not _same_case(word, tokens[t].text)):
+            continue
+        if t + 3 < len(tokens) and tokens[t + 3].text not in ("-", ","):
+            continue
+        lex = lex or lexicons.load()
+        key = word.lower()
+        flags = lex.flags(key)
+        band = lex.english_band(key)
+        first = band <= _FIRST_NAME_MAX_BAND and any(f in ("fn1", "fn2") for f in flags)
+        if key in _not_first_names() or lexicons.is_clinical_word(flags) or not (
+                first or band == 0):
+            continue
+        kinds[t + 2] = kind
+        confidences[t + 2] = max(confidences[t + 2], confidences[t])
 
 
 @lru_cache(maxsize=1)
@@ -394,7 +485,7 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
     still narrows it down. The initial takes the name's kind and confidence.
     """
     for t, kind in enumerate(kinds):
-        if kind not in _NAME_KINDS:
+        if kind not in NAME_KINDS:
             continue
         # "G. Johnson": the initial two tokens back, a blank or two after its stop;
         # "Anna S.": the next token, a blank or two after the name.

@@ -20,6 +20,8 @@ _AGE_SUBJECT = (r"(?:he|she|pt|patient|mother|mom|father|dad|husband|wife|"
 # not common first names; ``Glucose``: a clinical word).
 _NAMED_SUBJECT_FLAGS = frozenset({"fn1"})
 _NOT_NAMED_SUBJECT_FLAGS = frozenset({"drug", "dx"})
+# A body temperature in Fahrenheit, never read as an age with the letter F.
+FAHRENHEIT_LOW, FAHRENHEIT_HIGH = 94, 108
 _CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
                r"|(?:and|but|now|today|who|with)(?![a-z])))")
 
@@ -32,7 +34,8 @@ class AgeRecognizer(PatternRecognizer):
     aggregation and de-identified exports write (the ``+`` goes with it);
     or a person said to be it, the number ending the clause (``she is 97 and
     wants DNR``, ``mother is 94.``, ``Ruth is 97.``), or a number right after a
-    titled name (``mrs o'connor 98 wants``, ``Mr. Katz 93, DNR``).
+    titled name (``mrs o'connor 98 wants``, ``Mr. Katz 93, DNR``), or with the
+    sex letter (``Przybylski 91F``; not ``T 101F``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
@@ -55,6 +58,10 @@ class AgeRecognizer(PatternRecognizer):
                               r"[a-z]{2,}(?:-[a-z]+)?[ \t]*,?[ \t]+"
                               r"(?P<phi>\d{2,3})(?!\w|\.\d|[ \t]*%)",
                     guard=r"(?<![a-z])(?=m)", requires=("mr", "ms", "miss")),
+            # With the sex letter alone ("Przybylski 91F", "a 93 M with"):
+            # never 94F-108F, a temperature in Fahrenheit.
+            Pattern("sexed", r"(?<![\w./-])(?P<phi>\d{2,3})[ \t]?(?-i:(?P<sex>[MF]))"
+                             r"(?![A-Za-z0-9])", check_negative=False, guard=_G_NUM),
             Pattern("named_subject",
                     r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
                     rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
@@ -71,6 +78,9 @@ class AgeRecognizer(PatternRecognizer):
         """Keep only ages 90 to 125 (older is a typo or not an age)."""
         digits = _LEADING_DIGITS.match(text, hit.start, hit.end)
         if digits is None or not 90 <= int(digits.group()) <= 125:
+            return False
+        if hit.pattern.name == "sexed" and hit.group("sex") == "F" and (
+                FAHRENHEIT_LOW <= int(digits.group()) <= FAHRENHEIT_HIGH):
             return False
         return hit.pattern.name != "named_subject" or _is_first_name(hit.group("subj"))
 

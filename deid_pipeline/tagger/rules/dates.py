@@ -55,6 +55,9 @@ def _valid_day(month: int, day: int, year: int | None = None) -> bool:
 # The scales of clinical grades written like m/d: reflexes out of 4,
 # strength out of 5, murmurs out of 6.
 _GRADE_SCALES = frozenset({4, 5, 6})
+# A gestational age is written in weeks and sevenths (``34 3/7 wk``).
+_DAYS_A_WEEK = 7
+_WEEKS_BEFORE = re.compile(r"(?<![\d/.])[1-4]\d[ \t]+$")
 
 
 def _is_fraction(month: int, day: int) -> bool:
@@ -270,6 +273,9 @@ class DateRecognizer(PatternRecognizer):
             if (day in _GRADE_SCALES and month <= day
                     and self._grade_after.match(text, end)):
                 return True  # 4/5 deltoid strength, 3/6 systolic murmur
+            if day == _DAYS_A_WEEK and month < day and _WEEKS_BEFORE.search(
+                    text, lo, start):
+                return True  # GA 34 3/7 wk: weeks and days of gestation
         if self._negative_after is not None and self._negative_after.match(text, end):
             return True
         if strong or date_before:

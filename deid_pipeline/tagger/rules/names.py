@@ -8,6 +8,7 @@ from typing import Any
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger.intervals import Intervals
+from deid_pipeline.tagger.rules.ages import FAHRENHEIT_HIGH, FAHRENHEIT_LOW
 from deid_pipeline.tagger.rules.base import (
     _FLAGS,
     Hit,
@@ -137,7 +138,9 @@ class NameRecognizer(PatternRecognizer):
             ("kin", "'s", re.compile(
                 rf"'s[ \t]+(?:{relations}|family|parents)(?![a-z])", _FLAGS)),
             ("family", "family", re.compile(r"family(?![a-z])", _FLAGS)),
-            ("aged", "", re.compile(rf"\d{{1,3}}[ \t]*-?[ \t]*{_AGE_WORDS}", _FLAGS)))
+            ("aged", "", re.compile(rf"\d{{1,3}}(?:[ \t]*-?[ \t]*{_AGE_WORDS}"
+                                    r"|[ \t]?(?-i:[MF])(?![A-Za-z0-9]))", _FLAGS)),
+            ("record", "mr", re.compile(r"[(,][ \t]*(?:mrn|mr#)(?![a-z])", _FLAGS)))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
         # Every shape starts at a letter that is not inside shorthand: one
@@ -322,9 +325,11 @@ class NameRecognizer(PatternRecognizer):
 
         Whose relative it is (``harpreet singh's mom``, ``Carol's husband``:
         of two words the first only if it reads as a name too), a family by
-        its name (``Tran family``) and the person an age is given for first
-        in a line or a sentence (``Nguyen, 45 yo F``). Found from the cue
-        backwards: a search per cue, not a try at every word.
+        its name (``Tran family``) and the person an age or a record number
+        is given for, first in a line or a sentence or after for/in/of
+        (``Nguyen, 45 yo F``, ``for Ottoline Przybylski 91F``, ``Maeve
+        D'Arcy, MRN 0091``). Found from the cue backwards: a search per
+        cue, not a try at every word.
         """
         from deid_pipeline.tagger import lexicons
 
@@ -338,7 +343,7 @@ class NameRecognizer(PatternRecognizer):
                     continue
             for cue in regex.finditer(text):
                 at = cue.start()
-                if kind != "kin" and at and text[at - 1].isalnum():
+                if kind in ("family", "aged") and at and text[at - 1].isalnum():
                     continue  # "Smithfamily"; "x110 yo"
                 lo = max(text.rfind("\n", 0, at) + 1, at - 64)
                 before = _OWNER_BEFORE[kind].search(text, lo, at)
@@ -346,6 +351,9 @@ class NameRecognizer(PatternRecognizer):
                     continue
                 start, end = before.span("last")
                 if any(s.start < end and start < s.end for s in (*found, *spans)):
+                    continue
+                if kind == "aged" and cue.group()[-1] in "MF" and not _sexed_age(
+                        cue.group(), before.group("last")):
                     continue
                 lex = lex or lexicons.load()
                 strict = kind == "family"
@@ -574,16 +582,42 @@ _FULL_NAME = re.compile(
 _MORE_DOCTORS_SCAN = Scanner(_MORE_DOCTORS)
 _FULL_NAME_SCAN = Scanner(_FULL_NAME)
 _PLACE_FLAGS = frozenset({"city", "uscity", "state", "stab", "country"})
+_CAPITALISED = r"[A-Z][^\W\d_A-Z]{2,}"
 _OWNER_BEFORE = {
     "kin": re.compile(rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
                       r"(?P<last>[A-Za-z]{3}[A-Za-z-]*)$"),
     "family": re.compile(rf"{_NOT_SHORTHAND}"
                          r"(?-i:(?P<last>[A-Z](?:[a-z]{2,}|[A-Z]{2,})))(?P<first>)"
                          r"[ \t]+$"),
-    "aged": re.compile(r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2}))"
-                       r"(?-i:(?P<last>[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?))(?P<first>)"
+    # First in a line or a sentence, or after for/in/of; the given name before
+    # the surname if it reads as one too (letters of any script after the capital).
+    "aged": re.compile(r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2})"
+                       r"|(?<=\b[Ff]or[ \t])|(?<=\b[Ii]n[ \t])|(?<=\b[Oo]f[ \t]))"
+                       rf"(?:(?P<first>{_CAPITALISED})[ \t]+)?"
+                       rf"(?P<last>(?:[OD]'[ \t]?)?{_CAPITALISED}"
+                       r"(?:[-'][A-Z][^\W\d_A-Z]+)?)"
                        r"[ \t]*,?[ \t]*$"),
 }
+# A record number is given for the person named right before it, in the
+# places an age is (``Maeve D'Arcy, MRN 00917734``).
+_OWNER_BEFORE["record"] = _OWNER_BEFORE["aged"]
+# No one is older: a larger number before M or F is a size or a count.
+_OLDEST = 120
+
+
+def _sexed_age(cue: str, word: str) -> bool:
+    """Whether ``45M`` after ``word`` is an age and a sex, not a size or a fever.
+
+    Not ``Foley 16F`` (a French size), ``Tmax 101F`` (Fahrenheit), ``Ward 300M``.
+    """
+    years = int(re.match(r"\d+", cue).group())
+    if years > _OLDEST or word.lower() in _SIZED_DEVICES:
+        return False
+    return cue[-1] == "M" or not FAHRENHEIT_LOW <= years <= FAHRENHEIT_HIGH
+# Catheters and tubes sized in French (``Foley 16F``): no age follows them.
+_SIZED_DEVICES = frozenset({"foley", "coude", "dobhoff", "salem", "hickman", "groshong",
+                            "quinton", "mahurkar", "malecot", "broviac", "cordis",
+                            "pleurx", "pigtail"})
 _NAMES_BEFORE_CUE = re.compile(
     rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
     rf"(?P<last>{_NAME})[ \t]+$")
