@@ -795,6 +795,17 @@ def test_an_anatomical_phrase_is_no_place_but_a_town_is(text, place, kept):
     assert any(k is not None for k in kinds) is kept
 
 
+def _widened(rule, text: str, name: str) -> str:
+    """What ``rule`` makes of ``name`` marked in ``text``: first to last marked."""
+    tokens = tuple(tokenize(text))
+    start = text.index(name)
+    kinds: list[str | None] = ["DOCTOR" if start <= t.start < start + len(name)
+                               else None for t in tokens]
+    rule(tokens, kinds, [0.5] * len(tokens))
+    marked = [t for t, k in zip(tokens, kinds) if k is not None]
+    return text[marked[0].start:marked[-1].end]
+
+
 @pytest.mark.parametrize("text,name,widened", [
     ("Sean O'Brien had Epley at Boston Medical", "O'Brien", "Sean O'Brien"),
     ("ROSE DELGADO 94 YO WITH NEW AFIB", "DELGADO", "ROSE DELGADO"),
@@ -805,13 +816,7 @@ def test_an_anatomical_phrase_is_no_place_but_a_town_is(text, place, kept):
     ("called and Drs Ferullo and Saeed in", "Ferullo", "Ferullo"),  # a title
 ])
 def test_a_first_name_before_a_marked_name_is_marked_too(text, name, widened):
-    tokens = tuple(tokenize(text))
-    start = text.index(name)
-    kinds: list[str | None] = ["DOCTOR" if start <= t.start < start + len(name)
-                               else None for t in tokens]
-    _widen_to_first_names(tokens, kinds, [0.5] * len(tokens))
-    marked = [t for t, k in zip(tokens, kinds) if k is not None]
-    assert text[marked[0].start:marked[-1].end] == widened
+    assert _widened(_widen_to_first_names, text, name) == widened
 
 
 @pytest.mark.parametrize("text,name,widened", [
@@ -822,13 +827,7 @@ def test_a_first_name_before_a_marked_name_is_marked_too(text, name, widened):
     ("Kessler-mother at bedside", "Kessler", "Kessler"),  # a kin word, another case
 ])
 def test_the_other_half_of_a_hyphenated_name_is_marked_too(text, name, widened):
-    tokens = tuple(tokenize(text))
-    start = text.index(name)
-    kinds: list[str | None] = ["PATIENT" if start <= t.start < start + len(name)
-                               else None for t in tokens]
-    _widen_over_hyphens(tokens, kinds, [0.5] * len(tokens))
-    marked = [t for t, k in zip(tokens, kinds) if k is not None]
-    assert text[marked[0].start:marked[-1].end] == widened
+    assert _widened(_widen_over_hyphens, text, name) == widened
 
 
 @pytest.mark.parametrize("text,name,widened", [
@@ -839,13 +838,7 @@ def test_the_other_half_of_a_hyphenated_name_is_marked_too(text, name, widened):
     ("Smith, Mary said", "Smith", "Smith"),  # the name goes on: not a list's
 ])
 def test_a_given_name_after_a_marked_surname_and_a_comma_is_marked(text, name, widened):
-    tokens = tuple(tokenize(text))
-    start = text.index(name)
-    kinds: list[str | None] = ["PATIENT" if start <= t.start < start + len(name)
-                               else None for t in tokens]
-    _widen_to_given_names(tokens, kinds, [0.5] * len(tokens))
-    marked = [t for t, k in zip(tokens, kinds) if k is not None]
-    assert text[marked[0].start:marked[-1].end] == widened
+    assert _widened(_widen_to_given_names, text, name) == widened
 
 
 def test_a_widened_hyphenated_name_is_one_span():
