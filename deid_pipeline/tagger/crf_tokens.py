@@ -375,9 +375,13 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
     changed = True
     while changed:
         changed = False
-        for t in range(len(tokens) - 2):
+        # The word before each hyphen next to a marked name: a few a note.
+        names = [t for t, kind in enumerate(kinds) if kind in NAME_KINDS]
+        around = sorted({t for m in names for t in (m, m - 2)
+                         if 0 <= t < len(tokens) - 2 and tokens[t + 1].text == "-"})
+        for t in around:
             a, dash, b = tokens[t], tokens[t + 1], tokens[t + 2]
-            if dash.text != "-" or a.end != dash.start or dash.end != b.start:
+            if a.end != dash.start or dash.end != b.start:
                 continue
             if kinds[t + 1] is not None:
                 continue
@@ -418,10 +422,10 @@ def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
     word, a title or a kin word (not ``Smith, RN -``, ``Jones, Cardiology,``).
     """
     lex = None
-    for t in range(len(tokens) - 2):
+    for t in [t for t, kind in enumerate(kinds[:-2]) if kind in NAME_KINDS]:
         kind = kinds[t]
         comma, given = tokens[t + 1], tokens[t + 2]
-        if kind not in NAME_KINDS or comma.text != "," or kinds[t + 2] is not None:
+        if comma.text != "," or kinds[t + 2] is not None:
             continue
         word = given.text
         if (comma.start != tokens[t].end or given.start != comma.end + 1

@@ -140,7 +140,7 @@ class NameRecognizer(PatternRecognizer):
             ("family", "family", re.compile(r"family(?![a-z])", _FLAGS)),
             ("aged", "", re.compile(rf"\d{{1,3}}(?:[ \t]*-?[ \t]*{_AGE_WORDS}"
                                     r"|[ \t]?(?-i:[MF])(?![A-Za-z0-9]))", _FLAGS)),
-            ("record", "mr", re.compile(r"[(,][ \t]*(?:mrn|mr#)(?![a-z])", _FLAGS)))
+            ("record", "mrn", re.compile(r"[(,][ \t]*mrn(?![a-z])", _FLAGS)))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
         # Every shape starts at a letter that is not inside shorthand: one
