@@ -220,6 +220,9 @@ DATE_ROWS = [
     ("GA 34 3/7 wk with late decels, born at 28 6/7 weeks", []),
     ("CAS 5/7, Katz ADL 3/6, Beighton 7/9, GCS 3/15", []),
     ("seen on 3/7 by ortho", [("3/7", "DATE")]),
+    # a dashed date after a visit word, not a range after it
+    ("seen 10-3 and admitted 10-17 with CP", [("10-3", "DATE"), ("10-17", "DATE")]),
+    ("seen 2-3 times this week, admitted 2-3 days ago", []),
     ("admitted 3/12 systolic 80s", [("3/12", "DATE")]),
     ("HAD 3/10 INCISIONAL PAIN", []),
     ("on PSV 10/5, FiO2 40%", []),
