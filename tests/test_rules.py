@@ -100,6 +100,9 @@ PHONE_ROWS = [
     ("pg 2 of 3, page 12 of report", []),
     ("I/O 500 300 1500 today", []),
     ("totals 800 250 1200 for shift", []),
+    # an extension alone, near a phone word
+    ("pls page Dr. Lindgren at x4471 re: plan", [("4471", "PHONE")]),
+    ("x2 days, 1x1000 dose; call if WBC 12 x 1000; call x 2000 units", []),
 ]
 
 
@@ -564,6 +567,8 @@ NAME_ROWS = [
     # A newborn by name.
     ("baby Hope born at 38 weeks, apgars 8/9", [("Hope", "PATIENT")]),
     ("patel baby born by c-section", [("patel", "PATIENT")]),
+    ("Baby boy Oyelaran born 2/27", [("Oyelaran", "PATIENT")]),
+    ("baby girl doing well, baby boy born at 0300, baby boy Tylenol given", []),
     ("baby tylenol given, baby food ok, baby boy doing well, baby monitor on", []),
     ("IV Lopressor 15mg, 2 Baby ASA. Chest pain resolved", []),
     # A title and an initial alone.

@@ -266,6 +266,9 @@ class NameRecognizer(PatternRecognizer):
         band = lex.english_band(word)
         if name == "baby" and (raw.isupper() or lexicons.is_clinical_word(flags)):
             return False  # "2 Baby ASA": a drug's shorthand, not a newborn
+        if name == "baby" and _BOY_OR_GIRL.search(text, hit.whole[0], hit.start):
+            # "Baby boy Oyelaran": the family's name, listed or no English word.
+            return band <= 2 or band <= 4 and any(f[:2] in ("fn", "ln") for f in flags)
         if hit.pattern.name in ("relation", "relation_after", "baby"):
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
                 band == 5 and "fn1" in flags)
@@ -601,6 +604,7 @@ _OWNER_BEFORE = {
 # A record number is given for the person named right before it, in the
 # places an age is (``Maeve D'Arcy, MRN 00917734``).
 _OWNER_BEFORE["record"] = _OWNER_BEFORE["aged"]
+_BOY_OR_GIRL = re.compile(r"(?:boy|girl)[ \t]+$", re.IGNORECASE)
 # No one is older: a larger number before M or F is a size or a count.
 _OLDEST = 120
 
