@@ -552,6 +552,7 @@ NAME_ROWS = [
     ("saw Nguyen, 45 yo F", []),  # mid-sentence: the shape alone says too little
     # ... or with the sex letter alone, or after for/in/of, or a record number.
     ("Okonkwo 78M s/p CABG 3/14", [("Okonkwo", "PATIENT")]),
+    ("Nguyen 98 yoF, Fahrenheit aside", [("Nguyen", "PATIENT")]),  # an age word
     ("Wanjiru Kamau, 29F, 3 wks postpartum", [("Wanjiru Kamau", "PATIENT")]),
     ("Benadryl for Ottoline Przybylski 91F", [("Ottoline Przybylski", "PATIENT")]),
     ("Neurocysticercosis in Xochitl Ramírez-Tzul, 22F seen",

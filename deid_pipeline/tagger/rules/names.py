@@ -355,8 +355,8 @@ class NameRecognizer(PatternRecognizer):
                 start, end = before.span("last")
                 if any(s.start < end and start < s.end for s in (*found, *spans)):
                     continue
-                if kind == "aged" and cue.group()[-1] in "MF" and not _sexed_age(
-                        cue.group(), before.group("last")):
+                if kind == "aged" and _SEX_LETTER_CUE.fullmatch(cue.group()) and (
+                        not _sexed_age(cue.group(), before.group("last"))):
                     continue
                 lex = lex or lexicons.load()
                 strict = kind == "family"
@@ -604,6 +604,8 @@ _OWNER_BEFORE = {
 # A record number is given for the person named right before it, in the
 # places an age is (``Maeve D'Arcy, MRN 00917734``).
 _OWNER_BEFORE["record"] = _OWNER_BEFORE["aged"]
+# An age with the sex letter and no age word (``78M``, ``29 F``; not ``98 yoF``).
+_SEX_LETTER_CUE = re.compile(r"\d{1,3}[ \t]?[MF]")
 _BOY_OR_GIRL = re.compile(r"(?:boy|girl)[ \t]+$", re.IGNORECASE)
 # No one is older: a larger number before M or F is a size or a count.
 _OLDEST = 120
