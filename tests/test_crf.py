@@ -836,6 +836,9 @@ def test_the_other_half_of_a_hyphenated_name_is_marked_too(text, name, widened):
     ("Called Dr. Jones, Cardiology, re: plan", "Jones", "Jones"),  # a word
     ("Jones, RN - aware", "Jones", "Jones"),  # a staff title
     ("Smith, Mary said", "Smith", "Smith"),  # the name goes on: not a list's
+    ("was white, michael discharged", "michael", "white, michael"),  # a surname
+    ("pupils equal, michael aware", "michael", "michael"),  # no listed surname
+    ("RLQ PAIN, ALVARADO SCORE 7", "ALVARADO", "ALVARADO"),  # capitals, an eponym
 ])
 def test_a_given_name_after_a_marked_surname_and_a_comma_is_marked(text, name, widened):
     assert _widened(_widen_to_given_names, text, name) == widened

@@ -412,38 +412,54 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
 
 def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
                           confidences: list[float]) -> None:
-    """Mark the given name after a marked surname and a comma (``Tran, Linh -``).
+    """Mark the other name of ``Surname, Given`` when the model marked one.
 
-    A list or a header writes the surname first; the model marks it and
-    leaves the given name. The word after the comma and one space, in the
-    surname's case, ending the name (a dash, a comma or the end follows),
-    takes the name's kind when it is a listed first name no more common in
-    English than band 4, or a word no English list has; never a clinical
-    word, a title or a kin word (not ``Smith, RN -``, ``Jones, Cardiology,``).
+    A list or a header writes the surname first; the model marks one of the
+    two. The word after the comma and one space, in the surname's case,
+    ending the name (a dash, a comma or the end follows), takes the name's
+    kind when it is a listed first name no more common in English than band
+    4, or a word no English list has (``Tran, Linh -``); the word before the
+    comma when it is a listed surname, however common, and the marked word
+    a listed first name, no eponym, not in capitals (``was white, michael
+    discharged``; not ``RLQ PAIN, ALVARADO SCORE``). Never a
+    clinical word, a title or a kin word (not ``Smith, RN -``, ``Jones,
+    Cardiology,``).
     """
-    lex = None
-    for t in [t for t, kind in enumerate(kinds[:-2]) if kind in NAME_KINDS]:
-        kind = kinds[t]
-        comma, given = tokens[t + 1], tokens[t + 2]
-        if comma.text != "," or kinds[t + 2] is not None:
-            continue
-        word = given.text
-        if (comma.start != tokens[t].end or given.start != comma.end + 1
-                or not (word.isalpha() and len(word) > 2)
-                or not _same_case(word, tokens[t].text)):
-            continue
-        if t + 3 < len(tokens) and tokens[t + 3].text not in ("-", ","):
-            continue
-        lex = lex or lexicons.load()
+    lex = lexicons.load()
+
+    def reads(word: str, given: bool) -> bool:
         key = word.lower()
         flags = lex.flags(key)
-        band = lex.english_band(key)
-        first = band <= _FIRST_NAME_MAX_BAND and any(f in ("fn1", "fn2") for f in flags)
-        if key in _not_first_names() or lexicons.is_clinical_word(flags) or not (
-                first or band == 0):
-            continue
-        kinds[t + 2] = kind
-        confidences[t + 2] = max(confidences[t + 2], confidences[t])
+        if key in _not_first_names() or lexicons.is_clinical_word(flags):
+            return False
+        if not given:
+            return any(f in ("ln1", "ln2") for f in flags)
+        return lex.english_band(key) == 0 or (
+            lex.english_band(key) <= _FIRST_NAME_MAX_BAND
+            and any(f in ("fn1", "fn2") for f in flags))
+
+    eponyms = allowlist.load().words
+    for m in [t for t, kind in enumerate(kinds) if kind in NAME_KINDS]:
+        for t, other in ((m, m + 2), (m - 2, m - 2)):
+            if t < 0 or t + 2 >= len(tokens) or kinds[other] is not None:
+                continue
+            surname, comma, given = tokens[t], tokens[t + 1], tokens[t + 2]
+            word = tokens[other].text
+            if (comma.text != "," or comma.start != surname.end
+                    or given.start != comma.end + 1
+                    or not (word.isalpha() and len(word) > 2)
+                    or not _same_case(surname.text, given.text)):
+                continue
+            if other == t + 2 and t + 3 < len(tokens) and (
+                    tokens[t + 3].text not in ("-", ",")):
+                continue
+            if other == t and (given.text.isupper() or given.text.lower() in eponyms
+                               or not any(f in ("fn1", "fn2")
+                                          for f in lex.flags(given.text.lower()))):
+                continue  # not "RLQ PAIN, ALVARADO SCORE 7"
+            if reads(word, given=other == t + 2):
+                kinds[other] = kinds[m]
+                confidences[other] = max(confidences[other], confidences[m])
 
 
 @lru_cache(maxsize=1)
