@@ -311,6 +311,8 @@ def test_when_header_names_a_word_then_hybrid_tags_it_whatever_the_crf_says(
     ("x4417", "FAX", False),
     ("123", "IDNUM", True),
     ("8/4/460", "DATE", False),    # no date has a 3-digit part
+    ("3/7/9", "DATE", False),      # Apgars: no year is written in one digit
+    ("3/7/09", "DATE", True),
     ("6670/1182", "DATE", False),  # nor a 4-digit part that is no year
     ("3/2/1500", "DATE", False),
     ("2/31/14", "DATE", True),     # a typo of a date is still one

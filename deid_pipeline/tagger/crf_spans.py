@@ -48,8 +48,8 @@ def plausible(value: str, label: str) -> bool:
     A CRF that has seen dates and phones will call ``80/30`` (a pressure) a
     date and ``86-105`` (a range) a phone when pushed for recall; a value
     that cannot be a date or a phone by its digits alone is not redacted as
-    one; nor is a rate (``10/hr``) a date, nor ``8/4/460``. Other spans with
-    letters are left to the model.
+    one; nor is a rate (``10/hr``) a date, nor ``8/4/460`` or ``3/7/9``.
+    Other spans with letters are left to the model.
     """
     if label == "DATE" and _RATE.fullmatch(value):
         return value.rsplit("/", 1)[1].strip()[:3].lower() in _MONTH_ABBREVIATIONS
@@ -67,6 +67,8 @@ def plausible(value: str, label: str) -> bool:
             if any(len(p) == 3 or len(p) > 4 or (
                     len(p) == 4 and not 1850 <= int(p) <= 2150) for p in parts):
                 return False
+            if len(parts) == 3 and len(parts[2]) == 1:
+                return False  # Apgars 3/7/9: no year is written in one digit
             first, second = numbers[:2]
             if first >= 1000:  # year first: 2006-10-22
                 return True
