@@ -30,10 +30,10 @@ from deid_pipeline.tagger.crf_spans import (
 )
 from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_after_how,
+    _drop_bias_only_caseless_words,
     _drop_bias_only_disease_eponyms,
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
-    _drop_bias_only_lower_words,
     _drop_bias_only_ordinal_counts,
     _drop_bias_only_rate_units,
     _drop_bias_only_young_ages,
@@ -402,7 +402,7 @@ def test_when_a_common_word_is_marked_only_by_the_bias_then_it_is_dropped():
 
 
 # Issue 46: words of a clinician's question that only the recall bias marked.
-_LOWER, _EPONYM = _drop_bias_only_lower_words, _drop_bias_only_disease_eponyms
+_CASELESS, _EPONYM = _drop_bias_only_caseless_words, _drop_bias_only_disease_eponyms
 _RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
 
 
@@ -410,12 +410,21 @@ _RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
     # A common verb marked a place (a Belgian town: only the world-city list
     # has it); the best path's word, a listed name, a US town and a
     # capitalised word stay.
-    (_LOWER, "How to manage Stevens-Johnson syndrome?", "manage", False, False),
-    (_LOWER, "How to manage Stevens-Johnson syndrome?", "manage", True, True),
-    (_LOWER, "spoke with p michael re plan", "michael", False, True),
-    (_LOWER, "lives in dover with wife", "dover", False, True),
-    (_LOWER, "Manage per ortho", "Manage", False, True),
-    (_LOWER, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
+    (_CASELESS, "How to manage Stevens-Johnson syndrome?", "manage", False, False),
+    (_CASELESS, "How to manage Stevens-Johnson syndrome?", "manage", True, True),
+    (_CASELESS, "spoke with p michael re plan", "michael", False, True),
+    (_CASELESS, "lives in dover with wife", "dover", False, True),
+    (_CASELESS, "Manage per ortho", "Manage", False, True),
+    (_CASELESS, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
+    # In capitals case says nothing: a common word goes even when it is a
+    # rare name or a small town (MANY); a common name, a town that is no
+    # common word (WOODBINE) and a two-letter abbreviation stay.
+    (_CASELESS, "SPOKE TO MED TEAM AT LENGTH.", "LENGTH", False, False),
+    (_CASELESS, "ASKING MANY QUESTIONS.", "MANY", False, False),
+    (_CASELESS, "ASKING MANY QUESTIONS.", "MANY", True, True),
+    (_CASELESS, "SPOKE WITH SON MARK", "MARK", False, True),
+    (_CASELESS, "18 Y/O FROM WOODBINE ADMITTED", "WOODBINE", False, True),
+    (_CASELESS, "SENT TO NH TONIGHT", "NH", False, True),
     # A disease written by its eponym alone; a person after a title stays.
     (_EPONYM, "hashimoto and levothyroxine timing", "hashimoto", False, False),
     (_EPONYM, "Raynaud, cold hands, on nifedipine", "Raynaud", False, False),
@@ -471,7 +480,7 @@ def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():
     kinds: list[str | None] = [None] * len(tokens)
     kinds[-2:] = ["HOSPITAL", "HOSPITAL"]
     viterbi = ["O"] * (len(tokens) - 2) + ["B-HOSPITAL", "O"]
-    _drop_bias_only_lower_words(tokens, kinds, viterbi)
+    _drop_bias_only_caseless_words(tokens, kinds, viterbi)
     assert kinds[-1] == "HOSPITAL"
 
 
@@ -483,7 +492,7 @@ def test_when_every_word_of_a_bias_only_run_is_a_lower_common_word_then_all_go()
         tokens = tuple(tokenize(text))
         kinds: list[str | None] = [None] * len(tokens)
         kinds[start:start + 2] = ["HOSPITAL"] * 2
-        _drop_bias_only_lower_words(tokens, kinds, ["O"] * len(tokens))
+        _drop_bias_only_caseless_words(tokens, kinds, ["O"] * len(tokens))
         assert (kinds[start:start + 2] == ["HOSPITAL"] * 2) is kept, text
 
 

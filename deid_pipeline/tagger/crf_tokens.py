@@ -31,7 +31,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     """
     _drop_common_words(tokens, kinds, viterbi)
     _drop_bias_only_disease_eponyms(tokens, kinds, viterbi)
-    _drop_bias_only_lower_words(tokens, kinds, viterbi)
+    _drop_bias_only_caseless_words(tokens, kinds, viterbi)
     _drop_weekdays(tokens, kinds)
     _drop_bias_only_rate_units(tokens, kinds, viterbi)
     _drop_bias_only_ordinal_counts(tokens, kinds, viterbi)
@@ -200,11 +200,13 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
 # US place lists is not one of them, whatever its band.
 _LOWER_WORD_BAND = 4
 _NAME_OR_US_PLACE_FLAGS = ("fn", "ln", "town", "uscity", "state", "stab", "country")
+# What does not save a common word in capitals (``MANY``: a town, a rare name).
+_RARE_NAME_OR_TOWN_FLAGS = frozenset(("fn3", "ln3", "town"))
 
 
-def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None],
-                                viterbi: Sequence[str]) -> None:
-    """Unmark a common English word in lower case that only the bias marked.
+def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | None],
+                                   viterbi: Sequence[str]) -> None:
+    """Unmark a common English word whose case says nothing, marked by the bias only.
 
     At the recall bias the model marks the word it is least sure of in a
     short text it has no context for: ``How to manage X?`` lost ``manage``
@@ -218,17 +220,25 @@ def _drop_bias_only_lower_words(tokens: Sequence[Token], kinds: list[str | None]
     A run of such words of one kind goes as a whole when every word of it is
     one (``silverman-anderson [score newborn]``, ``sanders [skeletal
     maturity]``: what the model took for a hospital after an eponym).
+    Capitals (three letters or more) are as caseless: ``AT LENGTH`` was a
+    hospital, ``ASKING MANY`` a profession; there a rare name or a small
+    town does not save a common word, a common name (``MARK``) does.
     """
     lex = lexicons.load()
 
     def unmarkable(t: int) -> bool:
         word = tokens[t].text
-        if viterbi[t] != OUTSIDE or not (word.isalpha() and word.islower()):
+        if viterbi[t] != OUTSIDE or not word.isalpha() or not (
+                word.islower() or word.isupper() and len(word) > 2):
             return False
+        capitals, word = word.isupper(), word.lower()
         flags = lex.flags(word)
-        return ((lex.english_band(word) >= _LOWER_WORD_BAND
-                 or lexicons.is_clinical_word(flags))
-                and not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags))
+        if not (lex.english_band(word) >= _LOWER_WORD_BAND
+                or lexicons.is_clinical_word(flags)):
+            return False
+        if capitals:
+            flags = [f for f in flags if f not in _RARE_NAME_OR_TOWN_FLAGS]
+        return not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)
 
     n = len(kinds)
     t = 0
