@@ -297,6 +297,11 @@ AGE_ROWS = [
     ("flagged Benadryl for Ottoline Przybylski 91F", [("91", "AGE")]),
     ("a 93 M with CHF, his wife 91F", [("93", "AGE"), ("91", "AGE")]),
     ("Tmax 101F, 99F this am; 16F foley; 45M with CP", []),
+    # opening a line, before the history; inside a line a measure's
+    ("objective data\n\n98 s/p left hip fx", [("98", "AGE")]),
+    ("CCU NPN\n  90+ S/P CABG", [("90+", "AGE")]),
+    ("sats 98 s/p suctioning\nSBP 95 s/p bolus", []),
+    ("85 s/p fall\n98.6 s/p tylenol", []),
 ]
 
 

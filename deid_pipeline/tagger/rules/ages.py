@@ -35,7 +35,8 @@ class AgeRecognizer(PatternRecognizer):
     or a person said to be it, the number ending the clause (``she is 97 and
     wants DNR``, ``mother is 94.``, ``Ruth is 97.``), or a number right after a
     titled name (``mrs o'connor 98 wants``, ``Mr. Katz 93, DNR``), or with the
-    sex letter (``Przybylski 91F``; not ``T 101F``).
+    sex letter (``Przybylski 91F``; not ``T 101F``), or opening a line
+    before ``s/p`` (``98 s/p left hip fx``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
     """
 
@@ -62,6 +63,11 @@ class AgeRecognizer(PatternRecognizer):
             # never 94F-108F, a temperature in Fahrenheit.
             Pattern("sexed", r"(?<![\w./-])(?P<phi>\d{2,3})[ \t]?(?-i:(?P<sex>[MF]))"
                              r"(?![A-Za-z0-9])", check_negative=False, guard=_G_NUM),
+            # Opening a line, the patient's age and history at once ("98 s/p
+            # left hip fx"); inside a line a number before s/p is a measure's
+            # (``sats 98 s/p suctioning``).
+            Pattern("opening", r"(?<![^\n])[ \t]*(?P<phi>\d{2,3}\+?)[ \t]+s/p(?![a-z])",
+                    check_negative=False, requires=("s/p",)),
             Pattern("named_subject",
                     r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
                     rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
