@@ -63,6 +63,12 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("How often to change a Salem sump?", "Salem", "DOCTOR", False),
     ("Miller Fisher syndrome vs GBS?", "Miller Fisher", "DOCTOR", False),
     ("moved here from Salem last year", "Salem", "CITY", True),
+    # A mammary artery grafted to a coronary one; the city and a doctor stay.
+    ("CABG x 4 with LIMA to LAD this morning", "LIMA", "DOCTOR", False),
+    ("PATENT LIMA TO LAD-OCCLUDED SVG", "LIMA", "CITY", False),
+    ("RIMA-RCA patent on cath", "RIMA", "PATIENT", False),
+    ("moved from Lima to Toledo last year", "Lima", "CITY", True),
+    ("Dr. Lima to LAD case review", "Lima", "DOCTOR", True),
     ("Laura Addison in to visit", "Addison", "RELATIVE", True),
     ("Mr. Hunt and his wife visited", "Hunt", "PATIENT", True),
     # Persons and places that happen to be eponyms.

@@ -251,7 +251,7 @@ def _regions(text: str, index: Allowlist) -> list[tuple[int, int]]:
     return sorted({*regions, *_compound_regions(words, found),
                    *_place_method_regions(words), *_named_disease_regions(words),
                    *_institution_voice_regions(words), *_article_eponym_regions(words),
-                   *_named_sign_regions(words)})
+                   *_named_sign_regions(words), *_graft_regions(words)})
 
 
 # Words that, right after a place, make it the name of a method, a guide or
@@ -415,6 +415,28 @@ _VERB_CUES = frozenset({
     "needs", "wants", "want", "pt", "pts", "patient",
 })
 _SENTENCE_ENDS = re.compile(r"\s*(?:[?!.,;:)]|$)")
+
+
+# A graft from a mammary artery to a coronary one (``LIMA to LAD``, ``RIMA-RCA``):
+# the city is never followed by "to" and a coronary artery.
+_GRAFT_SOURCES = frozenset({"lima", "rima"})
+_GRAFT_TARGETS = frozenset({"lad", "rca", "om", "om1", "om2", "om3", "pda", "d1",
+                            "d2", "diag", "ramus", "plv", "lcx", "cx"})
+
+
+def _graft_regions(words: _Words) -> list[tuple[int, int]]:
+    """A mammary artery grafted to a coronary artery, ``to`` between or not."""
+    bare, n = words.bare, len(words.bare)
+    regions = []
+    for i, word in enumerate(bare):
+        if word not in _GRAFT_SOURCES or _after_title(words, i):
+            continue
+        k = i + 1
+        if k < n - 1 and words.joined(k) and bare[k] == "to":
+            k += 1
+        if k < n and words.joined(k) and bare[k] in _GRAFT_TARGETS:
+            regions.append((words.spans[i][0], words.spans[k][1]))
+    return regions
 
 
 def _named_sign_regions(words: _Words) -> list[tuple[int, int]]:
