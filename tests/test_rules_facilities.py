@@ -280,6 +280,9 @@ def test_when_a_doctor_is_of_a_service_then_not_tagged(detector):
     _check(detector, "transfers",
            "Dr. Smith of GI aware; Dr K at HS; Dr. Lee of renal; "
            "Dr Jones at bedside", [])
+    # What a doctor did is no name: ``Dr. aware of BP``.
+    _check(detector, "transfers",
+           "dr. aware of bp; Dr aware of HR; DR NOTIFIED OF UO; dr. paged at hs", [])
 
 
 @pytest.mark.parametrize(("text", "value"), [

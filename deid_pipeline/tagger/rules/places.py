@@ -87,7 +87,11 @@ _ORIENTED_INITIALISM = re.compile(
 # ``Dr. C. Lambert of BRHFB``, ``seen by dr j. davila at nlc``: a doctor's
 # hospital by its letters.
 _DOCTOR_INITIALISM = re.compile(
-    r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
+    r"(?<![\w/])(?i:dr\.?|doctor)[ \t]+"
+    # ``Dr. aware of BP``: a word that says what the doctor did, not a name.
+    r"(?!(?i:aware|notified|informed|paged|called|updated|made|here|also|is|was|has)"
+    r"(?![\w'-]))"
+    r"(?:[A-Za-z]\.?[ \t]+)?[A-Za-z][A-Za-z'-]+"
     r"(?:[ \t]+[A-Za-z]\.|[ \t]+[A-Z][A-Za-z'-]+)?[ \t]+(?i:of|at|from)[ \t]+"
     r"(?:(?i:the)[ \t]+)?"
     r"(?P<phi>[A-Za-z]{2,5})(?![\w'\u2019/-])")
