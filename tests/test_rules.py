@@ -640,6 +640,11 @@ STAFF_ROWS = [
                                                    ("K", "DOCTOR")]),
     ("dr will call back; dr aware; dr may come by; the doctor must see", []),
     ("RN small amt of blood", []),  # only a doctor's title vouches for "small"
+    # A name in the possessive: the name without its 's.
+    ("rectal tube placed per dr. white's order", [("white", "DOCTOR")]),
+    ("per Dr. Kowalski's note; Mrs. Okafor's daughter called",
+     [("Kowalski", "DOCTOR"), ("Okafor", "PATIENT")]),
+    ("dr's orders; per MD's note; Dr. paged's", []),
 ]
 
 

@@ -248,6 +248,9 @@ class NameRecognizer(PatternRecognizer):
             return (not _line_has_capital(text, hit.start)
                     and self._first_name(hit.group("first") or "", lex, stricter=True))
         word = text[hit.start:hit.end]
+        if word.endswith("'s") and len(word) > 4:  # per Dr. White's order
+            hit.end -= 2
+            word = word[:-2]
         if name == "named_baby":
             return self._reads_as_owner(word, lex, strict=True)
         if name == "cue_before":
