@@ -200,15 +200,19 @@ def test_when_digits_fullwidth_then_still_read(detector):
     # a fluid, a unit or a score after it: a look-alike however sure
     ("Pt on 1/2 NS at 100cc/hr", "1/2", True, True),
     ("pulses 2/4 bilat", "2/4", True, True),
+    # a dash with no date word around it, the same; a unit after it is a range
+    ("BC from R groin line drawn on 3-11 came back", "3-11", True, False),
+    ("on 2-3 L NC, sats 95%", "2-3", True, True),
+    ("ICP 6-7 mmHg overnight", "6-7", True, True),
 ])
-def test_when_caller_is_sure_then_only_a_fractions_shape_is_forgiven(
+def test_when_caller_is_sure_then_only_a_dates_shape_is_forgiven(
         text, value, alone, sure):
     from deid_pipeline.tagger.rules import is_date_lookalike
 
     start = text.index(value)
     end = start + len(value)
     assert is_date_lookalike(text, start, end) is alone
-    assert is_date_lookalike(text, start, end, fraction_ok=True) is sure
+    assert is_date_lookalike(text, start, end, sure=True) is sure
 
 
 

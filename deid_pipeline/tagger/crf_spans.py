@@ -204,10 +204,12 @@ def _clock_time(text: str, span: PhiSpan) -> bool:
 
 
 # A CRF date this sure is kept though it has a fraction's shape (``? d/c
-# TF's 2/4``, ``transfer to floor 2/4``) when no other look-alike sign holds.
-# Swapped sealed copies: 4 more date tokens of 536 found in the worst copy at
-# 0.8, no false positive more.
-SURE_FRACTION_DATE = 0.8
+# TF's 2/4``, ``transfer to floor 2/4``) or a dash with no date word around
+# it (``BC drawn on 3-11``) when no other look-alike sign holds. Swapped
+# sealed copies: 4 more date tokens of 536 found in the worst copy at 0.8, no
+# false positive more (fractions); folds 3 and 4: m-d found in 19/33 and 34/48
+# of the dates' places (14, 25 before), no false positive more (dashes).
+SURE_DATE = 0.8
 _YEAR_LESS_DATE = re.compile(r"\d{1,2}(?:[/-]\d{1,2})?(?:[/-]\d{1,2})?")
 
 
@@ -221,7 +223,7 @@ def _short_date_lookalike(text: str, span: PhiSpan) -> bool:
     if span.label != "DATE" or not _YEAR_LESS_DATE.fullmatch(value):
         return False
     return is_date_lookalike(text, span.start, span.end,
-                             fraction_ok=(span.confidence or 0.0) >= SURE_FRACTION_DATE)
+                             sure=(span.confidence or 0.0) >= SURE_DATE)
 
 
 # Two dates joined as a range: the one run of numbers of four parts that is dates.

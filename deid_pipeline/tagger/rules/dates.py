@@ -223,11 +223,12 @@ class DateRecognizer(PatternRecognizer):
             return False  # 3/14-12 is no range of days
         return _valid_day(month, int(last or day), year)
 
-    def invalidate(self, hit: Hit, text: str, fraction_ok: bool = False) -> bool:
+    def invalidate(self, hit: Hit, text: str, sure: bool = False) -> bool:
         """Drop the clinical look-alikes of short dates (see the class doc).
 
-        ``fraction_ok`` keeps a fraction-shaped m/d that nothing else around
-        it calls a quantity (see :meth:`is_lookalike`).
+        ``sure`` keeps a fraction-shaped m/d that nothing else around it
+        calls a quantity, and an m-d without the words a dashed date needs
+        (see :meth:`is_lookalike`).
         """
         start, end = hit.whole
         name = hit.pattern.name
@@ -245,8 +246,9 @@ class DateRecognizer(PatternRecognizer):
         if end < len(text) and text[end].isalpha():
             return True  # 1/2NS, 10/5PEEP, 2/2cm
         lo = _window_start(text, start, 12)
-        if name == "md_dash" and not (self._dash_before.search(text, lo, start)
-                                      and self._dash_after.match(text, end)):
+        if name == "md_dash" and not sure and not (
+                self._dash_before.search(text, lo, start)
+                and self._dash_after.match(text, end)):
             return True  # 2-3 L, q 2-3 hours, ICP 6-7
         if self._times_before.search(text, lo, start):
             return True  # 500x12/5, 50% 5/5
@@ -263,7 +265,7 @@ class DateRecognizer(PatternRecognizer):
             month, day = int(hit.group("m")), int(hit.group("d"))
             fraction = (_is_fraction(month, day)
                         and not self._header_colon.match(text, end))
-            if fraction and not fraction_ok and not (
+            if fraction and not sure and not (
                     strong and self._clause_end.match(text, end)) and (
                     not self._fraction_before.search(text, lo, start)) and (
                     not self._fraction_after.match(text, end)):
@@ -283,7 +285,7 @@ class DateRecognizer(PatternRecognizer):
         return self.negative_context(text, hit)
 
     def is_lookalike(self, text: str, start: int, end: int,
-                     fraction_ok: bool = False) -> bool:
+                     sure: bool = False) -> bool:
         """Whether a short date found by another detector is a look-alike.
 
         Look-alikes are what this recognizer rejects at ``start:end``: ``PSV
@@ -291,8 +293,10 @@ class DateRecognizer(PatternRecognizer):
         start of its run of digits and separators, so a span covering only
         ``5`` of ``10/5`` is judged as ``10/5``. Forms this recognizer does
         not read as a short date are not look-alikes: the caller keeps them.
-        ``fraction_ok``: the shape of a fraction alone (``transfer to floor
-        2/4``) does not make one, for a caller sure of its date.
+        ``sure``: for a caller sure of its date, the shape of a fraction
+        alone (``transfer to floor 2/4``) does not make one, nor a dash
+        without a date's words around it (``BC drawn on 3-11``); a unit, a
+        fluid or a score after it still does.
         """
         # A short date is at most 10 characters: look no further back, so a
         # hostile run of digits and slashes costs no more than a date.
@@ -313,7 +317,7 @@ class DateRecognizer(PatternRecognizer):
             return False
         # Context only: an impossible day (2/31/14) is a typo more often
         # than a look-alike, and the CRF read it as a date.
-        return self.invalidate(hit, text, fraction_ok)
+        return self.invalidate(hit, text, sure)
 
     def _glued_to_date_word(self, text: str, start: int) -> bool:
         """Whether the letters right before ``start`` are a date word (``admitted``)."""

@@ -93,7 +93,7 @@ def _default_rules() -> tuple[tuple[PatternRecognizer, ...], str]:
 
 
 def is_date_lookalike(text: str, start: int, end: int,
-                      fraction_ok: bool = False) -> bool:
+                      sure: bool = False) -> bool:
     """Whether the packaged date rules call a short date a clinical look-alike.
 
     See :meth:`DateRecognizer.is_lookalike`; it holds the CRF's dates to the
@@ -101,7 +101,7 @@ def is_date_lookalike(text: str, start: int, end: int,
     """
     recognizers, _ = _default_rules()
     dates = next(r for r in recognizers if isinstance(r, DateRecognizer))
-    return dates.is_lookalike(text, start, end, fraction_ok)
+    return dates.is_lookalike(text, start, end, sure)
 
 
 class RuleDetector(Detector):
