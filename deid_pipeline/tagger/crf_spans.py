@@ -207,8 +207,9 @@ def _clock_time(text: str, span: PhiSpan) -> bool:
 # TF's 2/4``, ``transfer to floor 2/4``) or a dash with no date word around
 # it (``BC drawn on 3-11``) when no other look-alike sign holds. Swapped
 # sealed copies: 4 more date tokens of 536 found in the worst copy at 0.8, no
-# false positive more (fractions); folds 3 and 4: m-d found in 19/33 and 34/48
-# of the dates' places (14, 25 before), no false positive more (dashes).
+# false positive more (fractions). Dashes: the shipped model is rarely that
+# sure of one; fold models trained on copies that wrote dates as m-d found
+# 19/33 and 34/48 of folds 3 and 4's dates so written (14, 25 without this).
 SURE_DATE = 0.8
 _YEAR_LESS_DATE = re.compile(r"\d{1,2}(?:[/-]\d{1,2})?(?:[/-]\d{1,2})?")
 

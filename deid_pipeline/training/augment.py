@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
-import re
 from collections.abc import Iterator, Sequence
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
@@ -32,13 +31,6 @@ from deid_pipeline.surrogates.halves import PoolContext, PoolHalf
 # How a copy writes its surrogates: in the original value's case (an all-caps
 # note stays all caps), or all upper, all lower, or title case, as nurses do.
 CASE_STYLES = ("original", "upper", "lower", "title")
-
-# How a copy writes a month and day (with or without a year) that it shifted:
-# nurses write 3/11, 3-11 and 3.11 in the same places, and the notes teach
-# the slash alone (231 of their 281 dates), so a model trained on them missed
-# ``on 3-11`` it found as ``on 3/11``. Half the copies keep the form.
-DATE_FORMS = ("original", "original", "-", ".")
-_MONTH_DAY = re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2}|\d{4}))?")
 
 # Ages are reckoned from a fixed year so a copy does not change with the date.
 _AS_OF_YEAR = 2000
@@ -58,28 +50,18 @@ def _in_style(value: str, original: str, style: str) -> str:
     return value
 
 
-def _in_date_form(value: str, form: str) -> str:
-    """A ``m/d`` or ``m/d/y`` date ``value`` with ``form``'s separator instead."""
-    match = _MONTH_DAY.fullmatch(value)
-    if form == "original" or match is None:
-        return value
-    return form.join(part for part in match.groups() if part)
-
-
 def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
                   pool: PoolHalf | None, doc_id: str,
-                  language: str = "en", date_form: str = "original"
-                  ) -> ClinicalDocument:
+                  language: str = "en") -> ClinicalDocument:
     """``doc`` with every gold span replaced by a surrogate, gold offsets re-mapped.
 
     Surrogates are keyed by ``key``, drawn from ``pool``'s half of every name
     and place list, in ``language``'s generators (a Spanish site's copies take
     Spanish names, places and day-first dates) and written in ``style`` (one
-    of :data:`CASE_STYLES`), its slashed dates with ``date_form``'s
-    separator (one of :data:`DATE_FORMS`). A span whose value the generators
-    cannot replace (a form they refuse) keeps its text, still labelled; spans
-    that overlap an earlier one are dropped with the text they cover already
-    replaced.
+    of :data:`CASE_STYLES`). A
+    span whose value the generators cannot replace (a form they refuse)
+    keeps its text, still labelled; spans that overlap an earlier one are
+    dropped with the text they cover already replaced.
     """
     ctx = PoolContext(key=key, person_id=doc.person_key or doc.doc_id,
                       as_of_year=_AS_OF_YEAR, pool=pool, language=language)
@@ -93,8 +75,6 @@ def replaced_copy(doc: ClinicalDocument, key: bytes, style: str,
         original = doc.text[span.start:span.end]
         try:
             value = _in_style(surrogate(original, span.label, ctx), original, style)
-            if span.label == "DATE":
-                value = _in_date_form(value, date_form)
         except SurrogateError:
             value = original
         start = length + len(before)
@@ -119,11 +99,8 @@ def augmented_copy(doc: ClinicalDocument, copy: int, seed: int = 0,
     """
     key = hashlib.sha256(f"deid-pipeline augment|{seed}|{copy}".encode()).digest()
     style = random.Random(f"{seed}|{copy}|{doc.doc_id}").choice(CASE_STYLES)
-    # English month-first dates only: a Spanish site's are day-first.
-    date_form = (random.Random(f"{seed}|{copy}|{doc.doc_id}|date").choice(DATE_FORMS)
-                 if language == "en" else "original")
     return replaced_copy(doc, key, style, pool, f"{doc.doc_id}{_COPY_MARK}{copy}",
-                         language, date_form)
+                         language)
 
 
 def is_copy(doc: ClinicalDocument) -> bool:
