@@ -764,6 +764,13 @@ def test_a_floor_number_is_cut_from_the_end_of_a_place(text, span, label, expect
     ("s/p two stents to RCA. pt was vacationing", "RCA", "HOSPITAL", True),
     # a state code, a word that can name a place, a name, another label
     ("LIVES IN NH WITH SON", "NH", "LOCATION", False),
+    # a state code that is clinical letters, unless it reads as a state
+    ("GB removal, AAA repair, MI 1992. no etoh", "MI", "STATE", True),
+    ("delirious, CT showed an extension of the fluid", "CT", "STATE", True),
+    ("WIFE WENT HOME TO NH TONOC", "NH", "STATE", True),
+    ("old records from Annapolis, MD. contin", "MD", "STATE", False),
+    ("moved back from MI last year", "MI", "STATE", False),
+    ("1 Main St, Concord NH 03301", "NH", "STATE", False),
     ("DAUGHTER IS AT THE BAY, # ON FRONT OF CHART", "BAY", "LOCATION", False),
     ("transferred to RJ for cath", "RJ", "HOSPITAL", False),
     ("Dr. Rca saw pt", "Rca", "DOCTOR", False),

@@ -263,15 +263,40 @@ def _clinical_letters_alone(text: str, span: PhiSpan) -> bool:
 
     The model at a recall bias reads short capitals after ``to``/``at`` as a
     hospital's letters; rules.json's units and clinical letters never are
-    one. A state code stays (``lives in NH``), and so does a word of them that
-    English uses as a word, which can name a place (``at the BAY``).
+    one. A word of them that English uses as a word can name a place (``at
+    the BAY``) and stays; so does one that is a state's code where it reads
+    as a state (``lives in NH``, ``Annapolis, MD``), not elsewhere (``AAA
+    repair, MI 1992``, ``CT showed``, ``husband MD (ENT)``).
     """
-    if span.label not in _PLACE_LABELS:
+    if span.label not in _PLACE_LABELS and span.label != "STATE":
         return False
     word = text[span.start:span.end].lower()
+    if word not in clinical_letters():
+        return False
     lex = lexicons.load()
-    return (word in clinical_letters() and "stab" not in lex.flags(word)
-            and not (len(word) >= 3 and lex.english_band(word) >= 4))
+    if "stab" in lex.flags(word):
+        return not _reads_as_state(text, span)
+    return not (len(word) >= 3 and lex.english_band(word) >= 4)
+
+
+# Where a state's code is one: after a town and its comma, after a word of
+# where someone is or comes from, or before a ZIP code.
+_STATE_AFTER_WORD = re.compile(
+    r"(?<![A-Za-z])(?i:in|from|of|near|lives|living|moved|back)[ \t]*$")
+_STATE_AFTER_TOWN = re.compile(r"(?P<town>[A-Za-z]+)\.?,[ \t]*$")
+_STATE_BEFORE_ZIP = re.compile(r"[ \t,]*\d{5}(?!\d)")
+_TOWN_FLAGS = frozenset({"city", "town", "uscity"})
+
+
+def _reads_as_state(text: str, span: PhiSpan) -> bool:
+    """Whether a state's code stands where a state is written."""
+    lo = max(0, span.start - 30)
+    if (_STATE_AFTER_WORD.search(text, lo, span.start)
+            or _STATE_BEFORE_ZIP.match(text, span.end)):
+        return True
+    town = _STATE_AFTER_TOWN.search(text, lo, span.start)
+    return town is not None and bool(
+        _TOWN_FLAGS & set(lexicons.load().flags(town["town"].lower())))
 
 
 def is_alnum_span(text: str, span: PhiSpan) -> bool:
