@@ -598,6 +598,7 @@ NAME_ROWS = [
     ("heparin per protocol, LVF per TEE, vent per ABG", []),
     # Listed as surnames somewhere, yet a test or a unit here (rules.json not_names).
     ("PULSES PER DOPPLER. MICU AWARE, EEG AWARE", []),
+    ("social: pt married, husband MD (ENT), three children", []),
     # A common first name and a listed surname, with no cue at all.
     ("HCP IS DOLORES FENWICK OF SOCIAL WORK", [("DOLORES FENWICK", "DOCTOR")]),
     # a first name that is no English word vouches for a surname that is one
