@@ -69,6 +69,12 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("RIMA-RCA patent on cath", "RIMA", "PATIENT", False),
     ("moved from Lima to Toledo last year", "Lima", "CITY", True),
     ("Dr. Lima to LAD case review", "Lima", "DOCTOR", True),
+    # Tubes, diets and films named after people and bodies; the people stay.
+    ("anderson tubes not currently in unit", "anderson", "DOCTOR", False),
+    ("GI- TOLERATING ADA DIET WELL", "ADA", "ORGANIZATION", False),
+    ("Chest X-Ray was done this AM", "Ray", "PATIENT", False),
+    ("spoke with Mr. Anderson about tube feeds", "Anderson", "PATIENT", True),
+    ("Ray Anderson, son, called", "Ray", "RELATIVE", True),
     ("Laura Addison in to visit", "Addison", "RELATIVE", True),
     ("Mr. Hunt and his wife visited", "Hunt", "PATIENT", True),
     # Persons and places that happen to be eponyms.
