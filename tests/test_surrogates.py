@@ -491,6 +491,30 @@ def test_when_date_unparseable_then_digits_replaced_or_masked():
             surrogate(text, "DATE", CTX)
 
 
+@pytest.mark.parametrize(("text", "date", "rest"), [
+    ("11/21.93", "11/21", "93"), ("11/21 .93", "11/21", "93"),
+    ("3/11, 2006", "3/11", "2006"), ("11/3 PM", "11/3", None),
+])
+def test_when_a_date_runs_on_into_text_no_form_reads_then_the_date_still_shifts(
+        text, date, rest):
+    """Redrawn digit for digit, ``11/21.93`` came out as ``50/73.73``: no date."""
+    out = surrogate(text, "DATE", CTX)
+    head = surrogate(date, "DATE", CTX)
+    assert out.startswith(head)
+    tail = out[len(head):]
+    if rest is None:
+        assert tail == text[len(date):]
+    else:
+        assert tail == text[len(date):-len(rest)] + surrogate(rest, "DATE", CTX)
+
+
+@pytest.mark.parametrize("text", ["13", "09", "21", "'13"])
+def test_when_two_digits_alone_then_two_digits_back(text):
+    """``'09 PTCA ... '13 stent``: the 13 came back as ``9``, no longer a year."""
+    out = surrogate(text, "DATE", CTX)
+    assert out != text and len(out) == len(text) and out.lstrip("'").isdigit()
+
+
 @pytest.mark.parametrize("season", ["summer of", "Summer", "fall", "winter of"])
 def test_when_a_season_and_year_then_the_year_shifted_as_alone(season):
     assert surrogate(f"{season} 2019", "DATE", CTX) == \

@@ -185,7 +185,9 @@ _LAYOUTS: tuple[tuple[str, str, bool], ...] = (
     ("mon_yy", rf"{_MON}(?:[-/]\s*|\s+)(?P<yy>\d{{2}})", False),
     ("d_ord", rf"{_WD_PREFIX}(?:the\s+)?(?P<d>\d{{1,2}}){_ORD}", False),
     ("yy_apos", r"'(?P<yy>\d{2})", False),
-    ("d", r"(?P<d>\d{1,2})", False),
+    # Two digits alone stay two (a "'09" year read as a day must not come back
+    # as "9"); one digit stays one.
+    ("d", r"(?P<d>\d{1,2})", True),
     ("yy", r"(?P<yy>\d{2})", False),
     ("y", r"(?P<y>\d{4})", False),
     ("mon", _MON, False),
@@ -213,6 +215,8 @@ spring summer fall winter autumn
 # A year among other text: the digit fallback must not redraw it.
 _YEAR_RUN = re.compile(r"(?<!\d)(?:1[89]|20)\d\d(?!\d)")
 _PUNCT = re.compile(r"^([\s(\[]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
+# What joins a date to more of one (the ``.93`` of ``11/21.93``).
+_AFTER_DATE = re.compile(r"^([\s.,;:/-]*)(.*?)([\s.,;:)\]]*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -526,7 +530,36 @@ class DateGenerator(SurrogateGenerator):
             if out is not None:
                 return before + out + after
         lead, core, trail = readings[0]
-        return lead + self._digits(core, ctx) + trail
+        shifted = self._leading_date(core, offset, as_of, ctx)
+        return lead + (self._digits(core, ctx) if shifted is None else shifted) + trail
+
+    def _leading_date(self, text: str, offset: int, as_of: int,
+                      ctx: SurrogateContext) -> str | None:
+        """A date and what no form reads after it (``11/21.93``, ``11/3 PM``).
+
+        Redrawn digit for digit these came out as ``50/73.73`` and ``43/0
+        PM``, no dates at all. The longest leading date shifts; the rest is
+        read again as a date, else redrawn or refused as the fallback does.
+        """
+        for cut in range(len(text) - 1, 0, -1):
+            if text[cut - 1].isalnum() and text[cut].isalnum():
+                continue
+            head = text[:cut].rstrip()
+            parsed = parse_date(head, as_of, self.language)
+            if parsed is None:
+                continue
+            rest = text[len(head):]
+            before, tail, after = _AFTER_DATE.match(rest).groups()
+            again = parse_date(tail, as_of, self.language) if tail else None
+            if again is not None:
+                rest = before + shift_date_text(again, offset, as_of,
+                                                self.language) + after
+            elif any(c.isdigit() for c in rest):
+                rest = self._digits(rest, ctx)
+            else:
+                refuse_words(rest, self.language.fallback_words, "DATE")
+            return shift_date_text(parsed, offset, as_of, self.language) + rest
+        return None
 
     def _digits(self, text: str, ctx: SurrogateContext) -> str:
         """Digit-for-digit fallback for text no date form matches.
