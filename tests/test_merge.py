@@ -79,6 +79,20 @@ def test_when_values_are_kept_by_policy_or_too_short_then_not_propagated():
     assert reconcile(NOTE, found) == merge_spans(found)
 
 
+def test_when_a_two_digit_date_is_found_then_marked_where_it_reads_as_a_date():
+    """Too short for the value search, ``1/2`` is sought where it is a date."""
+    note = ("IABP d/c 1/2 and pressors d/c 1/2, extubated on 1/2. Given 1/2 NS at "
+            "75/hr, 1/2 tab tylenol; took 1/2 of meal. Strength 5/5, PS 1/2.5.\n"
+            "Next HD 1/2 (transfer to floor 1/21).")
+    found = [PhiSpan(*_at(note, "1/2", note.index("on 1/2") + 3), "DATE",
+                     "rules:date", 0.9)]
+    spans = reconcile(note, found)
+    marked = [note[s.start - 4:s.end + 3] for s in spans]
+    assert marked == ["d/c 1/2 an", "d/c 1/2, e", " on 1/2. G", " HD 1/2 (t"]
+    assert [s.source for s in spans].count(PROPAGATED) == 3
+    assert all(s.label == "DATE" and s.confidence == 0.9 for s in spans)
+
+
 def test_when_a_header_phone_is_written_differently_then_every_form_is_marked():
     text = "Call 617-555-0142 or (617) 555 0142 or 6175550142, not 61755501423."
     header = PatientDictionary(

@@ -209,6 +209,29 @@ def with_occurrences(spans: tuple[PhiSpan, ...], found: Occurrences,
     return _merge_sorted(heapq.merge(spans, copies, key=_position))
 
 
+# ``1/2``: a date of two digits, too short for the value search (a third of
+# all year-less dates are written so).
+_SHORT_DATE = re.compile(r"[1-9]/[1-9]")
+
+
+def short_date_occurrences(text: str, value: str) -> list[tuple[int, int]]:
+    """Where a two-digit date found in ``text`` stands again as a date.
+
+    ``d/c IABP 1/2 and pressors d/c 1/2``: the rules read the first from its
+    date word; the value search skips values under three digits, which stand
+    for too much else. Another occurrence counts only where the date rules
+    would not call it a clinical look-alike even of a date they are sure of
+    (``1/2 NS``, ``3/4 strength``, ``5/5, 40%``), nor a part of something
+    (``3/4 of meal``).
+    """
+    from deid_pipeline.tagger.rules.detector import is_date_lookalike
+
+    needle = re.compile(rf"(?<![\w/.,-]){re.escape(value)}"
+                        rf"(?![\w/-]|[.,]\d|[ \t]+of\b)", re.IGNORECASE)
+    return [m.span() for m in needle.finditer(text)
+            if not is_date_lookalike(text, m.start(), m.end(), sure=True)]
+
+
 def other_occurrences(text: str, spans: Iterable[PhiSpan],
                       dictionary: PatientDictionary | None = None) -> Occurrences:
     """Every further occurrence of a found value or a header value.
@@ -227,6 +250,9 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
     # of forms per message, and a regex per value cost more than tagging.
     search = SearchText(text)
     found = occurrences(search, seeds)
+    for value, (label, confidence) in seeds.items():
+        if label == "DATE" and _SHORT_DATE.fullmatch(value):
+            found.add(label, confidence, short_date_occurrences(text, value))
     if dictionary is not None:
         # A header value also found by a detector is searched once, as that span.
         plan = header_values(dictionary, Policy.SAFE_HARBOR)
