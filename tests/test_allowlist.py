@@ -267,6 +267,14 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("hampton hump and westermark sign", "hampton", "DOCTOR", False),
     ("dawson fingers on flair", "dawson", "DOCTOR", False),
     ("Dawson, pt's brother, called", "Dawson", "RELATIVE", True),
+    # Fold hold-out false positives: staples, a colour of what drains.
+    ("STERNAL INCISION INTACT WITH STAPLES. CT SITE OPEN", "STAPLES", "DOCTOR", False),
+    ("OGT PLACED, LGHT GREEN RETURN HEARD IN STOMACH", "GREEN", "HOSPITAL", False),
+    ("Gi aspirates clear. green stool.", "green", "DOCTOR", False),
+    ("black tarry stool x2", "black", "DOCTOR", False),
+    ("Dr. Green stool studies sent", "Green", "DOCTOR", True),
+    ("seen by Dr. Staples today", "Staples", "DOCTOR", True),
+    ("daughter Ann Green visited", "Green", "RELATIVE", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

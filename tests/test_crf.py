@@ -20,9 +20,11 @@ from deid_pipeline.tagger.bio import bio_to_spans, spans_to_bio
 from deid_pipeline.tagger.crf import CrfDetector, outside_threshold
 from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model, model_id
 from deid_pipeline.tagger.crf_spans import (
+    _after_a_length,
     _clinical_letters_alone,
     _clock_time,
     _in_value_series,
+    _modal_may,
     _short_date_lookalike,
     _without_facility_noun,
     _without_field_words,
@@ -725,6 +727,24 @@ def test_a_four_digit_clock_time_is_no_date(text, value, clock):
     assert _clock_time(text, PhiSpan(start, start + 4, "DATE", "crf", 0.6)) is clock
 
 
+@pytest.mark.parametrize("check,label,text,value,dropped", [
+    # "May" before a word is the verb, unless the word joins it to a date.
+    (_modal_may, "DATE", "GUARD ORDERED. MAY GET THAT CIRCULATES AIR", "MAY", True),
+    (_modal_may, "DATE", "PLAN: May require intubation, pressors", "May", True),
+    (_modal_may, "DATE", "last seen in May, stable", "May", False),
+    (_modal_may, "DATE", "seen May 3rd and May of 2010", "May", False),
+    (_modal_may, "DATE", "from May to July", "May", False),
+    # A word right after a length is what was measured there.
+    (_after_a_length, "DOCTOR", "ET TUBE TAPED AT 21 CM MARK, BILATERAL", "MARK", True),
+    (_after_a_length, "DOCTOR", "ett secured at the 23 cm mark. pt also", "mark", True),
+    (_after_a_length, "DOCTOR", "wound 3 cm x 2 mm, by Mark Hill", "Mark Hill", False),
+    (_after_a_length, "DOCTOR", "son Mark called", "Mark", False),
+])
+def test_a_word_its_context_says_is_no_value(check, label, text, value, dropped):
+    start = text.index(value)
+    assert check(text, PhiSpan(start, start + len(value), label, "crf", 0.1)) is dropped
+
+
 @pytest.mark.parametrize("text,value,series", [
     ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", "6/3", True),
     ("co/ci after being on ntg up to 6.6/3.71, am #'s pnd", ".71", True),
@@ -876,6 +896,11 @@ def test_a_widened_hyphenated_name_is_one_span():
     ("ANOTHER SON WHO IS IN EUROPE AT PRESENT", "EUROPE", False),
     ("immigrated from Sub-Saharan Africa in 2010", "Sub-Saharan Africa", False),
     ("daughter Asia at bedside", "Asia", True),
+    ("sugarcane worker from Nicaragua, what workup", "Nicaragua", False),
+    ("Malarone vs doxy for a 3 wk safari in Kenya", "Kenya", False),
+    ("daughter Kenya called", "Kenya", True),            # a name after a kin word
+    ("moved back from Georgia in May", "Georgia", True),  # also a US state
+    ("lives in Lebanon with wife", "Lebanon", True),      # also US towns
     ("Dr. Africa called back", "Africa", True),
     ("moved to Asheville with son", "Asheville", True),
 ])

@@ -30,7 +30,9 @@ def checked_english(text: str, spans: Iterable[PhiSpan]) -> tuple[PhiSpan, ...]:
                  and not _short_date_lookalike(text, s)
                  and not _in_value_series(text, s)
                  and not _clinical_letters_alone(text, s)
-                 and not _clock_time(text, s))
+                 and not _clock_time(text, s)
+                 and not _modal_may(text, s)
+                 and not _after_a_length(text, s))
 
 
 _NUMERIC = re.compile(r"[\d/\-.:() ]+")
@@ -201,6 +203,31 @@ def _clock_time(text: str, span: PhiSpan) -> bool:
         return False
     return (_CLOCK_BEFORE.search(text, max(0, span.start - 12), span.start) is not None
             or _CLOCK_AFTER.match(text, span.end) is not None)
+
+
+# ``May`` before a word is the verb (``MAY GET``, ``May require intubation``)
+# unless the word joins it to another date (``May of 2010``, ``May to July``);
+# the rules hold their ``May`` to the same.
+_VERB_AFTER_MAY = re.compile(
+    r"[ \t]+(?!(?:of|and|or|to|thru|through|until|till|the)\b)[A-Za-z]", re.I)
+
+
+def _modal_may(text: str, span: PhiSpan) -> bool:
+    """Whether a DATE that is the word ``may`` alone is the verb."""
+    return (span.label == "DATE" and text[span.start:span.end].lower() == "may"
+            and _VERB_AFTER_MAY.match(text, span.end) is not None)
+
+
+# A word right after a length is what was measured there (``ETT at 21 CM
+# MARK``, ``23 cm mark``), no name or place.
+_LENGTH_BEFORE = re.compile(r"\d(?:\.\d+)?[ \t]*(?:cm|mm)[ \t]+$", re.I)
+
+
+def _after_a_length(text: str, span: PhiSpan) -> bool:
+    """Whether a one-word span follows a length in cm or mm."""
+    return (" " not in text[span.start:span.end].strip()
+            and _LENGTH_BEFORE.search(text, max(0, span.start - 16), span.start)
+            is not None)
 
 
 # A CRF date this sure is kept though it has a fraction's shape (``? d/c

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from deid_pipeline.labels import category
-from deid_pipeline.tagger import allowlist, lexicons
+from deid_pipeline.tagger import allowlist, lexicons, world_places
 from deid_pipeline.tagger.bio import OUTSIDE
 from deid_pipeline.tagger.rules.detector import default_config
 from deid_pipeline.tokenizer import Token, is_digits
@@ -138,21 +138,8 @@ def _drop_clinical_places(tokens: Sequence[Token], kinds: list[str | None]) -> N
         t = end + 1
 
 
-# Continents and world regions: larger than any state, so never PHI under Safe
-# Harbor, and never marked in the development notes ("SON WHO IS IN EUROPE").
-_WORLD_REGIONS = frozenset(tuple(r.split()) for r in (
-    "africa", "asia", "europe", "antarctica", "oceania", "north america",
-    "south america", "central america", "latin america", "caribbean", "middle east",
-    "far east", "scandinavia", "balkans", "southeast asia", "south asia", "east asia",
-    "central asia", "eastern europe", "western europe", "sub - saharan africa",
-    "west africa", "east africa", "north africa", "southern africa", "polynesia",
-    "melanesia", "indian subcontinent"))
-_REGION_FIRST_WORDS = frozenset(r[0] for r in _WORLD_REGIONS)
-_REGION_LENGTHS = sorted({len(r) for r in _WORLD_REGIONS}, reverse=True)
-
-
 def _drop_world_regions(tokens: Sequence[Token], kinds: list[str | None]) -> None:
-    """Unmark a continent or world region (``to rural Asia``, ``from Latin America``).
+    """Unmark a continent, world region or country (``to rural Asia``, ``from Ghana``).
 
     A clinician's travel or origin question names one, and the model, unsure
     of a capitalised word after ``to`` or ``from``, marks it. The lower-case
@@ -161,14 +148,8 @@ def _drop_world_regions(tokens: Sequence[Token], kinds: list[str | None]) -> Non
     """
     n = len(tokens)
     for t in range(n):
-        if kinds[t] is None or tokens[t].text.lower() not in _REGION_FIRST_WORDS:
-            continue
-        for size in _REGION_LENGTHS:
-            words = tuple(tok.text.lower() for tok in tokens[t:t + size])
-            if (len(words) == size and words in _WORLD_REGIONS
-                    and all(k is not None for k in kinds[t:t + size])):
-                break
-        else:
+        size = 0 if kinds[t] is None else world_places.marked_size(tokens, kinds, t)
+        if not size:
             continue
         if _after_person_title(tokens, t) or (
                 t > 0 and tokens[t - 1].text.lower() in _kin_words()):
