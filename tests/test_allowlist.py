@@ -275,6 +275,10 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Dr. Green stool studies sent", "Green", "DOCTOR", True),
     ("seen by Dr. Staples today", "Staples", "DOCTOR", True),
     ("daughter Ann Green visited", "Green", "RELATIVE", True),
+    ("bp dropping to the 60s via l rad aline.", "rad aline", "DOCTOR", False),
+    ("Check with HO prior to 10pm lasix", "prior", "DOCTOR", False),
+    ("DIC LABS SENT. ORDERED FOR VIT K.", "VIT K", "HOSPITAL", False),
+    ("Dr. Prior to see pt in am", "Prior", "DOCTOR", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

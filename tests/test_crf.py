@@ -418,6 +418,8 @@ _RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
     (_CASELESS, "lives in dover with wife", "dover", False, True),
     (_CASELESS, "Manage per ortho", "Manage", False, True),
     (_CASELESS, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
+    # A rare name does not save a common word in lower case either.
+    (_CASELESS, "the plan from rounds was to wean", "rounds", False, False),
     # In capitals case says nothing: a common word goes even when it is a
     # rare name or a small town (MANY); a common name, a town that is no
     # common word (WOODBINE) and a two-letter abbreviation stay.

@@ -183,6 +183,7 @@ _LOWER_WORD_BAND = 4
 _NAME_OR_US_PLACE_FLAGS = ("fn", "ln", "town", "uscity", "state", "stab", "country")
 # What does not save a common word in capitals (``MANY``: a town, a rare name).
 _RARE_NAME_OR_TOWN_FLAGS = frozenset(("fn3", "ln3", "town"))
+_RARE_NAME_FLAGS = frozenset(("fn3", "ln3"))  # nor in lower case (``plan from rounds``)
 
 
 def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | None],
@@ -194,7 +195,7 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
     as a place (a Belgian town: only the world-city list has it), and
     ``kawasaki coronary aneurysm`` its ``coronary``. A word written in lower
     case, common in English (Zipf >= 4) or a drug or diagnosis word, in no
-    list of names or US places, and no part of a longer value (no word beside
+    list of common names or US places, and no part of a longer value (no word beside
     it marked with its kind) is PHI only when the best path says so.
     ``p michael``, ``lives in dover`` and ``son will`` keep theirs (listed
     names and towns), and so does the ``regional`` of ``hornitos regional``.
@@ -217,8 +218,8 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
         if not (lex.english_band(word) >= _LOWER_WORD_BAND
                 or lexicons.is_clinical_word(flags)):
             return False
-        if capitals:
-            flags = [f for f in flags if f not in _RARE_NAME_OR_TOWN_FLAGS]
+        flags = [f for f in flags if f not in (
+            _RARE_NAME_OR_TOWN_FLAGS if capitals else _RARE_NAME_FLAGS)]
         return not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)
 
     n = len(kinds)
