@@ -279,6 +279,8 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Check with HO prior to 10pm lasix", "prior", "DOCTOR", False),
     ("DIC LABS SENT. ORDERED FOR VIT K.", "VIT K", "HOSPITAL", False),
     ("Dr. Prior to see pt in am", "Prior", "DOCTOR", True),
+    ("OOB TO CHAIR. ABLE TO BEAR WT.", "BEAR", "DOCTOR", False),
+    ("temp 95.8, bear hugger placed to warm", "bear", "DOCTOR", False),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

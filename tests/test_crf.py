@@ -592,6 +592,7 @@ def test_a_model_span_holds_no_kin_word_nor_the_stop_before_one(
     ("Center Street", "STREET", "Center Street"),  # only place-name labels
     ("BALTIMORE VA", "HOSPITAL", "BALTIMORE"),
     ("kernan ew", "LOCATION", "kernan"),
+    ("KEELEY HOUSE", "LOCATION", "KEELEY"),
     ("CALVERT HOSPIATAL", "HOSPITAL", "CALVERT"),  # misspelt, still the kind
     ("kessler-adventist rehab facility", "HOSPITAL", "kessler-adventist"),
     ("OSH", "HOSPITAL", None),               # "outside hospital"

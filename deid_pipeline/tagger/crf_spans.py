@@ -80,13 +80,13 @@ def plausible(value: str, label: str) -> bool:
 
 
 # The kind of place, not its name: "Calvert [Hospital]", "Kessler [Medical
-# Center]", "Baltimore [VA]", "kernan [ew]", and alone "OSH" (outside
+# Center]", "Baltimore [VA]", "kernan [ew]", "Keeley [House]", and alone "OSH" (outside
 # hospital). Left in clear (it identifies no one; the institution surrogate
 # keeps such words too), as annotators of the PhysioNet corpus do. "hosp"
 # with any ending: nurses misspell it ("HOSPIATAL").
 _FACILITY_NOUN = re.compile(
     r"(?:(?:^|[ \t]+)(?:hosp[a-z]*|medical|med|center|centre|ctr|clinic|rehab|"
-    r"rehabilitation|infirmary|facility|hospice|va|er|ew|ed|osh)\.?)+$",
+    r"rehabilitation|infirmary|facility|hospice|house|va|er|ew|ed|osh)\.?)+$",
     re.IGNORECASE)
 _PLACE_LABELS = frozenset({"HOSPITAL", "LOCATION", "ORGANIZATION"})
 
