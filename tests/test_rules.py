@@ -634,6 +634,11 @@ STAFF_ROWS = [
     ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
     ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),
     ("Dr Okafor Aware of plan", [("Okafor", "DOCTOR")]),
+    # A common surname that is a word, after a title and a common first name.
+    ("Orders signed on chart by Dr. Art White. Will stop pressors",
+     [("Art White", "DOCTOR")]),
+    ("Dr. Ann Green aware; Dr. Brown Hospital; DR. ART WHITE",
+     [("Ann Green", "DOCTOR"), ("Brown", "DOCTOR"), ("ART", "DOCTOR")]),
     # After a doctor's title even a common surname, and an initial.
     ("spoke at length w/ dr kowalski, dr small today", [("kowalski", "DOCTOR"),
                                                          ("small", "DOCTOR")]),

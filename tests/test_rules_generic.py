@@ -157,6 +157,13 @@ RESIDENCE_ROWS = [
     ("transferred from ED, MD aware; from home, PA to see", []),
     ("FROM OR, PA AWARE; returned to floor; from MD office", []),
     ("weaned from vent, IN NAD; lives in fear", []),
+    # No state after the comma: the town by itself.
+    ("just moved from Nairobi, SOB and HR 124", [("Nairobi", "CITY")]),
+    # After "from" alone, only a listed city of the world that is no common
+    # name, ending its clause.
+    ("Mr Mthembu, 42, from Soweto, on rifampin; returned from Mumbai.",
+     [("Soweto", "CITY"), ("Mumbai", "CITY")]),
+    ("call from Florence. She asked; FROM MUMBAI; from Mumbai hospital", []),
 ]
 
 

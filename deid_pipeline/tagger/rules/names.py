@@ -278,7 +278,8 @@ class NameRecognizer(PatternRecognizer):
         if hit.pattern.name == "staff":
             surname = _SURNAME_AFTER.match(text, hit.end)
             if surname is not None and any(f.startswith("fn") for f in flags) and (
-                    _reads_as_surname(surname.group("name"), lex, capitalised=True)):
+                    _reads_as_surname(surname.group("name"), lex, capitalised=True)
+                    or _staff_common_surname(raw, surname.group("name"), lex)):
                 hit.end = surname.end()
                 return True
             return self._staff_name(word, flags, band, bool(self._doctor.search(
@@ -650,6 +651,23 @@ def _common_surname_after_first(first: str | None, last: str, lex: Any) -> bool:
     key = _name_key(last)
     return lex.english_band(key) <= 5 and bool(
         {"ln1", "ln2"} & set(lex.flags(key)))
+
+
+def _staff_common_surname(first: str, last: str, lex: Any) -> bool:
+    """``Dr. Art White``: a common surname that is a word, after a title and name.
+
+    Both written with a capital in mixed case, the first a common listed first
+    name, the second a common listed surname no more frequent in English than
+    band 5 (``White``, ``Brown``, ``Long``), whatever other lists also hold it
+    (drug and diagnosis words, towns); never a state or a country.
+    """
+    if not (first[:1].isupper() and first[1:].islower()):
+        return False
+    key = _name_key(last)
+    flags = set(lex.flags(key))
+    return (bool({"fn1", "fn2"} & set(lex.flags(_name_key(first))))
+            and bool({"ln1", "ln2"} & flags) and lex.english_band(key) <= 5
+            and not {"state", "stab", "country"} & flags)
 
 
 def _double_barrelled(word: str, lex: Any) -> bool:

@@ -515,6 +515,9 @@ class ResidenceRecognizer(PatternRecognizer):
                 if state_end is None or not (
                         _reads_as_town(lex, place.group("city"))
                         or _plain_state_code(place, state_end, self._not_towns)):
+                    # "moved from Nairobi, SOB and HR 124": no state after the
+                    # comma, so the town is read by itself.
+                    spans.extend(self._place_alone(lex, text, cue, confidence))
                     continue
                 spans.append(PhiSpan(place.start("city"), place.end("city"), "CITY",
                                      self.source, confidence))
@@ -525,24 +528,31 @@ class ResidenceRecognizer(PatternRecognizer):
             if state_end is not None:
                 spans.append(PhiSpan(place.start("alone"), state_end, "STATE",
                                      self.source, confidence))
-            elif cue.group("p0").split()[0].lower() not in _WEAK_RESIDENCE_CUES:
-                spans.extend(self._place_alone(lex, text, cue.end("p0"), confidence))
+            else:
+                spans.extend(self._place_alone(lex, text, cue, confidence))
         return spans
 
-    def _place_alone(self, lex: Any, text: str, at: int, confidence: float
+    def _place_alone(self, lex: Any, text: str, cue: re.Match[str], confidence: float
                      ) -> list[PhiSpan]:
         """After ``lives in``, ``resident of``: a state code, or a town by itself.
 
         ``Lives in MA with husband``; ``RESIDENT OF NORTH POTOMAC``. The town
         is written with capitals and reads as a town (:func:`_reads_as_town`);
-        a code is a state's in capitals. Not after ``from`` (``from ED``,
-        ``from PA``) or ``returned to``: too many units and titles follow them.
+        a code is a state's in capitals. After ``from`` or ``returned to``,
+        where units, titles and people follow as often (``from ED``, ``from
+        PA``, ``call from Florence``), only a world city of one capitalised word
+        that is no common name (:func:`_world_city_alone`: ``from Soweto,``).
         """
-        place = _PLACE_ALONE.match(text, at)
+        place = _PLACE_ALONE.match(text, cue.end("p0"))
         if place is None:
             return []
         value = place.group("place")
         words = value.split()
+        if cue.group("p0").split()[0].lower() in _WEAK_RESIDENCE_CUES:
+            end = place.start("place") + len(words[0])
+            return [PhiSpan(place.start("place"), end, "CITY", self.source,
+                            confidence)] if _world_city_alone(
+                lex, words[0], text, end, self._not_towns) else []
         if len(words[0]) == 2:  # a code, then anything ("LIVES IN NH WITH SON")
             code = words[0]
             return [PhiSpan(place.start("place"), place.start("place") + 2, "STATE",
@@ -557,6 +567,26 @@ class ResidenceRecognizer(PatternRecognizer):
         if text[place.start("place"):end] != " ".join(words):
             return []  # words split by tabs or runs of spaces: leave to the CRF
         return [PhiSpan(place.start("place"), end, "CITY", self.source, confidence)]
+
+
+# What may follow a town named by itself after ``from``: the clause ends.
+_CLAUSE_END = re.compile(r"[ \t]*(?:[,.;:)]|-[ \t]|\n|$)")
+
+
+def _world_city_alone(lex: Any, word: str, text: str, end: int,
+                      not_towns: frozenset[str]) -> bool:
+    """``from Soweto,``: a listed city of the world, where ``from`` is ambiguous.
+
+    Capitalised in mixed case (not ``FROM OR``), listed as a city, rarer in
+    English than band 4, no common first name or surname (``from Florence``,
+    ``from Jackson`` may be a caller), nor a unit; the clause ends after it.
+    """
+    key = word.lower()
+    flags = set(lex.flags(key))
+    return (len(word) >= 4 and word[:1].isupper() and word[1:].islower()
+            and "city" in flags and lex.english_band(key) <= 3
+            and not flags & {"fn1", "fn2", "ln1", "ln2", "drug", "dx"}
+            and key not in not_towns and _CLAUSE_END.match(text, end) is not None)
 
 
 def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
