@@ -122,6 +122,9 @@ DATE_ROWS = [
     ("discharged in May, pt returned", [("May", "DATE")]),
     # Other shapes keep their whole dates.
     ("ERCP in Nov-01; seen since Jan 5", [("Nov-01", "DATE"), ("Jan 5", "DATE")]),
+    # A dashed date before where it happened; a length in inches is none.
+    ("22F seen 8-14 in our clinic - albendazole?", [("8-14", "DATE")]),
+    ("on 10-17 in the ED; wound 2-3 in long, from 2-3 in length", [("10-17", "DATE")]),
     # Look-alikes: settings, fractions, ranges, the verb may, dec the decrease.
     ("SIMV12/5, x2/3 of the way, pt at1/2 NS", []),
     ("on 1/2 NS, since 1/2 hour, 3/4 of the way up", []),

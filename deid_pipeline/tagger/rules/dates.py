@@ -39,6 +39,9 @@ _MONTH_WORDS = (
 )
 # Shift names follow dates ("7/22 days: stable"); these units do not unmake one.
 _SPAN_UNITS = frozenset({"day", "days", "wk", "wks", "week", "weeks"})
+# "in" where a date is said to have happened, not a length in inches.
+_IN_A_PLACE = (r"[ \t]*in[ \t]+(?:the|our|his|her|their|a|an|clinic|office|ed|er)"
+               r"(?![a-z])")
 # Marks that, right before a number, make it a quantity or a setting.
 _QUANTITY_MARKS = "+#~^*=<>$\u00d7"
 
@@ -159,6 +162,10 @@ class DateRecognizer(PatternRecognizer):
                          negative_before=config.get("negative_before", ()),
                          negative_after=[*units, *config.get("negative_after", ())],
                          context_before=40, context_after=40, negative_window=24)
+        if self._negative_after is not None:
+            # "seen 8-14 in our clinic": "in" before a place is no inch.
+            self._negative_after = re.compile(
+                rf"(?!{_IN_A_PLACE}){self._negative_after.pattern}", _FLAGS)
         self._ambiguous = frozenset(config.get("ambiguous_months", ("may", "mar")))
         self._pain = _word_regex(config.get("pain_context", ("pain",)))
         # "4/5 deltoid strength", "3/6 systolic murmur": a grade whose scale
