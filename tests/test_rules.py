@@ -564,6 +564,10 @@ NAME_ROWS = [
      [("Xochitl Ramírez-Tzul", "PATIENT")]),
     ("Maeve D'Arcy, MRN 00917734, Ca 13.2", [("Maeve D'Arcy", "PATIENT")]),
     ("order for Foley 16F coude. Tmax 101F. Ward 300M. Labs, MRN 12345", []),
+    # A query typed in lower case: two words first on the line, both names.
+    ("francesca russo 81F fell at home", [("francesca russo", "PATIENT")]),
+    ("haruto kobayashi, 45M, fever + eschar", [("haruto kobayashi", "PATIENT")]),
+    ("chest pain 45M\nstable angina 67M\nsickle cell 22F\nnew pt 45M", []),
     # Whose relative it is, and a family by its name: the patient.
     ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),

@@ -354,6 +354,10 @@ class NameRecognizer(PatternRecognizer):
                     continue  # "Smithfamily"; "x110 yo"
                 lo = max(text.rfind("\n", 0, at) + 1, at - 64)
                 before = _OWNER_BEFORE[kind].search(text, lo, at)
+                both = False  # a name in lower case: both words must read as one
+                if before is None and kind == "aged":
+                    before = _LOWER_CASE_AGED.search(text, lo, at)
+                    both = True
                 if before is None:
                     continue
                 start, end = before.span("last")
@@ -369,6 +373,8 @@ class NameRecognizer(PatternRecognizer):
                 first = before.group("first")
                 if first and self._reads_as_owner(first, lex):
                     start = before.start("first")
+                elif both:
+                    continue
                 spans.append(PhiSpan(start, end, "PATIENT", self.source,
                                      self.patterns[0].confidence))
         return spans
@@ -605,6 +611,10 @@ _OWNER_BEFORE = {
                        r"(?:[-'][A-Z][^\W\d_A-Z]+)?)"
                        r"[ \t]*,?[ \t]*$"),
 }
+# "francesca russo 81F": a query typed in lower case names its patient first
+# on its line; two words, each of which must read as a name.
+_LOWER_CASE_AGED = re.compile(r"(?<![^\n])(?P<first>[a-z][^\W\d_A-Z]{2,})[ \t]+"
+                              r"(?P<last>[a-z][^\W\d_A-Z]{2,})[ \t]*,?[ \t]*$")
 # A record number is given for the person named right before it, in the
 # places an age is (``Maeve D'Arcy, MRN 00917734``).
 _OWNER_BEFORE["record"] = _OWNER_BEFORE["aged"]
