@@ -167,6 +167,9 @@ RESIDENCE_ROWS = [
     ("Mr Mthembu, 42, from Soweto, on rifampin; returned from Mumbai.",
      [("Soweto", "CITY"), ("Mumbai", "CITY")]),
     ("call from Florence. She asked; FROM MUMBAI; from Mumbai hospital", []),
+    ("just back from Tokyo with fever; from Beijing last week",
+     [("Tokyo", "CITY"), ("Beijing", "CITY")]),
+    ("came from Mexico with family; call from Florence with questions", []),
 ]
 
 

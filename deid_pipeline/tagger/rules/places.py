@@ -569,23 +569,26 @@ class ResidenceRecognizer(PatternRecognizer):
         return [PhiSpan(place.start("place"), end, "CITY", self.source, confidence)]
 
 
-# What may follow a town named by itself after ``from``: the clause ends.
-_CLAUSE_END = re.compile(r"[ \t]*(?:[,.;:)]|-[ \t]|\n|$)")
+# What may follow a town named by itself after ``from``: the clause ends, or
+# the sentence goes on to what came with the person (``from Tokyo with fever``).
+_CLAUSE_END = re.compile(r"[ \t]*(?:[,.;:)]|-[ \t]|\n|$)"
+                         r"|[ \t]+(?:with|and|for|last|after|yesterday)(?![a-z])")
 
 
 def _world_city_alone(lex: Any, word: str, text: str, end: int,
                       not_towns: frozenset[str]) -> bool:
     """``from Soweto,``: a listed city of the world, where ``from`` is ambiguous.
 
-    Capitalised in mixed case (not ``FROM OR``), listed as a city, rarer in
-    English than band 4, no common first name or surname (``from Florence``,
-    ``from Jackson`` may be a caller), nor a unit; the clause ends after it.
+    Capitalised in mixed case (not ``FROM OR``), listed as a city, no more
+    common in English than band 4, no common first name or surname (``from
+    Florence``, ``from Jackson`` may be a caller), nor a country (no PHI), a
+    drug or a unit; the clause ends after it.
     """
     key = word.lower()
     flags = set(lex.flags(key))
     return (len(word) >= 4 and word[:1].isupper() and word[1:].islower()
-            and "city" in flags and lex.english_band(key) <= 3
-            and not flags & {"fn1", "fn2", "ln1", "ln2", "drug", "dx"}
+            and "city" in flags and lex.english_band(key) <= 4
+            and not flags & {"fn1", "fn2", "ln1", "drug", "dx", "country"}
             and key not in not_towns and _CLAUSE_END.match(text, end) is not None)
 
 
