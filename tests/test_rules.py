@@ -572,6 +572,8 @@ NAME_ROWS = [
     ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),
     ("Tran family from out of town", [("Tran", "PATIENT")]),
+    ("the Hendersons want to take their dad home", [("Hendersons", "PATIENT")]),
+    ("the Browns and the Smiths visited; the Foleys were changed; per the Labs", []),
     ("the patient's mom; Pt's wife; the baby's dad; his wife's sister", []),
     ("Nuclear family supportive. Foster family aware. Entire family here", []),
     # A newborn by name.

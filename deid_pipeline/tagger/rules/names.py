@@ -190,6 +190,9 @@ class NameRecognizer(PatternRecognizer):
             Pattern("relation_after", rf"{_NOT_SHORTHAND}(?P<phi>{_SHORT_NAME})"
                     rf"[ \t]*\([ \t]*(?:pt'?s[ \t]+)?(?:{relations})[ \t]*\)",
                     **word_start),
+            # A family by its name in the plural: "the Hendersons want".
+            Pattern("family_plural", r"the[ \t]+(?P<phi>(?-i:[A-Z][a-z]{3,}s))"
+                    r"(?![\w'])", **word_start, requires=("the",)),
             Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
                     rf"(?P<phi>{_NAME})", **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
@@ -253,6 +256,8 @@ class NameRecognizer(PatternRecognizer):
             word = word[:-2]
         if name == "named_baby":
             return self._reads_as_owner(word, lex, strict=True)
+        if name == "family_plural":
+            return self._family_plural(word, lex)
         if name == "cue_before":
             return len(word) >= 4 and self._cue_name(word, lex)
         if name == "seeing":
@@ -307,6 +312,19 @@ class NameRecognizer(PatternRecognizer):
         return band == 0 or (band <= limit and bool(
             surname & {"ln1", "ln2", "fn1", "fn2"})) or (band <= 2 and (
                 bool(surname) or capitalised))
+
+    def _family_plural(self, word: str, lex: Any) -> bool:
+        """``Hendersons``: a listed surname with an s that English hardly uses.
+
+        Not ``the Browns`` or ``the Smiths`` (words too, band 3), nor a drug,
+        a diagnosis or a catheter in the plural (``the Foleys``).
+        """
+        stem = word[:-1].lower()
+        flags = set(lex.flags(stem))
+        return (lex.english_band(word.lower()) <= 2 and stem not in self._not_names
+                and stem not in _SIZED_DEVICES
+                and bool(flags & {"ln1", "ln2"}) and not flags & {"drug", "dx"}
+                and lex.english_band(stem) <= 4)
 
     def _reads_as_owner(self, word: str, lex: Any, strict: bool = False) -> bool:
         """Whether a word a relative, a family or an age is said of reads as a name.
@@ -524,7 +542,7 @@ class NameRecognizer(PatternRecognizer):
     def label_for(self, hit: Hit, text: str) -> str:
         """PATIENT after a title, RELATIVE after a relation, otherwise DOCTOR."""
         return {"title": "PATIENT", "title_initial": "PATIENT", "seeing": "PATIENT",
-                "baby": "PATIENT", "named_baby": "PATIENT",
+                "baby": "PATIENT", "named_baby": "PATIENT", "family_plural": "PATIENT",
                 "title_initial_lower": "PATIENT",
                 "relation": "RELATIVE", "relation_after": "RELATIVE"}.get(
                     hit.pattern.name, "DOCTOR")
