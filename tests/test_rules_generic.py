@@ -122,6 +122,9 @@ DATE_ROWS = [
     ("discharged in May, pt returned", [("May", "DATE")]),
     # Other shapes keep their whole dates.
     ("ERCP in Nov-01; seen since Jan 5", [("Nov-01", "DATE"), ("Jan 5", "DATE")]),
+    # A date no count has, listed with another: the count words before it lose.
+    ("cultures 2/28 and 3/1 negative", [("2/28", "DATE"), ("3/1", "DATE")]),
+    ("cultures 1/2 and 2/4 bottles; bottles 2/4 and 1/4", []),
     # A dashed date before where it happened; a length in inches is none.
     ("22F seen 8-14 in our clinic - albendazole?", [("8-14", "DATE")]),
     ("on 10-17 in the ED; wound 2-3 in long, from 2-3 in length", [("10-17", "DATE")]),

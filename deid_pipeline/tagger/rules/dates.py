@@ -194,6 +194,9 @@ class DateRecognizer(PatternRecognizer):
         self._date_before = re.compile(
             r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})[ \t]*(?:-|to|thru|or|and|&)"
             r"[ \t]*$", _FLAGS)
+        self._date_after = re.compile(
+            r"[ \t]*(?:-|to|thru|or|and|&)[ \t]*(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])",
+            _FLAGS)
         self._range_before = re.compile(r"\d[ \t]*-[ \t]*$")
         self._range_after = re.compile(r"[ \t]*-[ \t]*\d(?!\d?/\d)")
         self._times_before = re.compile(r"(?:^|[\s\d])[x\u00d7][ \t]*$|%[ \t,;]*$",
@@ -287,7 +290,7 @@ class DateRecognizer(PatternRecognizer):
                 return True  # GA 34 3/7 wk: weeks and days of gestation
         if self._negative_after is not None and self._negative_after.match(text, end):
             return True
-        if strong or date_before:
+        if strong or date_before or self._listed_with_date(hit, text, end):
             return False
         return self.negative_context(text, hit)
 
@@ -354,6 +357,19 @@ class DateRecognizer(PatternRecognizer):
     def _strong_before(self, text: str, start: int) -> bool:
         """Tell whether a date word (on, since, admitted, ...) comes just before."""
         return bool(self._strong.search(text, _window_start(text, start, 24), start))
+
+    def _listed_with_date(self, hit: Hit, text: str, end: int) -> bool:
+        """``cultures 2/28 and 3/1``: a day no count or setting has, then a date.
+
+        An m/d whose day is past 12 and a real m/d after it joined by a
+        range or list word outweigh the words of counts before it
+        (``cultures 1/2``, ``bottles 2/4``).
+        """
+        if hit.pattern.name not in self.MONTH_DAY or int(hit.group("d") or 0) <= 12:
+            return False
+        m = self._date_after.match(text, end)
+        return m is not None and _valid_day(int(m.group("m")), int(m.group("d"))) and (
+            not _is_fraction(int(m.group("m")), int(m.group("d"))))
 
     def _is_date_before(self, text: str, lo: int, start: int) -> bool:
         """Tell whether a real m/d and a range word precede: ``8/2 - 8/10``."""
