@@ -122,6 +122,9 @@ DATE_ROWS = [
     ("discharged in May, pt returned", [("May", "DATE")]),
     # Other shapes keep their whole dates.
     ("ERCP in Nov-01; seen since Jan 5", [("Nov-01", "DATE"), ("Jan 5", "DATE")]),
+    # A fraction-shaped date after a shift's hours: the shift's date.
+    ("MICU 7A-7P 3/4\nNPN 7:00p-7:00a 2/3", [("3/4", "DATE"), ("2/3", "DATE")]),
+    ("given 7a-7p 1/2 NS", []),
     # A date no count has, listed with another: the count words before it lose.
     ("cultures 2/28 and 3/1 negative", [("2/28", "DATE"), ("3/1", "DATE")]),
     ("cultures 1/2 and 2/4 bottles; bottles 2/4 and 1/4", []),

@@ -42,6 +42,9 @@ _SPAN_UNITS = frozenset({"day", "days", "wk", "wks", "week", "weeks"})
 # "in" where a date is said to have happened, not a length in inches.
 _IN_A_PLACE = (r"[ \t]*in[ \t]+(?:the|our|his|her|their|a|an|clinic|office|ed|er)"
                r"(?![a-z])")
+# A shift's hours right before: what follows is the shift's date ("MICU 7A-7P 3/4").
+_SHIFT_BEFORE = re.compile(r"(?<![\w/])\d{1,2}(?::?\d\d)?[ \t]*[ap]m?[ \t]*-[ \t]*"
+                           r"\d{1,2}(?::?\d\d)?[ \t]*[ap]m?[ \t]+$", re.IGNORECASE)
 # Marks that, right before a number, make it a quantity or a setting.
 _QUANTITY_MARKS = "+#~^*=<>$\u00d7"
 
@@ -278,7 +281,9 @@ class DateRecognizer(PatternRecognizer):
             if fraction and not sure and not (
                     strong and self._clause_end.match(text, end)) and (
                     not self._fraction_before.search(text, lo, start)) and (
-                    not self._fraction_after.match(text, end)):
+                    not self._fraction_after.match(text, end)) and (
+                    not _SHIFT_BEFORE.search(text, _window_start(text, start, 24),
+                                             start)):
                 return True  # 1/2 NS, 3/4 of the way up; "Labs 3/4:" is a date
             if day == 10 and month <= 10 and self._pain_near(text, start, end):
                 return True  # had 3/10 incisional pain
