@@ -573,6 +573,7 @@ NAME_ROWS = [
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),
     ("Tran family from out of town", [("Tran", "PATIENT")]),
     ("the Hendersons want to take their dad home", [("Hendersons", "PATIENT")]),
+    ("her roommate, Tamsin, called", [("Tamsin", "RELATIVE")]),
     ("the Browns and the Smiths visited; the Foleys were changed; per the Labs", []),
     ("the patient's mom; Pt's wife; the baby's dad; his wife's sister", []),
     ("Nuclear family supportive. Foster family aware. Entire family here", []),
@@ -684,6 +685,9 @@ CREDENTIAL_ROWS = [
     ("QUIET NIGHT FOR PT.\n DAN A. FORMAN-LYONS, RRT\n",
      [("DAN A. FORMAN-LYONS", "DOCTOR")]),
     ("Okonkwo, RN", [("Okonkwo", "DOCTOR")]),
+    # A surname English hardly uses and no list names (band 1), capitalised.
+    ("-- K. Oduya, RN", [("Oduya", "DOCTOR")]),
+    ("TRANSFERRED FROM MICU, RN AWARE; pt from cvicu, RN at bedside", []),
     # Two surnames joined, each alone a word or a town.
     ("and now RLL. MURPHY-WHITE MD plans to attempt talc",
      [("MURPHY-WHITE", "DOCTOR")]),

@@ -73,9 +73,10 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
                                             "country"} & set(flags):
         return False
     band = lex.english_band(key)
-    if band == 0:
-        # Short words unknown to every list are unit names (MICU, cvicu)
-        # unless written like a name (Nuzo).
+    if band == 0 or band == 1 and not any(f[:2] in ("ln", "fn") for f in flags):
+        # Short words unknown to every list, or that English hardly uses
+        # (band 1, ``Oduya``), are unit names (MICU, cvicu) unless written
+        # like a name (Nuzo).
         titled = word[:1].isupper() and word[1:].islower()
         return bool(_VOWEL.search(key)) and (
             len(key) >= 6 or (len(key) >= 3 and titled))
