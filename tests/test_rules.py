@@ -269,6 +269,10 @@ AGE_ROWS = [
     ("98 YO GENTLEMAN S/P FALL", [("98", "AGE")]),
     ("91yoF with CHF, 94 Y/O brother", [("91", "AGE"), ("94", "AGE")]),
     ("a woman in her 90s", [("90s", "AGE")]),
+    # In words.
+    ("a ninety-two year old man", [("ninety-two", "AGE")]),
+    ("ONE HUNDRED AND ONE YO F", [("ONE HUNDRED AND ONE", "AGE")]),
+    ("seventy-two year old; ninety minutes", []),
     # the aggregated form of HIPAA and de-identified exports, the "+" with it
     ("HPI: 90+ y/o F with CHF; Age: 91+", [("90+", "AGE"), ("91+", "AGE")]),
     ("90+ YO GENTLEMAN, a 92+-year-old wife", [("90+", "AGE"), ("92+", "AGE")]),
@@ -641,6 +645,8 @@ STAFF_ROWS = [
     ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
     ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),
     ("Dr Okafor Aware of plan", [("Okafor", "DOCTOR")]),
+    # A function word some list calls a first name is never widened into one.
+    ("K. Oduya, RN. the Hendersons called", []),
     # A common surname that is a word, after a title and a common first name.
     ("Orders signed on chart by Dr. Art White. Will stop pressors",
      [("Art White", "DOCTOR")]),

@@ -10,6 +10,7 @@ from deid_pipeline.tagger.rules.base import _G_NUM, Hit, Pattern, PatternRecogni
 _AGE_UNIT = (r"(?:y(?:ears?|rs?)?[ \t]*-?[ \t]*old|y[ \t]*/[ \t]*o|y\.[ \t]*o\.?"
              r"|yo[mf]?|y(?:ears?|rs?)[ \t]+of[ \t]+age)(?![a-z])")
 _LEADING_DIGITS = re.compile(r"\d+")
+_ONES = r"(?:one|two|three|four|five|six|seven|eight|nine)(?![a-z])"
 # Who an age without an age word can be said of (``she is 97 and wants DNR``):
 # a pronoun, the patient or a relative. Not a measure (``pt is 100cc
 # negative``, ``HR is 97``): the number ends the clause.
@@ -38,6 +39,7 @@ class AgeRecognizer(PatternRecognizer):
     sex letter (``Przybylski 91F``; not ``T 101F``), or opening a line
     before ``s/p`` (``98 s/p left hip fx``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
+    In words: ``a ninety-two year old``, ``one hundred and one yo``.
     """
 
     def __init__(self, units: Iterable[str] = ()) -> None:
@@ -68,6 +70,12 @@ class AgeRecognizer(PatternRecognizer):
             # (``sats 98 s/p suctioning``).
             Pattern("opening", r"(?<![^\n])[ \t]*(?P<phi>\d{2,3}\+?)[ \t]+s/p(?![a-z])",
                     check_negative=False, requires=("s/p",)),
+            # In words ("a ninety-two year old man", "one hundred and one yo").
+            Pattern("spelled", rf"(?<![a-z])(?P<phi>ninety(?:[- \t]{_ONES})?"
+                               rf"|(?:one[ \t]+)?hundred(?:[ \t]+and)?"
+                               rf"(?:[- \t]{_ONES})?)[ \t]*-?[ \t]*{_AGE_UNIT}",
+                    check_negative=False, guard=r"(?<![a-z])(?=[hno])",
+                    requires=("ninety", "hundred")),
             Pattern("named_subject",
                     r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
                     rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
@@ -82,6 +90,8 @@ class AgeRecognizer(PatternRecognizer):
 
     def validate(self, hit: Hit, text: str) -> bool:
         """Keep only ages 90 to 125 (older is a typo or not an age)."""
+        if hit.pattern.name == "spelled":
+            return True  # ninety and up by its words
         digits = _LEADING_DIGITS.match(text, hit.start, hit.end)
         if digits is None or not 90 <= int(digits.group()) <= 125:
             return False

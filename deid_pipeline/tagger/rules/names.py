@@ -283,7 +283,11 @@ class NameRecognizer(PatternRecognizer):
                 band == 5 and "fn1" in flags)
         if hit.pattern.name == "staff":
             surname = _SURNAME_AFTER.match(text, hit.end)
-            if surname is not None and any(f.startswith("fn") for f in flags) and (
+            # A first name, not a function word some list holds (``RN. the
+            # Hendersons``): as common as ``Will`` only if a common first name.
+            first = band <= 5 and any(f.startswith("fn") for f in flags) or (
+                band == 6 and "fn1" in flags)
+            if surname is not None and first and (
                     _reads_as_surname(surname.group("name"), lex, capitalised=True)
                     or _staff_common_surname(raw, surname.group("name"), lex)):
                 hit.end = surname.end()
