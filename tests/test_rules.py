@@ -578,6 +578,10 @@ NAME_ROWS = [
     ("Tran family from out of town", [("Tran", "PATIENT")]),
     ("the Hendersons want to take their dad home", [("Hendersons", "PATIENT")]),
     ("her roommate, Tamsin, called", [("Tamsin", "RELATIVE")]),
+    # In-laws, a dash after the relation, a capitalised name no list knows.
+    ("brother-in-law Casimir; Health care proxy - Anselm; foster mother Yevgenia",
+     [("Casimir", "RELATIVE"), ("Anselm", "RELATIVE"), ("Yevgenia", "RELATIVE")]),
+    ("wife - Aware of plan; son Hospitalized; daughter Mcv; son - Qvar", []),
     ("the Browns and the Smiths visited; the Foleys were changed; per the Labs", []),
     ("the patient's mom; Pt's wife; the baby's dad; his wife's sister", []),
     ("Nuclear family supportive. Foster family aware. Entire family here", []),

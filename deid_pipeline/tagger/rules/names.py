@@ -149,7 +149,7 @@ class NameRecognizer(PatternRecognizer):
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
         # A capital alone after a title, not the A of "MS A&O" (mental status).
         initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
-        relation_body = (rf"(?:{relations})(?:[ \t]*[,:(][ \t]*|-[ \t]*|[ \t]+)"
+        relation_body = (rf"(?:{relations})(?:[ \t]*[,:(-][ \t]*|[ \t]+)"
                          rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})")
         super().__init__("names", "DOCTOR", [
             Pattern("initial",
@@ -279,8 +279,12 @@ class NameRecognizer(PatternRecognizer):
             # "Baby boy Oyelaran": the family's name, listed or no English word.
             return band <= 2 or band <= 4 and any(f[:2] in ("fn", "ln") for f in flags)
         if hit.pattern.name in ("relation", "relation_after", "baby"):
+            # A capitalised word no list knows names the relative too
+            # (``foster mother Yevgenia``).
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
-                band == 5 and "fn1" in flags)
+                band == 5 and "fn1" in flags) or (
+                band == 0 and not flags and len(word) >= 4 and raw[:1].isupper()
+                and raw[1:].islower() and bool(_VOWEL.search(word)))
         if hit.pattern.name == "staff":
             surname = _SURNAME_AFTER.match(text, hit.end)
             # A first name, not a function word some list holds (``RN. the
