@@ -150,7 +150,7 @@ class NameRecognizer(PatternRecognizer):
         # A capital alone after a title, not the A of "MS A&O" (mental status).
         initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
         relation_body = (rf"(?:{relations})(?:[ \t]*[,:(-][ \t]*|[ \t]+)"
-                         rf"(?!(?:{titles})(?![a-z]))(?P<phi>{_SHORT_NAME})")
+                         rf"(?!(?:{titles}|{relations})(?![a-z]))(?P<phi>{_SHORT_NAME})")
         super().__init__("names", "DOCTOR", [
             Pattern("initial",
                     rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
