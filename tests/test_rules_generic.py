@@ -256,3 +256,16 @@ def test_when_where_a_person_works_is_named_then_employer_tagged(
         detector, text, expected):
     """An employer after ``works at``/``for`` or ``his business``."""
     _check(detector, "employers", text, expected)
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), [
+    ("postal_code", "zip 02114; Zip code: 02139-1234",
+     [("02114", "ZIP"), ("02139-1234", "ZIP")]),
+    ("postal_code", "zipper 12345, zip 123, 02114 mL", []),
+    ("po_box", "PO Box 1234; mail to P.O. Box #77, Quincy",
+     [("PO Box 1234", "STREET"), ("P.O. Box #77", "STREET")]),
+    ("po_box", "box 3 of gauze; lunch box 2", []),
+])
+def test_when_zip_or_po_box_cue_then_tagged(detector, name, text, expected):
+    """A ZIP code after its word and a post office box (rules.json custom)."""
+    _check(detector, name, text, expected)

@@ -725,6 +725,10 @@ def test_when_street_then_house_number_presence_kept():
     assert not without[0].isdigit() and without != "Clover Lane"
     unit = surrogate("45 N. Elm St. Apt 4B", "STREET", CTX)
     assert unit.startswith(tuple("123456789")) and " N. " in unit and "Apt " in unit
+    # A post office box keeps its words; only its numbers are drawn again.
+    for box in ("PO Box 1234", "P.O. Box #77"):
+        out = surrogate(box, "STREET", CTX)
+        assert re.fullmatch(re.sub(r"\d", r"\\d", re.escape(box)), out) and out != box
 
 
 def test_when_hospital_then_generic_words_kept_and_run_wide_consistent():

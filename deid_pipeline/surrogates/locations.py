@@ -162,7 +162,8 @@ class StreetGenerator(SurrogateGenerator):
             # drawn anew instead of masked.
             num = random_like(m.group("num"), rng) if m.group("num") else ""
             body = []
-            changed = bool(num)
+            # "P.O. Box #77": the number drawn after "#" changes it too.
+            changed = bool(num) or bool(m.group("unit_no"))
             for token in _WORDS.findall(m.group("body")):
                 w = token.casefold()
                 if token[0].isdigit():  # "5th", "Route 9", "PO Box 7": numbers
