@@ -281,6 +281,9 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("Dr. Prior to see pt in am", "Prior", "DOCTOR", True),
     ("OOB TO CHAIR. ABLE TO BEAR WT.", "BEAR", "DOCTOR", False),
     ("temp 95.8, bear hugger placed to warm", "bear", "DOCTOR", False),
+    ("Pt is a Jehovah's Witness, refuses blood", "Jehovah", "PROFESSION", False),
+    ("pt speaks Haitian Creole only", "Haitian Creole", "LOCATION", False),
+    ("Jehovah called the unit", "Jehovah", "PATIENT", True),
 ])
 def test_when_eponym_in_clinical_context_then_dropped_else_kept(text, word, label,
                                                                kept):

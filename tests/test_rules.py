@@ -273,6 +273,10 @@ AGE_ROWS = [
     ("a ninety-two year old man", [("ninety-two", "AGE")]),
     ("ONE HUNDRED AND ONE YO F", [("ONE HUNDRED AND ONE", "AGE")]),
     ("seventy-two year old; ninety minutes", []),
+    # Turning it, and a birthday's ordinal.
+    ("pt turns 95 tomorrow; she turned 91 last month", [("95", "AGE"), ("91", "AGE")]),
+    ("celebrated her 100th birthday", [("100th", "AGE")]),
+    ("her 50th birthday; sat turned 95 on 2L; HR is 97", []),
     # the aggregated form of HIPAA and de-identified exports, the "+" with it
     ("HPI: 90+ y/o F with CHF; Age: 91+", [("90+", "AGE"), ("91+", "AGE")]),
     ("90+ YO GENTLEMAN, a 92+-year-old wife", [("90+", "AGE"), ("92+", "AGE")]),

@@ -623,6 +623,7 @@ def test_when_physionet_dates_then_every_patients_day_differences_survive(
     ("95+", "90+"), ("ninety-two", "ninety"), ("Ninety-Two", "Ninety"),
     ("one hundred and two", "ninety"), ("45", "45"), ("89", "89"),
     ("18 months", "18 months"), ("92 M", "90+ M"), ("aged 97 years", "aged 90+ years"),
+    ("100th", "90th"), ("91st", "90th"), ("50th", "50th"), ("90th", "90th"),
 ])
 def test_when_age_then_over_89_aggregated_and_younger_kept(text, expected):
     assert surrogate(text, "AGE", CTX) == expected

@@ -4,8 +4,9 @@ Ages of 89 and under are not PHI under Safe Harbor and keep their research
 value, so they are returned unchanged. An age over 89 (in years; ``1100
 months`` counts too) is rewritten as the category:
 
-- ``90`` when the number is glued to what follows it by ``-``, ``+`` or ``s``
-  (``92-year-old`` -> ``90-year-old``, ``95+`` -> ``90+``, ``90s`` stays),
+- ``90`` when the number is glued to what follows it by ``-``, ``+``, ``s`` or an
+  ordinal's ending (``92-year-old`` -> ``90-year-old``, ``95+`` -> ``90+``, ``90s``
+  stays, ``100th birthday`` -> ``90th birthday``),
   because ``90+-year-old`` is not a form text takes;
 - ``90+`` everywhere else (``92`` -> ``90+``, ``92 yo`` -> ``90+ yo``,
   ``age 101`` -> ``age 90+``), which reads as "90 or older";
@@ -46,6 +47,8 @@ _WORDS = re.compile(
     re.IGNORECASE)
 _ANY_WORD_NUMBER = re.compile(rf"\b(?:{_SMALL}|{_TENS}|hundred)\b", re.IGNORECASE)
 OVER_89 = "90+"
+# "91st birthday" aggregated: the ordinal of ninety is "90th".
+_NINETY_ORDINAL = re.compile(r"(?<!\d)(90)(?:st|nd|rd)(?![a-z])", re.IGNORECASE)
 # The words an age's text may keep (``92 yo``, ``a ninety-two year old man``);
 # any other (``92 Dorchester``: a span run into a town) fails closed.
 _AGE_WORDS = frozenset(f"""
@@ -53,6 +56,7 @@ y o yo yr yrs year years old age aged male female man woman gentleman lady boy g
 yof yom yowf yowm yobf yobm yohf yohm yoaf yoam
 mo mos month months wk wks week weeks day days hr hrs hour hours and s a an in his
 her their late early mid over about approx nearly almost is was turned turns
+st nd rd th
 {_SMALL.replace("|", " ")} {_TENS.replace("|", " ")} hundred
 """.split())
 
@@ -90,14 +94,16 @@ class AgeGenerator(SurrogateGenerator):
                            m.group("unit")) <= 89:
                 return m.group()
             nxt = value[m.end("n"):m.end("n") + 1]
-            glued = nxt in ("-", "+") or nxt.casefold() == "s" or (
-                value[m.end("n"):m.end("n") + 2] == "'s")
+            after = value[m.end("n"):m.end("n") + 2].casefold()
+            glued = nxt in ("-", "+") or nxt.casefold() == "s" or after in (
+                "'s", "st", "nd", "rd", "th")  # "100th birthday": "90th"
+
             return ("90" if glued else OVER_89) + m.group()[m.end("n") - m.start():]
 
         def words(m: re.Match) -> str:
             return with_case(self.ninety, case_of(m.group()))
 
-        out = self.number_rx.sub(number, value)
+        out = _NINETY_ORDINAL.sub(r"\1th", self.number_rx.sub(number, value))
         out = self.words_rx.sub(words, out)
         if not found and not self.any_word_number.search(value):
             raise SurrogateError("AGE: no number to check")

@@ -24,7 +24,9 @@ _NOT_NAMED_SUBJECT_FLAGS = frozenset({"drug", "dx"})
 # A body temperature in Fahrenheit, never read as an age with the letter F.
 FAHRENHEIT_LOW, FAHRENHEIT_HIGH = 94, 108
 _CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
-               r"|(?:and|but|now|today|who|with)(?![a-z])))")
+               r"|(?:and|but|now|today|tomorrow|last|who|with)(?![a-z])))")
+# How an age is said of its subject (``she is 97``, ``pt turns 95 tomorrow``).
+_AGE_VERB = r"(?:is|turns|turned|will[ \t]+be)"
 
 
 class AgeRecognizer(PatternRecognizer):
@@ -39,7 +41,8 @@ class AgeRecognizer(PatternRecognizer):
     sex letter (``Przybylski 91F``; not ``T 101F``), or opening a line
     before ``s/p`` (``98 s/p left hip fx``).
     ``BP in the 90s`` is not an age, and ``aged 91 days`` is not over 89 years.
-    In words: ``a ninety-two year old``, ``one hundred and one yo``.
+    In words: ``a ninety-two year old``, ``one hundred and one yo``; turning
+    it (``pt turns 95 tomorrow``), a birthday's ordinal (``her 100th birthday``).
     """
 
     def __init__(self, units: Iterable[str] = ()) -> None:
@@ -51,7 +54,7 @@ class AgeRecognizer(PatternRecognizer):
                     check_negative=False, guard=_G_NUM),
             Pattern("keyword", r"(?<![a-z])age(?:d|[ \t]+of)?[ \t]*[:=]?[ \t]*"
                                r"(?P<phi>\d{2,3}\+?)(?!\w|\.\d|[ \t]*%)", **words),
-            Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+is[ \t]+"
+            Pattern("subject", rf"(?<![a-z]){_AGE_SUBJECT}[ \t]+{_AGE_VERB}[ \t]+"
                                rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}",
                     guard=r"(?<![a-z])(?=[abdfghmpsuw])"),
             # Right after a titled name, no age word ("mrs o'connor 98 wants to
@@ -76,6 +79,10 @@ class AgeRecognizer(PatternRecognizer):
                                rf"(?:[- \t]{_ONES})?)[ \t]*-?[ \t]*{_AGE_UNIT}",
                     check_negative=False, guard=r"(?<![a-z])(?=[hno])",
                     requires=("ninety", "hundred")),
+            # A birthday's ordinal ("her 100th birthday").
+            Pattern("birthday", r"(?<![\w./-])(?P<phi>\d{2,3}(?:st|nd|rd|th))[ \t]+"
+                                r"birthday(?![a-z])", check_negative=False,
+                    guard=_G_NUM, requires=("birthday",)),
             Pattern("named_subject",
                     r"(?<![\w.'\u2019-])(?P<subj>[a-z]{2,15})[ \t]+is[ \t]+"
                     rf"(?P<phi>\d{{2,3}}){_CLAUSE_END}", requires=(" is ",)),
