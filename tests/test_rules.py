@@ -277,6 +277,9 @@ AGE_ROWS = [
     ("pt turns 95 tomorrow; she turned 91 last month", [("95", "AGE"), ("91", "AGE")]),
     ("celebrated her 100th birthday", [("100th", "AGE")]),
     ("her 50th birthday; sat turned 95 on 2L; HR is 97", []),
+    # A number and F in the fever range is a person after a possessive.
+    ("can we take her 95F with NSTEMI", [("95", "AGE")]),
+    ("his 101F fever; her 98F temp; Tmax 101F", []),
     # the aggregated form of HIPAA and de-identified exports, the "+" with it
     ("HPI: 90+ y/o F with CHF; Age: 91+", [("90+", "AGE"), ("91+", "AGE")]),
     ("90+ YO GENTLEMAN, a 92+-year-old wife", [("90+", "AGE"), ("92+", "AGE")]),
@@ -576,6 +579,9 @@ NAME_ROWS = [
     ("francesca russo 81F fell at home", [("francesca russo", "PATIENT")]),
     ("haruto kobayashi, 45M, fever + eschar", [("haruto kobayashi", "PATIENT")]),
     ("chest pain 45M\nstable angina 67M\nsickle cell 22F\nnew pt 45M", []),
+    ("pt ngo thi lan, 66F, from Houston", [("ngo thi lan", "PATIENT")]),
+    ("aoife ní bhriain 19F, anorexia", [("aoife ní bhriain", "PATIENT")]),
+    ("pt has new af 67M\npt with chest pain 45M", []),
     # Whose relative it is, and a family by its name: the patient.
     ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),

@@ -21,6 +21,12 @@ _AGE_SUBJECT = (r"(?:he|she|pt|patient|mother|mom|father|dad|husband|wife|"
 # not common first names; ``Glucose``: a clinical word).
 _NAMED_SUBJECT_FLAGS = frozenset({"fn1"})
 _NOT_NAMED_SUBJECT_FLAGS = frozenset({"drug", "dx"})
+# A possessive before a number and F makes it a person (``her 95F``) unless a
+# fever word follows (``his 101F fever``).
+_POSSESSIVE_BEFORE = re.compile(r"(?<![a-z])(?:her|his|their|our|my)[ \t]+$",
+                                re.IGNORECASE)
+_FEVER_AFTER = re.compile(r"[ \t]*(?:fever|temp|temperature|degrees|orally|po|ax)"
+                          r"(?![a-z])", re.IGNORECASE)
 # A body temperature in Fahrenheit, never read as an age with the letter F.
 FAHRENHEIT_LOW, FAHRENHEIT_HIGH = 94, 108
 _CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
@@ -104,7 +110,9 @@ class AgeRecognizer(PatternRecognizer):
             return False
         if hit.pattern.name == "sexed" and hit.group("sex") == "F" and (
                 FAHRENHEIT_LOW <= int(digits.group()) <= FAHRENHEIT_HIGH):
-            return False
+            # "take her 95F with NSTEMI": after a possessive, a person.
+            return (_POSSESSIVE_BEFORE.search(text, max(0, hit.start - 8), hit.start)
+                    is not None and _FEVER_AFTER.match(text, hit.whole[1]) is None)
         return hit.pattern.name != "named_subject" or _is_first_name(hit.group("subj"))
 
 

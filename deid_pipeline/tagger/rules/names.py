@@ -640,7 +640,11 @@ _OWNER_BEFORE = {
 }
 # "francesca russo 81F": a query typed in lower case names its patient first
 # on its line; two words, each of which must read as a name.
-_LOWER_CASE_AGED = re.compile(r"(?<![^\n])(?P<first>[a-z][^\W\d_A-Z]{2,})[ \t]+"
+# After "pt", and with a short word between (``pt ngo thi lan, 66F``,
+# ``aoife ní bhriain 19F``), taken with the two.
+_LOWER_CASE_AGED = re.compile(r"(?<![^\n])(?:(?:pt|patient)[ \t]+)?"
+                              r"(?P<first>[a-z][^\W\d_A-Z]{2,})[ \t]+"
+                              r"(?:[a-z][^\W\d_A-Z]{1,2}[ \t]+)?"
                               r"(?P<last>[a-z][^\W\d_A-Z]{2,})[ \t]*,?[ \t]*$")
 # A record number is given for the person named right before it, in the
 # places an age is (``Maeve D'Arcy, MRN 00917734``).
