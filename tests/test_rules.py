@@ -582,6 +582,9 @@ NAME_ROWS = [
     ("pt ngo thi lan, 66F, from Houston", [("ngo thi lan", "PATIENT")]),
     ("aoife ní bhriain 19F, anorexia", [("aoife ní bhriain", "PATIENT")]),
     ("pt has new af 67M\npt with chest pain 45M", []),
+    # A common surname after a name; a clinical word's pair is no name.
+    ("Soo-ah Park 29F at 34 weeks", [("Soo-ah Park", "PATIENT")]),
+    ("Sickle Cell 22F in crisis. Stable Angina 67M", []),
     # Whose relative it is, and a family by its name: the patient.
     ("harpreet singh's mom asking about MMR", [("harpreet singh", "PATIENT")]),
     ("asked Carol's husband to call", [("Carol", "PATIENT")]),

@@ -395,10 +395,15 @@ class NameRecognizer(PatternRecognizer):
                     continue
                 lex = lex or lexicons.load()
                 strict = kind == "family"
-                if not self._reads_as_owner(before.group("last"), lex, strict):
-                    continue
                 first = before.group("first")
-                if first and self._reads_as_owner(first, lex):
+                if first and lexicons.is_clinical_word(lex.flags(_name_key(first))):
+                    continue  # "Sickle Cell 22F": a clinical phrase, no name
+                named_first = bool(first) and self._reads_as_owner(first, lex)
+                if not (self._reads_as_owner(before.group("last"), lex, strict)
+                        or kind == "aged" and named_first and not both
+                        and _common_listed_surname(before.group("last"), lex)):
+                    continue  # "Soo-ah Park 29F": a common surname after a name
+                if named_first:
                     start = before.start("first")
                 elif both:
                     continue
@@ -633,7 +638,8 @@ _OWNER_BEFORE = {
     # the surname if it reads as one too (letters of any script after the capital).
     "aged": re.compile(r"(?:(?<![^\n])|(?<=[.;!?][ \t])|(?<=[.;!?][ \t]{2})"
                        r"|(?<=\b[Ff]or[ \t])|(?<=\b[Ii]n[ \t])|(?<=\b[Oo]f[ \t]))"
-                       rf"(?:(?P<first>{_CAPITALISED})[ \t]+)?"
+                       rf"(?:(?P<first>{_CAPITALISED}(?:-[A-Za-z][^\W\d_A-Z]+)?)"
+                       r"[ \t]+)?"
                        rf"(?P<last>(?:[OD]'[ \t]?)?{_CAPITALISED}"
                        r"(?:[-'][A-Z][^\W\d_A-Z]+)?)"
                        r"[ \t]*,?[ \t]*$"),
@@ -709,6 +715,14 @@ def _staff_common_surname(first: str, last: str, lex: Any) -> bool:
     return (bool({"fn1", "fn2"} & set(lex.flags(_name_key(first))))
             and bool({"ln1", "ln2"} & flags) and lex.english_band(key) <= 5
             and not {"state", "stab", "country"} & flags)
+
+
+def _common_listed_surname(word: str, lex: Any) -> bool:
+    """A listed common surname that is also a word (``Park``, ``Kim``, ``Young``)."""
+    key = _name_key(word)
+    flags = set(lex.flags(key))
+    return (bool(flags & {"ln1", "ln2"}) and lex.english_band(key) <= 5
+            and not flags & {"state", "stab", "country"})
 
 
 def _double_barrelled(word: str, lex: Any) -> bool:
