@@ -591,6 +591,8 @@ NAME_ROWS = [
     ("Tran family from out of town", [("Tran", "PATIENT")]),
     ("the Hendersons want to take their dad home", [("Hendersons", "PATIENT")]),
     ("her roommate, Tamsin, called", [("Tamsin", "RELATIVE")]),
+    ("godson Ignatius called; caregiver Remedios at bedside",
+     [("Ignatius", "RELATIVE"), ("Remedios", "RELATIVE")]),
     # In-laws, a dash after the relation, a capitalised name no list knows.
     ("brother-in-law Casimir; Health care proxy - Anselm; foster mother Yevgenia",
      [("Casimir", "RELATIVE"), ("Anselm", "RELATIVE"), ("Yevgenia", "RELATIVE")]),
@@ -662,6 +664,10 @@ STAFF_ROWS = [
     ("spoke with Dr Will Cole (attending)", [("Will Cole", "DOCTOR")]),
     ("Dr. Sarah O'Driscoll spoke with family", [("Sarah O'Driscoll", "DOCTOR")]),
     ("Dr Okafor Aware of plan", [("Okafor", "DOCTOR")]),
+    # A nurse, an interpreter, a chaplain by name; never their common words.
+    ("VNA nurse Gwendolyn called", [("Gwendolyn", "DOCTOR")]),
+    ("nurse aware of plan; nurse will call; interpreter present; NURSE MANAGER AWARE",
+     []),
     # A function word some list calls a first name is never widened into one.
     ("K. Oduya, RN. the Hendersons called", []),
     # A common surname that is a word, after a title and a common first name.
