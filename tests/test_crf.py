@@ -850,7 +850,8 @@ def _widened(rule, text: str, name: str) -> str:
 @pytest.mark.parametrize("text,name,widened", [
     ("Sean O'Brien had Epley at Boston Medical", "O'Brien", "Sean O'Brien"),
     ("ROSE DELGADO 94 YO WITH NEW AFIB", "DELGADO", "ROSE DELGADO"),
-    ("Will Smith to call back", "Smith", "Smith"),  # a band-5 word
+    ("Will Smith to call back", "Smith", "Will Smith"),  # a common-word first name
+    ("WILL SMITH TO CALL BACK", "SMITH", "SMITH"),  # ... in capitals says too little
     ("Foley Smith removed", "Smith", "Smith"),  # no listed first name
     ("Sean  O'Brien aware", "O'Brien", "O'Brien"),  # not one space apart
     ("Sean SMITH aware", "SMITH", "SMITH"),  # not written in the same case

@@ -17,6 +17,11 @@ from functools import lru_cache
 from deid_pipeline.labels import category
 from deid_pipeline.tagger import allowlist, lexicons, world_places
 from deid_pipeline.tagger.bio import OUTSIDE
+from deid_pipeline.tagger.first_names import (
+    FIRST_NAME_MAX_BAND,
+    first_name_before_name,
+    first_name_words,
+)
 from deid_pipeline.tagger.rules.detector import default_config
 from deid_pipeline.tokenizer import Token, is_digits
 
@@ -302,11 +307,6 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
 NAME_KINDS = frozenset({"PATIENT", "DOCTOR", "RELATIVE", "USERNAME"})
 
 
-# A first name this common in English (band 5: Will, Mark, Hope) says too
-# little alone to widen a name to it.
-_FIRST_NAME_MAX_BAND = 4
-
-
 def _widen_to_first_names(tokens: Sequence[Token], kinds: list[str | None],
                           confidences: list[float]) -> None:
     """Mark the listed first name written right before a marked name.
@@ -334,13 +334,7 @@ def _widen_to_first_names(tokens: Sequence[Token], kinds: list[str | None],
         elif name.text.isupper() and len(name.text) > 2:
             continue
         lex = lex or lexicons.load()
-        key = word.text.lower()
-        if key in _not_first_names():
-            continue  # "Drs Ferullo and Saeed": a title, listed or not
-        flags = lex.flags(key)
-        if (lex.english_band(key) <= _FIRST_NAME_MAX_BAND
-                and any(f in ("fn1", "fn2") for f in flags)
-                and not lexicons.is_clinical_word(flags)):
+        if first_name_before_name(word.text, lex, *_first_name_words()):
             kinds[t - 1] = kind
             confidences[t - 1] = max(confidences[t - 1], confidences[t])
 
@@ -393,7 +387,7 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
             band = lex.english_band(key)
             listed = any(f in ("fn1", "fn2", "ln1", "ln2") for f in flags)
             if key in _not_first_names() or lexicons.is_clinical_word(flags) or not (
-                    listed and band <= _FIRST_NAME_MAX_BAND
+                    listed and band <= FIRST_NAME_MAX_BAND
                     or len(word) > 2 and band <= 2):
                 continue
             kinds[other] = kinds[t + 1] = kinds[marked]
@@ -427,7 +421,7 @@ def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
         if not given:
             return any(f in ("ln1", "ln2") for f in flags)
         return lex.english_band(key) == 0 or (
-            lex.english_band(key) <= _FIRST_NAME_MAX_BAND
+            lex.english_band(key) <= FIRST_NAME_MAX_BAND
             and any(f in ("fn1", "fn2") for f in flags))
 
     eponyms = allowlist.load().words
@@ -455,12 +449,15 @@ def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
 
 
 @lru_cache(maxsize=1)
+def _first_name_words() -> tuple[frozenset[str], frozenset[str]]:
+    """Words refused as first names (person titles too); common-word first names."""
+    refused, common = first_name_words(default_config()["names"])
+    return refused | allowlist.PERSON_TITLES, common
+
+
 def _not_first_names() -> frozenset[str]:
     """Titles, staff titles, kin words and rules.json's not_names."""
-    names = default_config()["names"]
-    return frozenset(w.lower() for key in ("titles", "staff_titles", "doctor_titles",
-                                           "relations", "not_names")
-                     for w in names.get(key, ())) | allowlist.PERSON_TITLES
+    return _first_name_words()[0]
 
 
 # Lower-case letters that are words or abbreviations before a stop ("smith a.

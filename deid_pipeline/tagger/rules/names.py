@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.first_names import first_name_words, with_first_names
 from deid_pipeline.tagger.intervals import Intervals
 from deid_pipeline.tagger.rules.ages import FAHRENHEIT_HIGH, FAHRENHEIT_LOW
 from deid_pipeline.tagger.rules.base import (
@@ -144,6 +145,7 @@ class NameRecognizer(PatternRecognizer):
             ("record", "mrn", re.compile(r"[(,][ \t]*mrn(?![a-z])", _FLAGS)))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
+        self._first_name_words = first_name_words(config)
         # Every shape starts at a letter that is not inside shorthand: one
         # guard for all of them (a tenth of the time, the same matches).
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
@@ -524,6 +526,7 @@ class NameRecognizer(PatternRecognizer):
                                  self.patterns[0].confidence))
         spans.extend(self._owners(text, spans))
         spans.extend(self._full_names(text, spans))
+        spans = with_first_names(text, spans, *self._first_name_words)
         spans.sort()
         return spans
 

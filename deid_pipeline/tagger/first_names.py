@@ -1,0 +1,88 @@
+"""The first name written right before a name found without it.
+
+A detector that finds a surname from its shape or its cue (``Castellanos
+34F``, ``Whitlock's mom``, ``Sean O'Brien had ...``) leaves the first name
+before it in clear beside a replaced surname: a name half kept. Whether the
+word before reads as that first name is decided here, once, for the CRF's
+tokens (:mod:`~deid_pipeline.tagger.crf_tokens`) and the name rules' spans
+(:mod:`~deid_pipeline.tagger.rules.names`); each passes the words its own
+configuration refuses (titles, kin words) and rules.json's
+``common_word_first_names``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger import lexicons
+
+# A first name this common in English (band 5: Will, Mark, Hope) says too
+# little alone to widen a name to it, unless it is one of the common-word
+# first names and written capitalised.
+FIRST_NAME_MAX_BAND = 4
+_PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
+# A capitalised word, one space before where a name starts.
+_WORD_BEFORE = re.compile(r"(?<![\w'.-])(?P<first>[A-Z][a-z]{2,})[ ]$")
+
+
+def first_name_words(names: Mapping[str, Any]
+                     ) -> tuple[frozenset[str], frozenset[str]]:
+    """From rules.json's ``names``: the words refused, the common-word first names.
+
+    Refused: titles, staff and doctor titles, kin words and ``not_names``.
+    """
+    refused = frozenset(w.lower() for key in ("titles", "staff_titles", "doctor_titles",
+                                              "relations", "not_names")
+                        for w in names.get(key, ()))
+    common = names.get("common_word_first_names", ())
+    return refused, frozenset(w.lower() for w in common)
+
+
+def first_name_before_name(word: str, lex: lexicons.Lexicons,
+                           refused: Collection[str],
+                           common_word_names: Collection[str]) -> bool:
+    """Whether ``word``, one space before a name in its case, is its first name.
+
+    A listed first name no more common in English than band 4, never a
+    ``refused`` word (a title, a kin word) or a clinical word; or, written
+    capitalised, one of the ``common_word_names`` (first names English also
+    uses as common words: ``Hope Castellanos``, ``Will Price``), which in
+    lower case or in capitals say too little (``pt will need``, ``21 CM
+    MARK``).
+    """
+    key = word.lower()
+    if key in refused:
+        return False  # "Drs Ferullo and Saeed": a title, listed or not
+    if word[:1].isupper() and word[1:].islower() and key in common_word_names:
+        return True
+    flags = lex.flags(key)
+    return (lex.english_band(key) <= FIRST_NAME_MAX_BAND
+            and any(f in ("fn1", "fn2") for f in flags)
+            and not lexicons.is_clinical_word(flags))
+
+
+def with_first_names(text: str, spans: Sequence[PhiSpan], refused: Collection[str],
+                     common_word_names: Collection[str]) -> list[PhiSpan]:
+    """``spans`` with each capitalised person's name widened to its first name.
+
+    The word one space before the name, capitalised, in no other span, that
+    :func:`first_name_before_name` reads as a first name.
+    """
+    lex = None
+    out = []
+    for span in spans:
+        name = text[span.start:span.end]
+        if span.label in _PERSON_LABELS and name[:1].isupper() and name[1:2].islower():
+            before = _WORD_BEFORE.search(text, max(0, span.start - 40), span.start)
+            if before is not None and not any(
+                    o.start < span.start and before.start() < o.end for o in spans):
+                lex = lex or lexicons.load()
+                if first_name_before_name(before.group("first"), lex, refused,
+                                          common_word_names):
+                    span = dataclasses.replace(span, start=before.start())
+        out.append(span)
+    return out
