@@ -33,6 +33,16 @@ def test_when_chain_of_overlaps_then_one_span():
     assert (merged.start, merged.end, merged.label) == (0, 9, "DATE")
 
 
+def test_when_a_rule_only_guesses_its_label_then_the_models_label_wins():
+    # "Heather reports ...": the subject rule finds the name, not whose it is.
+    merged = merge_spans([PhiSpan(0, 7, "RELATIVE", "crf", 0.6),
+                          PhiSpan(0, 7, "PATIENT", "rules:subjects", 0.7)])
+    assert merged == (PhiSpan(0, 7, "RELATIVE", "crf+rules:subjects", 0.7),)
+    # Alone, it keeps its own.
+    assert merge_spans([PhiSpan(0, 7, "PATIENT", "rules:subjects", 0.7)])[0].label == (
+        "PATIENT")
+
+
 def test_when_identical_spans_then_deduplicated():
     s = PhiSpan(2, 6, "PHONE", "rules:phone", 1.0)
     assert merge_spans([s, s]) == (s,)

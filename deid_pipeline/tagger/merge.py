@@ -28,13 +28,17 @@ PROPAGATED = "propagated"
 # detector wins: the header dictionary knows what a value is, rules know their
 # formats, the CRF guesses from context.
 _SOURCE_PRIORITY = ("dictionary", "rules", "crf")
+# Rules that find a name by its place in a sentence, not by a word that says
+# whose it is (``Heather reports``): their label is a guess, and any other
+# detector's wins.
+_LABEL_GUESSING_RULES = frozenset({"rules:subjects"})
 
 
 def _priority(span: PhiSpan) -> tuple[int, int, str]:
     kind = span.source.split(":", 1)[0]
     rank = (
         _SOURCE_PRIORITY.index(kind)
-        if kind in _SOURCE_PRIORITY
+        if kind in _SOURCE_PRIORITY and span.source not in _LABEL_GUESSING_RULES
         else len(_SOURCE_PRIORITY)
     )
     return (rank, -(span.end - span.start), span.label)

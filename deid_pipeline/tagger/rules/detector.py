@@ -41,6 +41,7 @@ from deid_pipeline.tagger.rules.site import (
     drop_allowed,
     load_site_rules,
 )
+from deid_pipeline.tagger.rules.subjects import SubjectNameRecognizer
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
@@ -73,6 +74,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         IdNearWordRecognizer(config.get("id_near", {"IDNUM": ("id",)}), units),
         NameRecognizer(config.get("names", {})),
         PatientFieldRecognizer(),
+        SubjectNameRecognizer(config.get("names", {})),
         CredentialNameRecognizer(config.get("names", {})),
         InstitutionRecognizer(config.get("places", {})),
         FacilityRecognizer(config.get("places", {})),

@@ -1,0 +1,54 @@
+"""Who a line is about: a first name alone, first in its sentence, then a verb.
+
+A clinician's question or a short note names its patient by a first name and
+nothing else (``Aurelio lives alone in Pawtucket``, ``Fernando's CD4 is
+45``): no title, no kin word, no age after it, and first in a sentence its
+capital says nothing, so neither the model nor the other name shapes take
+it. What does is what follows: a verb a person is the subject of
+(rules.json ``names.subject_verbs``) or a possessive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from deid_pipeline.tagger.first_names import first_name_words
+from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
+
+# First in a line, or one space after a sentence's end; a capitalised word;
+# then a possessive or one of the verbs.
+_START = r"(?:(?<![^\n])[ \t]*|(?<=[.!?][ ]))"
+# Flags that make a capitalised word first in a sentence something else: a
+# diagnosis or drug (``Heparin was``), a country or a state (``Georgia has``).
+_NOT_SUBJECT_FLAGS = frozenset({"dx", "drug", "country", "state"})
+# A first name this common in English (band 4: Ruth, Grace, Morgan) is too
+# often a word first in a sentence.
+_MAX_BAND = 3
+
+
+class SubjectNameRecognizer(PatternRecognizer):
+    """A listed first name, rare as an English word, as a sentence's subject.
+
+    ``Lucienne needs her Depo shot``; not ``Heparin was held``, ``Georgia
+    has``, ``Patient is``, ``Grace is`` (band 4) nor a kin word or a title.
+    """
+
+    def __init__(self, names: Mapping[str, Any]) -> None:
+        verbs = _trie(names.get("subject_verbs", ("is", "has")))
+        self._refused = first_name_words(names)[0]
+        super().__init__("subjects", "PATIENT", [Pattern(
+            "subject", rf"{_START}(?P<phi>(?-i:[A-Z][a-z]{{3,}}))"
+                       rf"(?='s[ \t]|[ \t]+(?:{verbs})(?![\w']))", confidence=0.7)])
+
+    def validate(self, hit: Hit, text: str) -> bool:
+        """A listed first name of band 3 or rarer, no clinical word, no place."""
+        from deid_pipeline.tagger import lexicons
+
+        lex = lexicons.load()
+        key = text[hit.start:hit.end].lower()
+        flags = lex.flags(key)
+        return (key not in self._refused and lex.english_band(key) <= _MAX_BAND
+                and any(f in ("fn1", "fn2") for f in flags)
+                and not _NOT_SUBJECT_FLAGS.intersection(flags)
+                and not lexicons.is_clinical_word(flags))
