@@ -22,6 +22,10 @@ SUBJECT_ROWS = [
     ("Fernando's CD4 is 45 and he has a headache, LP before CT?",
      [("Fernando", "PATIENT")]),
     ("Lucienne needs her Depo shot, last one was Aug 14", [("Lucienne", "PATIENT")]),
+    # A first name and a surname, one of them listed as a name.
+    ("Zephyrine Aucoin keeps pulling at her lines", [("Zephyrine Aucoin", "PATIENT")]),
+    ("Ignatius Obi is 62 and post-op", [("Ignatius Obi", "PATIENT")]),
+    ("Social Work says ok. Heme Onc was called. Night Float was paged.", []),
     # After a sentence's end, too.
     ("Pt resting. Tobias says she is confused.", [("Tobias", "PATIENT")]),
     # A drug, a state, kin, a first name common as a word, an abbreviation

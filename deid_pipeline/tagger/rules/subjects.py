@@ -28,27 +28,43 @@ _MAX_BAND = 3
 
 
 class SubjectNameRecognizer(PatternRecognizer):
-    """A listed first name, rare as an English word, as a sentence's subject.
+    """A first name, or a first name and a surname, as a sentence's subject.
 
-    ``Lucienne needs her Depo shot``; not ``Heparin was held``, ``Georgia
-    has``, ``Patient is``, ``Grace is`` (band 4) nor a kin word or a title.
+    ``Lucienne needs her Depo shot``, ``Zephyrine Aucoin keeps pulling``;
+    not ``Heparin was held``, ``Georgia has``, ``Patient is``, ``Grace is``
+    (band 4), ``Social Work says`` nor a kin word or a title.
     """
 
     def __init__(self, names: Mapping[str, Any]) -> None:
         verbs = _trie(names.get("subject_verbs", ("is", "has")))
         self._refused = first_name_words(names)[0]
         super().__init__("subjects", "PATIENT", [Pattern(
-            "subject", rf"{_START}(?P<phi>(?-i:[A-Z][a-z]{{3,}}))"
+            "subject", rf"{_START}(?P<phi>(?-i:[A-Z][a-z]{{3,}}"
+                       r"(?:[ ][A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?)?))"
                        rf"(?='s[ \t]|[ \t]+(?:{verbs})(?![\w']))", confidence=0.7)])
 
     def validate(self, hit: Hit, text: str) -> bool:
-        """A listed first name of band 3 or rarer, no clinical word, no place."""
+        """The first word a first name, the second a name; one listed as one.
+
+        A word is one when it is listed as such no more common in English
+        than band 3, or no list knows it at all; never a clinical word, a
+        drug, a diagnosis, a state, a country or a refused word.
+        """
         from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
-        key = text[hit.start:hit.end].lower()
-        flags = lex.flags(key)
-        return (key not in self._refused and lex.english_band(key) <= _MAX_BAND
-                and any(f in ("fn1", "fn2") for f in flags)
-                and not _NOT_SUBJECT_FLAGS.intersection(flags)
-                and not lexicons.is_clinical_word(flags))
+        words = text[hit.start:hit.end].lower().split()
+        kinds = (("fn1", "fn2"), ("fn1", "fn2", "ln1", "ln2", "ln3"))
+        listed = False
+        for word, kind in zip(words, kinds if len(words) == 2 else kinds[:1]):
+            key = word.split("-")[0]
+            flags = lex.flags(key)
+            if (key in self._refused or lex.english_band(key) > _MAX_BAND
+                    or _NOT_SUBJECT_FLAGS.intersection(flags)
+                    or lexicons.is_clinical_word(flags)):
+                return False
+            if any(f in kind for f in flags):
+                listed = True
+            elif flags or len(words) == 1:
+                return False  # a word English knows, and no name
+        return listed
