@@ -41,6 +41,7 @@ from deid_pipeline.tagger.rules.site import (
     drop_allowed,
     load_site_rules,
 )
+from deid_pipeline.tagger.rules.streets import StreetRecognizer
 from deid_pipeline.tagger.rules.subjects import SubjectNameRecognizer
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
@@ -83,6 +84,7 @@ def build_recognizers(config: Mapping[str, Any]) -> tuple[PatternRecognizer, ...
         EmployerRecognizer(),
         ResidenceRecognizer(config.get("places", {})),
         AddressTailRecognizer(config.get("places", {})),
+        StreetRecognizer(config.get("places", {}), units),
     ]
     recognizers.extend(PatternRecognizer.from_dict(c) for c in config.get("custom", ()))
     return tuple(recognizers)

@@ -22,6 +22,14 @@ from deid_pipeline.tagger.rules.base import (
 # ---------------------------------------------------------------------- SSN
 
 
+_SSN_WORD = (r"(?:ssn|ss[ \t]*#|social(?:[ \t]+security)?(?:[ \t]+(?:number|no\.?|#))?)"
+             r"(?![a-z])")
+_LAST_FOUR = (r"[ \t]*(?:(?:ends?|ending)[ \t]+(?:in|with)[ \t]*:?"
+              r"|last[ \t]+(?:4|four)(?:[ \t]+digits)?[ \t]*(?:is|are|:|#)?)")
+_LAST_FOUR_OF = (r"last[ \t]+(?:4|four)(?:[ \t]+digits)?[ \t]+of[ \t]+"
+                 r"(?:(?:his|her|their|the|pt'?s|patient'?s)[ \t]+)?")
+
+
 class SsnRecognizer(PatternRecognizer):
     """US Social Security numbers: dashed anywhere, other layouts by an SSN word.
 
@@ -40,14 +48,23 @@ class SsnRecognizer(PatternRecognizer):
                               r"(?P<s>\d{4})(?!\w|\.\d)", **weak),
             Pattern("digits", rf"{left}(?P<a>\d{{3}})(?P<g>\d{{2}})(?P<s>\d{{4}})"
                               r"(?!\w|\.\d)", **weak),
+            # Its last four, said to be them: "SSN ends in 4471", "last 4 of
+            # SSN 4471" (still an identifier's part, and a key to the rest).
+            Pattern("last_four", rf"(?<![a-z])(?:{_SSN_WORD}{_LAST_FOUR}"
+                                 rf"|{_LAST_FOUR_OF}{_SSN_WORD}(?:[ \t]*(?:is|:|#))?)"
+                                 r"[ \t]*(?P<phi>\d{4})(?![\w-]|\.\d)",
+                    check_negative=False),
         ]
         super().__init__("ssn", "SSN", patterns,
                          context=config.get("context", ("ssn",)),
                          context_before=30, context_after=10,
-                         prefilter=r"\d{3}[ .-]?\d{2}[ .-]?\d{4}")
+                         prefilter=r"\d{3}[ .-]?\d{2}[ .-]?\d{4}"
+                                   r"|(?i:ssn|ss[ \t]*#|social)[^\n]{0,40}\d{4}")
 
     def validate(self, hit: Hit, text: str) -> bool:
         """Apply the SSA structural rules to area, group and serial."""
+        if hit.pattern.name == "last_four":
+            return hit.group("phi") != "0000"
         area, group, serial = hit.group("a"), hit.group("g"), hit.group("s")
         return (area is not None and area not in ("000", "666")
                 and not area.startswith("9") and group != "00" and serial != "0000")
