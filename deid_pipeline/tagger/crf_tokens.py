@@ -17,7 +17,7 @@ from functools import lru_cache
 from deid_pipeline.labels import category
 from deid_pipeline.tagger import allowlist, lexicons, world_places
 from deid_pipeline.tagger.bio import OUTSIDE
-from deid_pipeline.tagger.first_names import (
+from deid_pipeline.tagger.name_extents import (
     FIRST_NAME_MAX_BAND,
     first_name_before_name,
     first_name_words,

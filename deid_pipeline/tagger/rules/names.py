@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.first_names import first_name_words, with_first_names
 from deid_pipeline.tagger.intervals import Intervals
+from deid_pipeline.tagger.name_extents import first_name_words, with_first_names
 from deid_pipeline.tagger.rules.ages import FAHRENHEIT_HIGH, FAHRENHEIT_LOW
 from deid_pipeline.tagger.rules.base import (
     _FLAGS,

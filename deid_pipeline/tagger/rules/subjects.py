@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from deid_pipeline.tagger.first_names import first_name_words
+from deid_pipeline.tagger.name_extents import first_name_words
 from deid_pipeline.tagger.rules.base import Hit, Pattern, PatternRecognizer, _trie
 
 # First in a line, or one space after a sentence's end; a capitalised word;

@@ -1,12 +1,13 @@
-"""The first name written right before a name found without it.
+"""The parts of a name written beside a part a detector found without them.
 
 A detector that finds a surname from its shape or its cue (``Castellanos
 34F``, ``Whitlock's mom``, ``Sean O'Brien had ...``) leaves the first name
-before it in clear beside a replaced surname: a name half kept. Whether the
-word before reads as that first name is decided here, once, for the CRF's
-tokens (:mod:`~deid_pipeline.tagger.crf_tokens`) and the name rules' spans
-(:mod:`~deid_pipeline.tagger.rules.names`); each passes the words its own
-configuration refuses (titles, kin words) and rules.json's
+before it in clear beside a replaced surname; one that stops at a surname's
+particle (``dr. van der berg``) leaves the rest: a name half kept. Whether
+the word before reads as that first name is decided here, once, for the
+CRF's tokens (:mod:`~deid_pipeline.tagger.crf_tokens`) and the name rules'
+spans (:mod:`~deid_pipeline.tagger.rules.names`); each passes the words its
+own configuration refuses (titles, kin words) and rules.json's
 ``common_word_first_names``.
 """
 
@@ -27,6 +28,14 @@ FIRST_NAME_MAX_BAND = 4
 _PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
 # A capitalised word, one space before where a name starts.
 _WORD_BEFORE = re.compile(r"(?<![\w'.-])(?P<first>[A-Z][a-z]{2,})[ ]$")
+# Particles a surname starts with (van der Berg, de la Cruz, von, di, bin).
+_PARTICLES = frozenset({"van", "von", "der", "den", "de", "del", "della", "di", "da",
+                        "dos", "du", "la", "le", "ter", "ten", "bin", "ibn", "al",
+                        "el"})
+# Further particles, then the surname's word, after where a name stopped.
+_REST_OF_SURNAME = re.compile(
+    r"(?:[ ](?i:van|von|der|den|de|del|della|di|da|dos|du|la|le|ter|ten))*"
+    r"[ ][A-Za-z]{2,}(?:-[A-Za-z]{2,})?(?![\w'-])")
 
 
 def first_name_words(names: Mapping[str, Any]
@@ -65,16 +74,39 @@ def first_name_before_name(word: str, lex: lexicons.Lexicons,
             and not lexicons.is_clinical_word(flags))
 
 
+def _with_rest_of_surname(text: str, span: PhiSpan, lex: lexicons.Lexicons
+                          ) -> PhiSpan:
+    """``span`` widened over the surname after it when it ends at a particle.
+
+    ``dr. van der berg``: a title's shape takes one word. The rest, in the
+    particle's case (capitals after capitals), is taken unless its last word
+    is a clinical word.
+    """
+    words = text[span.start:span.end].split()
+    if not words or words[-1].lower() not in _PARTICLES:
+        return span
+    rest = _REST_OF_SURNAME.match(text, span.end)
+    if rest is None or rest.group().isupper() != words[-1].isupper():
+        return span
+    if lexicons.is_clinical_word(lex.flags(rest.group().split()[-1].lower())):
+        return span
+    return dataclasses.replace(span, end=rest.end())
+
+
 def with_first_names(text: str, spans: Sequence[PhiSpan], refused: Collection[str],
                      common_word_names: Collection[str]) -> list[PhiSpan]:
-    """``spans`` with each capitalised person's name widened to its first name.
+    """``spans`` with each person's name widened to the parts beside it.
 
-    The word one space before the name, capitalised, in no other span, that
-    :func:`first_name_before_name` reads as a first name.
+    Before a capitalised name, the word one space before it, capitalised,
+    in no other span, that :func:`first_name_before_name` reads as a first
+    name; after a name that stops at a particle, the rest of the surname.
     """
     lex = None
     out = []
     for span in spans:
+        if span.label in _PERSON_LABELS and text[span.end - 1:span.end].isalpha():
+            lex = lex or lexicons.load()
+            span = _with_rest_of_surname(text, span, lex)
         name = text[span.start:span.end]
         if span.label in _PERSON_LABELS and name[:1].isupper() and name[1:2].islower():
             before = _WORD_BEFORE.search(text, max(0, span.start - 40), span.start)

@@ -1,8 +1,8 @@
-"""A first name left in clear before a name found from its shape (issue 46).
+"""The parts of a name left in clear beside a name found from its shape (issue 46).
 
 ``Hope Castellanos 34F``: the name rules vouch for the surname from the age
 and sex after it, and a first name that is also a common English word was
-left beside the surrogate. :mod:`deid_pipeline.tagger.first_names` decides,
+left beside the surrogate. :mod:`deid_pipeline.tagger.name_extents` decides,
 for the rules' spans and the CRF's tokens alike, whether the word before is
 the first name.
 """
@@ -15,7 +15,7 @@ from test_rules import _check
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.tagger import lexicons
 from deid_pipeline.tagger.detection import TaggerConfig
-from deid_pipeline.tagger.first_names import first_name_before_name
+from deid_pipeline.tagger.name_extents import first_name_before_name
 from deid_pipeline.tagger.rules import RuleDetector
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -34,6 +34,11 @@ WIDENED_ROWS = [
     # A first name English hardly uses, as before.
     ("Priyanka Venkataraman 52F with ferritin 12",
      [("Priyanka Venkataraman", "PATIENT")]),
+    # The rest of a surname after its particle; after "named".
+    ("seen by ortho resident dr. van der berg, ok to wb", [("van der berg", "DOCTOR")]),
+    ("Dr. Del Toro called back", [("Del Toro", "DOCTOR")]),
+    ("calling out for someone named ines", [("ines", "DOCTOR")]),
+    ("a drug named Lasix; the nurse named above", []),
     # Titles, kin words and the verb in lower case are not first names.
     ("Mr Castellanos 34F with preeclampsia",
      [("Castellanos", "PATIENT")]),
