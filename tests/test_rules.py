@@ -240,7 +240,8 @@ DATE_ROWS = [
     ("ICP 6-7, q 2-3 hours, on 2-3 L NC, on 2-3 pressors", []),
     ("2/31/2006 and 13/22 and 4/31", []),
     ("will dec 10 mg, pt may 2 walk, x 2 may 10 mg", []),
-    ("the 3rd floor, admitted on the 22nd", []),
+    ("the 3rd floor, admitted on the 22nd", [("22nd", "DATE")]),  # after an event
+    ("the 3rd floor, on the 22nd day", []),
 ]
 
 

@@ -1,7 +1,8 @@
 """Shapes found in clinicians' questions and messages (issue 46).
 
 A first name alone as a sentence's subject, vehicle and device numbers, a
-street line by its shape and an SSN's last four said to be them.
+street line by its shape, an SSN's last four said to be them and a day's
+ordinal alone after an event.
 
 Tables of (text, expected spans), as in ``test_rules.py``: each row lists every
 span the recognizer returns, so ``[]`` rows are negatives.
@@ -100,3 +101,18 @@ SSN_LAST_FOUR_ROWS = [
 @pytest.mark.parametrize(("text", "expected"), SSN_LAST_FOUR_ROWS)
 def test_when_ssn_last_four_said_then_tagged(detector, text, expected):
     _check(detector, "ssn", text, expected)
+
+
+ORDINAL_AFTER_ROWS = [
+    ("extubated on the 22nd, reintubated 24th for resp distress",
+     [("22nd", "DATE"), ("24th", "DATE")]),
+    ("transferred 12th to rehab; since 3rd, no BM",
+     [("12th", "DATE"), ("3rd", "DATE")]),
+    # A count, a floor, a time: the ordinal goes on into a noun.
+    ("started 2nd dose of abx; after 2nd unit prbc; admitted 3rd time this year", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ORDINAL_AFTER_ROWS)
+def test_when_days_ordinal_alone_after_an_event_then_date(detector, text, expected):
+    _check(detector, "date", text, expected)

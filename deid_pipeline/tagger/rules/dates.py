@@ -27,6 +27,10 @@ _MONTH = (r"(?<![a-z])(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|"
           r"may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|"
           r"nov(?:ember)?|dec(?:ember)?)(?![a-z])(?P<dot>\.)?")
 _ORD = r"(?P<ord>st|nd|rd|th)"
+# Where a day's ordinal alone ends its clause: punctuation, a line's end, or
+# a word that starts the next part (not "2nd dose", "3rd floor").
+_CLAUSE_ENDS = (r"(?=[ \t]*(?:[,.;:)]|\r?\n|$)|[ \t]+(?:for|and|at|@|with|in|to|"
+                r"after|but|secondary|d/t|due|when)(?![a-z]))")
 _YEAR4 = r"(?:19|20)\d{2}"
 # Not inside a number, ratio or decimal; a dot after a word is fine ("unit.8/31").
 _DATE_LEFT = r"(?<![\w/])(?<![^a-z]\.)"
@@ -108,6 +112,7 @@ class DateRecognizer(PatternRecognizer):
         num = {"guard": _G_NUM}
         month_words = config.get("month_before", ("in", "since"))
         month_before = _trie(month_words)
+        ordinal_before = _trie(config.get("ordinal_before", ("extubated",)))
         month_initials = re.escape("".join(sorted({w[0] for w in
                                                    _normal_words(month_words)})))
         named = {"guard": r"(?<![a-z])(?=[adfjmnos])", "check_negative": False}
@@ -155,6 +160,12 @@ class DateRecognizer(PatternRecognizer):
                                    r"(?![\w']|\.?[ \t]*[,-]?[ \t]*\d)",
                     confidence=0.8, check_negative=False,
                     guard=rf"(?<![a-z])(?=[{month_initials}])"),
+            # "reintubated 24th for distress": a day's ordinal alone after an
+            # event, ending its clause (not "started 2nd dose", "on 3rd floor").
+            Pattern("ordinal_after",
+                    rf"(?<![a-z])(?:{ordinal_before})[ \t]+(?:(?:on[ \t]+)?the[ \t]+)?"
+                    rf"(?P<phi>(?P<d>\d{{1,2}}){_ORD}){_CLAUSE_ENDS}",
+                    confidence=0.8, check_negative=False),
             Pattern("ordinal", rf"(?<![a-z])the[ \t]+(?P<phi>(?P<d>\d{{1,2}}){_ORD}"
                                rf"(?:[ \t]+of[ \t]+{_MONTH})?)(?!\w)", confidence=0.9,
                     needs_context=True, context=_MONTH_WORDS, check_negative=False,
@@ -229,7 +240,7 @@ class DateRecognizer(PatternRecognizer):
         day = hit.group("d")
         if day is None:
             return 1 <= month <= 12
-        if not name and hit.pattern.name == "ordinal":
+        if not name and hit.pattern.name in ("ordinal", "ordinal_after"):
             return 1 <= int(day) <= 31
         last = hit.group("d2")
         if last is not None and not int(day) < int(last):
