@@ -38,6 +38,13 @@ WIDENED_ROWS = [
     ("seen by ortho resident dr. van der berg, ok to wb", [("van der berg", "DOCTOR")]),
     ("Dr. Del Toro called back", [("Del Toro", "DOCTOR")]),
     ("calling out for someone named ines", [("ines", "DOCTOR")]),
+    # The surname after a first name a title's shape took alone.
+    ("guardian is attorney Miriam Feldstein, reachable",
+     [("Miriam Feldstein", "DOCTOR")]),
+    ("son Bill Lasix given; VNA nurse Gwendolyn Called",
+     [("Bill", "RELATIVE"), ("Gwendolyn", "DOCTOR")]),
+    # Relatives by the newer kin words.
+    ("Pt's ex-husband, Duane, has a restraining order", [("Duane", "RELATIVE")]),
     ("a drug named Lasix; the nurse named above", []),
     # Titles, kin words and the verb in lower case are not first names.
     ("Mr Castellanos 34F with preeclampsia",

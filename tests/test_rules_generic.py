@@ -29,7 +29,7 @@ FIRST_INITIAL_ROWS = [
     # Relatives after a relation and a dash.
     ("DAUGHTER-JANE AT BEDSIDE", [("JANE", "RELATIVE")]),
     ("son- Bill called", [("Bill", "RELATIVE")]),
-    ("HCP - daughter Liz Robbins", [("Liz", "RELATIVE")]),
+    ("HCP - daughter Liz Robbins", [("Liz Robbins", "RELATIVE")]),
     # The relation after the name, in brackets.
     ("FAMILY MEETING WITH JOAN (HCP) AND TIM (SON)",
      [("JOAN", "RELATIVE"), ("TIM", "RELATIVE")]),
@@ -240,6 +240,8 @@ EMPLOYER_ROWS = [
     ("pt works at harford memorial.", [("harford memorial", "ORGANIZATION")]),
     ("WORKS AT GENENTECH IN SF", [("GENENTECH", "ORGANIZATION")]),
     ("Works for Microsoft as engineer", [("Microsoft", "ORGANIZATION")]),
+    ("works as a pilot for JetBlue, cleared to fly?", [("JetBlue", "ORGANIZATION")]),
+    ("works as a nurse at home", []),
     # Where and when one works is no employer; nor a trade.
     ("works at home, works at night; works for a bank in town", []),
     ("WORKS AS NURSES AIDE; works for the city", []),

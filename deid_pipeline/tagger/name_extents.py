@@ -28,6 +28,11 @@ FIRST_NAME_MAX_BAND = 4
 _PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
 # A capitalised word, one space before where a name starts.
 _WORD_BEFORE = re.compile(r"(?<![\w'.-])(?P<first>[A-Z][a-z]{2,})[ ]$")
+# A capitalised word one space after a first name: its surname?
+_SURNAME_AFTER = re.compile(r"[ ](?P<last>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?)(?![\w'-])")
+# A word rare in English is a surname after a first name, but for these.
+_NOT_SURNAME_FLAGS = frozenset({"drug", "dx", "city", "town", "state", "country",
+                                "fn1", "fn2"})
 # Particles a surname starts with (van der Berg, de la Cruz, von, di, bin).
 _PARTICLES = frozenset({"van", "von", "der", "den", "de", "del", "della", "di", "da",
                         "dos", "du", "la", "le", "ter", "ten", "bin", "ibn", "al",
@@ -93,13 +98,42 @@ def _with_rest_of_surname(text: str, span: PhiSpan, lex: lexicons.Lexicons
     return dataclasses.replace(span, end=rest.end())
 
 
+def _with_surname_after(text: str, span: PhiSpan, lex: lexicons.Lexicons,
+                        refused: Collection[str]) -> PhiSpan:
+    """``span``, a capitalised first name alone, widened to the surname after it.
+
+    ``attorney Miriam Feldstein``: a title's shape took the first name. The
+    word one space after, capitalised, is its surname when it is listed as
+    one no more common in English than band 3, or is a word of band 2 or
+    rarer that no list calls a drug, a diagnosis, a place or a first name;
+    never a clinical or a refused word.
+    """
+    name = text[span.start:span.end]
+    if not (name.isalpha() and name[:1].isupper() and name[1:].islower()):
+        return span
+    if not {"fn1", "fn2"}.intersection(lex.flags(name.lower())):
+        return span
+    after = _SURNAME_AFTER.match(text, span.end)
+    if after is None:
+        return span
+    key = after.group("last").split("-")[0].lower()
+    flags = lex.flags(key)
+    band = lex.english_band(key)
+    if key in refused or lexicons.is_clinical_word(flags) or not (
+            band <= 3 and {"ln1", "ln2", "ln3"}.intersection(flags)
+            or band <= 2 and not _NOT_SURNAME_FLAGS.intersection(flags)):
+        return span
+    return dataclasses.replace(span, end=after.end())
+
+
 def with_first_names(text: str, spans: Sequence[PhiSpan], refused: Collection[str],
                      common_word_names: Collection[str]) -> list[PhiSpan]:
     """``spans`` with each person's name widened to the parts beside it.
 
     Before a capitalised name, the word one space before it, capitalised,
     in no other span, that :func:`first_name_before_name` reads as a first
-    name; after a name that stops at a particle, the rest of the surname.
+    name; after a name that stops at a particle, the rest of the surname;
+    after a first name alone, its surname (:func:`_with_surname_after`).
     """
     lex = None
     out = []
@@ -107,6 +141,9 @@ def with_first_names(text: str, spans: Sequence[PhiSpan], refused: Collection[st
         if span.label in _PERSON_LABELS and text[span.end - 1:span.end].isalpha():
             lex = lex or lexicons.load()
             span = _with_rest_of_surname(text, span, lex)
+            widened = _with_surname_after(text, span, lex, refused)
+            if not any(o.start < widened.end and span.end < o.end for o in spans):
+                span = widened
         name = text[span.start:span.end]
         if span.label in _PERSON_LABELS and name[:1].isupper() and name[1:2].islower():
             before = _WORD_BEFORE.search(text, max(0, span.start - 40), span.start)
