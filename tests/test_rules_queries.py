@@ -108,6 +108,10 @@ ORDINAL_AFTER_ROWS = [
      [("22nd", "DATE"), ("24th", "DATE")]),
     ("transferred 12th to rehab; since 3rd, no BM",
      [("12th", "DATE"), ("3rd", "DATE")]),
+    # A dashed date seen again after another.
+    ("seen 10-3 and again 10-17 in the Lubbock ED",
+     [("10-3", "DATE"), ("10-17", "DATE")]),
+    ("again 2-3 L NC; again 10-15 mg", []),
     # A count, a floor, a time: the ordinal goes on into a noun.
     ("started 2nd dose of abx; after 2nd unit prbc; admitted 3rd time this year", []),
 ]

@@ -207,7 +207,7 @@ class DateRecognizer(PatternRecognizer):
         # A real m/d and a range word just before: "8/2 - 8/10" is two dates.
         self._date_before = re.compile(
             r"(?<![\d/])(?P<m>\d{1,2})/(?P<d>\d{1,2})[ \t]*(?:-|to|thru|or|and|&)"
-            r"[ \t]*$", _FLAGS)
+            r"(?:[ \t]+again)?[ \t]*$", _FLAGS)
         self._date_after = re.compile(
             r"[ \t]*(?:-|to|thru|or|and|&)[ \t]*(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])",
             _FLAGS)
