@@ -267,6 +267,11 @@ def test_when_where_a_person_works_is_named_then_employer_tagged(
     ("po_box", "PO Box 1234; mail to P.O. Box #77, Quincy",
      [("PO Box 1234", "STREET"), ("P.O. Box #77", "STREET")]),
     ("po_box", "box 3 of gauze; lunch box 2", []),
+    ("apartment", "lives alone in Apt 4B; apartment #17; Apt B12 key",
+     [("4B", "STREET"), ("17", "STREET"), ("B12", "STREET")]),
+    # "apt" is also an appointment: not before a time, a date or a duration.
+    ("apartment", "f/u apt 2 wks; has apt 3/4 with cards; apt 10:30; apt to fall",
+     []),
 ])
 def test_when_zip_or_po_box_cue_then_tagged(detector, name, text, expected):
     """A ZIP code after its word and a post office box (rules.json custom)."""
