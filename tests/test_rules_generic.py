@@ -242,6 +242,9 @@ EMPLOYER_ROWS = [
     ("Works for Microsoft as engineer", [("Microsoft", "ORGANIZATION")]),
     ("works as a pilot for JetBlue, cleared to fly?", [("JetBlue", "ORGANIZATION")]),
     ("works as a nurse at home", []),
+    ("Pt is a student at Northeastern, lives in the dorms",
+     [("Northeastern", "ORGANIZATION")]),
+    ("student at home schooling; studies at night", []),
     # Where and when one works is no employer; nor a trade.
     ("works at home, works at night; works for a bank in town", []),
     ("WORKS AS NURSES AIDE; works for the city", []),
@@ -269,6 +272,9 @@ def test_when_where_a_person_works_is_named_then_employer_tagged(
     ("po_box", "box 3 of gauze; lunch box 2", []),
     ("apartment", "lives alone in Apt 4B; apartment #17; Apt B12 key",
      [("4B", "STREET"), ("17", "STREET"), ("B12", "STREET")]),
+    ("route", "BIBA from the market on Route 9; hwy 1 north",
+     [("Route 9", "STREET"), ("hwy 1", "STREET")]),
+    ("route", "IV route 2 times daily; route of admin", []),
     # "apt" is also an appointment: not before a time, a date or a duration.
     ("apartment", "f/u apt 2 wks; has apt 3/4 with cards; apt 10:30; apt to fall",
      []),

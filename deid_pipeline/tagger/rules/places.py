@@ -340,7 +340,7 @@ _CLAUSE_WORD = (r"(?i:as|since|until|when|while|where|who|which|but|so|because|n
 # Genentech``, ``CEO of IBM``: where a person works, named after the verb, the
 # noun or the post that says so, up to a function word or a clause's end.
 _EMPLOYER = re.compile(
-    r"(?<![\w/])(?i:(?:works?|working|worked|employed|employee)"
+    r"(?<![\w/])(?i:(?:works?|working|worked|employed|employee|student|studies)"
     r"(?:[ \t]+as[ \t]+an?[ \t]+[a-z]+(?:[ \t]+[a-z]+)?)?[ \t]+(?:at|for|by)"
     r"|(?:ceo|cfo|coo|president|vice[ \t]+president|vp|owner|co-?owner|founder|"
     r"co-?founder|chairman|director|manager|partner)[ \t]+(?:of|at|for)"
