@@ -30,6 +30,10 @@ SUBJECT_ROWS = [
     ("Zephyrine Aucoin keeps pulling at her lines", [("Zephyrine Aucoin", "PATIENT")]),
     ("Ignatius Obi is 62 and post-op", [("Ignatius Obi", "PATIENT")]),
     ("Social Work says ok. Heme Onc was called. Night Float was paged.", []),
+    # A capitalised surname after a lower-case pt; not a verb or a finding.
+    ("for Dr Iwasaki: pt Fontaine in bed 12 is refusing meds",
+     [("Fontaine", "PATIENT")]),
+    ("pt Denies pain, pt Alert and oriented; pt Brown stool; pt Lasix 40", []),
     # After a sentence's end, too.
     ("Pt resting. Tobias says she is confused.", [("Tobias", "PATIENT")]),
     # A drug, a state, kin, a first name common as a word, an abbreviation

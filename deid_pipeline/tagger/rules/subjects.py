@@ -38,10 +38,15 @@ class SubjectNameRecognizer(PatternRecognizer):
     def __init__(self, names: Mapping[str, Any]) -> None:
         verbs = _trie(names.get("subject_verbs", ("is", "has")))
         self._refused = first_name_words(names)[0]
-        super().__init__("subjects", "PATIENT", [Pattern(
-            "subject", rf"{_START}(?P<phi>(?-i:[A-Z][a-z]{{3,}}"
-                       r"(?:[ ][A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?)?))"
-                       rf"(?='s[ \t]|[ \t]+(?:{verbs})(?![\w']))", confidence=0.7)])
+        super().__init__("subjects", "PATIENT", [
+            Pattern("subject", rf"{_START}(?P<phi>(?-i:[A-Z][a-z]{{3,}}"
+                               r"(?:[ ][A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?)?))"
+                               rf"(?='s[ \t]|[ \t]+(?:{verbs})(?![\w']))",
+                    confidence=0.7),
+            # "pt Fontaine in bed 12": a capitalised surname after a lower-case pt.
+            Pattern("pt_name", r"(?<![\w/])(?-i:pt)\.?[ \t]+"
+                               r"(?P<phi>(?-i:[A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?))(?![\w'])",
+                    confidence=0.7)])
 
     def validate(self, hit: Hit, text: str) -> bool:
         """The first word a first name, the second a name; one listed as one.
@@ -54,6 +59,8 @@ class SubjectNameRecognizer(PatternRecognizer):
 
         lex = lexicons.load()
         words = text[hit.start:hit.end].lower().split()
+        if hit.pattern.name == "pt_name":
+            return self._pt_name(words[0], lex)
         kinds = (("fn1", "fn2"), ("fn1", "fn2", "ln1", "ln2", "ln3"))
         listed = False
         for word, kind in zip(words, kinds if len(words) == 2 else kinds[:1]):
@@ -68,3 +75,19 @@ class SubjectNameRecognizer(PatternRecognizer):
             elif flags or len(words) == 1:
                 return False  # a word English knows, and no name
         return listed
+
+    def _pt_name(self, word: str, lex: Any) -> bool:
+        """A listed surname of band 3 or rarer, no clinical word, no place.
+
+        Capitalised after a lower-case ``pt`` a word is a name or a verb or
+        finding written so (``pt Denies``, ``pt Alert``): only a listed
+        surname passes.
+        """
+        from deid_pipeline.tagger import lexicons
+
+        key = word.split("-")[0]
+        flags = lex.flags(key)
+        return (key not in self._refused and lex.english_band(key) <= _MAX_BAND
+                and bool({"ln1", "ln2", "ln3"}.intersection(flags))
+                and not _NOT_SUBJECT_FLAGS.intersection(flags)
+                and not lexicons.is_clinical_word(flags))
