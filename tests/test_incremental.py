@@ -173,6 +173,38 @@ def test_when_file_changes_then_it_is_read_again_and_its_rows_superseded(
     assert cli_main(["compact", "--output", str(tmp_path / "none")]) == 2
 
 
+_NATIVE_THREADS = """
+import os, sys, threading
+import pyarrow as pa
+from deid_pipeline.pipelines.cli import main
+pa.array(list(range(1000)))  # allocator threads start before the count
+
+def native():
+    return len(os.listdir("/proc/self/task")) - threading.active_count()
+
+before = native()
+code = main(["compact", "--output", sys.argv[1]])
+print(code, before, native())
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_when_compact_reads_quarantine_then_no_arrow_thread_pool_outlives_it(
+    generated, tmp_path, key_file
+):
+    # pyarrow's CPU pool, once started, can abort the process at exit
+    # (std::terminate, exit 134; a CI run of the README failed on it).
+    out = tmp_path / "out"
+    _night(_archive(tmp_path, [p for p in generated if p.endswith(".txt")][:2]),
+           out, key_file)
+    assert current_files(str(out))["quarantine"]  # compact has a table to read
+    done = subprocess.run([sys.executable, "-c", _NATIVE_THREADS, str(out)],
+                          capture_output=True, text=True, timeout=120, check=True)
+    code, before, after = map(int, done.stdout.split())
+    assert code == 0
+    assert after == before
+
+
 def test_when_output_locked_then_run_refused_with_exit_2(
     generated, tmp_path, key_file, capsys
 ):

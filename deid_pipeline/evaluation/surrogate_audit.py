@@ -133,12 +133,12 @@ def _by_label(counts: Counter) -> str:
 
 
 def _rows(directory: str, columns: list[str]) -> list[dict]:
-    import pyarrow.parquet as pq
+    from deid_pipeline.parquet_files import read_parquet
 
     rows: list[dict] = []
     for path in sorted(glob.glob(os.path.join(directory, "**", "*.parquet"),
                              recursive=True)):
-        rows.extend(pq.read_table(path, columns=columns).to_pylist())
+        rows.extend(read_parquet(path, columns=columns).to_pylist())
     return rows
 
 

@@ -38,8 +38,7 @@ import re
 import sys
 from collections import defaultdict
 
-import pyarrow.parquet as pq
-
+from deid_pipeline.parquet_files import read_parquet
 from deid_pipeline.surrogates.dates import parse_date
 
 __all__ = ["audit", "main"]
@@ -58,12 +57,12 @@ def _read_csv(path: str) -> list[dict]:
 
 def _research(output: str, table: str) -> list[dict]:
     files = sorted(glob.glob(os.path.join(output, "tables", table, "*.parquet")))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
+    return [r for f in files for r in read_parquet(f).to_pylist()]
 
 
 def _identifiers(output: str) -> list[dict]:
     files = sorted(glob.glob(os.path.join(output, "identifiers", "*.parquet")))
-    return [r for f in files for r in pq.read_table(f).to_pylist()]
+    return [r for f in files for r in read_parquet(f).to_pylist()]
 
 
 def _date_forms(iso: str) -> list[str]:

@@ -23,12 +23,15 @@ from deid_pipeline.outputs.protected import make_protected_dirs, write_protected
 
 
 def _rows(extract: str, table: str, columns: list[str]) -> list[dict]:
-    import pyarrow.parquet as pq
+    import glob
+
+    from deid_pipeline.parquet_files import read_parquet_files
 
     path = os.path.join(extract, table)
     if not os.path.isdir(path):
         raise FileNotFoundError(f"{extract}: no {table}/ table (not a run's output)")
-    return pq.read_table(path, columns=columns).to_pylist()
+    files = sorted(glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True))
+    return read_parquet_files(files, columns).to_pylist() if files else []
 
 
 def export_brat(extract: str, output: str, texts: str | None = None) -> tuple[int, int]:

@@ -16,9 +16,8 @@ import statistics
 import sys
 from collections import Counter
 
-import pyarrow.parquet as pq
-
 from deid_pipeline.outputs.protected import write_protected
+from deid_pipeline.parquet_files import read_parquet
 
 QUASI_IDENTIFIERS = ("birth_year", "sex", "zip3")
 
@@ -31,7 +30,7 @@ def _rows(run_dir: str, table: str, columns: list[str]) -> list[dict]:
     rows: list[dict] = []
     for f in files:
         rows.extend(
-            pq.read_table(os.path.join(directory, f), columns=columns).to_pylist()
+            read_parquet(os.path.join(directory, f), columns=columns).to_pylist()
         )
     return rows
 

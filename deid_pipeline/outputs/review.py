@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from deid_pipeline.labels import CATEGORY_OF
 from deid_pipeline.outputs.protected import write_protected
+from deid_pipeline.parquet_files import read_parquet_files
 from deid_pipeline.schemas import DOCUMENTS, IDENTIFIERS, QUARANTINE
 
 __all__ = [
@@ -138,11 +138,11 @@ def _read(
     wanted = pa.schema([schema.field(c) for c in columns])
     if not files:
         return wanted.empty_table()
-    dataset = ds.dataset(files, format="parquet", schema=schema)
-    flt = None
-    if doc_ids is not None:
-        flt = pc.field("doc_id").isin(pa.array(sorted(set(doc_ids)), pa.string()))
-    return dataset.to_table(columns=list(columns), filter=flt)
+    read = read_parquet_files(files, list(columns)).select(list(columns)).cast(wanted)
+    if doc_ids is None:
+        return read
+    wanted_ids = pa.array(sorted(set(doc_ids)), pa.string())
+    return read.filter(pc.is_in(read.column("doc_id"), value_set=wanted_ids))
 
 
 def _run_summary(run_dir: str) -> dict:

@@ -314,11 +314,11 @@ def read_parquet(path: str, data: bytes) -> Iterator[Record]:
     """Rows of a Parquet file with columns ``id`` and ``text``."""
     import io
 
-    import pyarrow.parquet as pq
+    from deid_pipeline import parquet_files
 
     stem = os.path.splitext(os.path.basename(path))[0]
     try:
-        table = pq.read_table(io.BytesIO(data))
+        table = parquet_files.read_parquet(io.BytesIO(data))
     except Exception as exc:  # noqa: BLE001 - any pyarrow failure means unreadable
         yield _quarantine(stem, exc, data, path, "parquet")
         return

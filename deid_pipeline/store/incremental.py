@@ -498,8 +498,8 @@ def _write_current(output: str, tmp: str) -> dict[str, int]:
 def _filter_quarantine(output: str, tmp: str, paths: list[str]) -> int:
     """Quarantine rows of superseded file readings left out; returns files written."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    from deid_pipeline.parquet_files import read_parquet
     from deid_pipeline.store.tables import SCHEMAS, write_table_file
 
     origins = current_origins(output)
@@ -509,7 +509,7 @@ def _filter_quarantine(output: str, tmp: str, paths: list[str]) -> int:
         with FileSystems.open(
             path, compression_type=CompressionTypes.UNCOMPRESSED
         ) as channel:
-            rows = pq.read_table(pa.BufferReader(channel.read())).to_pylist()
+            rows = read_parquet(pa.BufferReader(channel.read())).to_pylist()
         kept = [r for r in rows if origins.get(r["origin"], run) == run]
         if kept:
             target = tmp + path[len(output) :]

@@ -18,8 +18,8 @@ import os
 from typing import NamedTuple
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
+from deid_pipeline.parquet_files import read_parquet
 from deid_pipeline.readers.byte_order import decode_wide
 from deid_pipeline.readers.formats import decode_text
 
@@ -140,7 +140,7 @@ def _read_jsonl(table: str, data: bytes) -> TableData:
 
 
 def _read_parquet(table: str, data: bytes) -> TableData:
-    arrow = pq.read_table(pa.BufferReader(data))
+    arrow = read_parquet(pa.BufferReader(data))
     names = arrow.column_names
     rows = [TableRow(table, i, tuple(zip(names, values, strict=True)))
             for i, values in enumerate(
