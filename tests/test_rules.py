@@ -576,6 +576,9 @@ NAME_ROWS = [
      [("Xochitl Ramírez-Tzul", "PATIENT")]),
     ("Maeve D'Arcy, MRN 00917734, Ca 13.2", [("Maeve D'Arcy", "PATIENT")]),
     ("order for Foley 16F coude. Tmax 101F. Ward 300M. Labs, MRN 12345", []),
+    # An age alone between commas.
+    ("Ignatius Obi, 62, post-op day 2", [("Ignatius Obi", "PATIENT")]),
+    ("Pain, 7, worse at night. Lasix, 40, given. Smith, 450, counted", []),
     # A query typed in lower case: two words first on the line, both names.
     ("francesca russo 81F fell at home", [("francesca russo", "PATIENT")]),
     ("haruto kobayashi, 45M, fever + eschar", [("haruto kobayashi", "PATIENT")]),

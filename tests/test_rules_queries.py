@@ -60,12 +60,17 @@ VEHICLE_DEVICE_ROWS = [
     ("pacemaker serial number PJN123456 interrogated", [("PJN123456", "DEVICE")]),
     ("pump s/n 4471829 alarming", [("4471829", "DEVICE")]),
     ("VIN 3 on the vulvar biopsy; plate 2 of the series", []),
+    # Staff numbers.
+    ("employee ID 88213 called about the incident", [("88213", "IDNUM")]),
+    ("interpreter ID 44712 present for the consent", [("44712", "IDNUM")]),
+    ("badge # 4471 of the nurse at the bedside", [("4471", "IDNUM")]),
+    ("employee of the month; badge reader down", []),
 ]
 
 
 @pytest.mark.parametrize(("text", "expected"), VEHICLE_DEVICE_ROWS)
-def test_when_vehicle_or_device_number_after_its_word_then_tagged(detector, text,
-                                                                  expected):
+def test_when_vehicle_device_or_staff_number_after_its_word_then_tagged(
+        detector, text, expected):
     _check(detector, "id", text, expected)
 
 

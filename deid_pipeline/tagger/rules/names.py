@@ -142,6 +142,8 @@ class NameRecognizer(PatternRecognizer):
             ("family", "family", re.compile(r"family(?![a-z])", _FLAGS)),
             ("aged", "", re.compile(rf"\d{{1,3}}(?:[ \t]*-?[ \t]*{_AGE_WORDS}"
                                     r"|[ \t]?(?-i:[MF])(?![A-Za-z0-9]))", _FLAGS)),
+            # An age alone between commas (``Ignatius Obi, 62, post-op``).
+            ("aged", ",", re.compile(r"(?<=,[ \t])(?:1[01]\d|120|[1-9]?\d)(?=,[ \t])")),
             ("record", "mrn", re.compile(r"[(,][ \t]*mrn(?![a-z])", _FLAGS)))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
