@@ -43,6 +43,9 @@ WIDENED_ROWS = [
      [("Miriam Feldstein", "DOCTOR")]),
     ("son Bill Lasix given; VNA nurse Gwendolyn Called",
      [("Bill", "RELATIVE"), ("Gwendolyn", "DOCTOR")]),
+    # In a line of capitals, in capitals.
+    ("WIFE DOLORES FENWICK AT BEDSIDE", [("DOLORES FENWICK", "RELATIVE")]),
+    ("WIFE DOLORES AWARE OF PLAN", [("DOLORES", "RELATIVE")]),
     # Relatives by the newer kin words.
     ("Pt's ex-husband, Duane, has a restraining order", [("Duane", "RELATIVE")]),
     ("a drug named Lasix; the nurse named above", []),

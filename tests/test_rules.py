@@ -601,6 +601,12 @@ NAME_ROWS = [
     ("brother-in-law Casimir; Health care proxy - Anselm; foster mother Yevgenia",
      [("Casimir", "RELATIVE"), ("Anselm", "RELATIVE"), ("Yevgenia", "RELATIVE")]),
     ("wife - Aware of plan; son Hospitalized; daughter Mcv; son - Qvar", []),
+    # The relation or the role, "is", then the name; not a faith or an origin.
+    ("daughter is Shaniqua, HCP; her social worker is Latrice",
+     [("Shaniqua", "RELATIVE"), ("Latrice", "DOCTOR")]),
+    ("case worker Deshawn called", [("Deshawn", "DOCTOR")]),
+    ("guardian is attorney Miriam Feldstein", [("Miriam Feldstein", "DOCTOR")]),
+    ("son is Aware. friend is Muslim. wife is Jewish. social worker is aware", []),
     ("the Browns and the Smiths visited; the Foleys were changed; per the Labs", []),
     ("the patient's mom; Pt's wife; the baby's dad; his wife's sister", []),
     ("Nuclear family supportive. Foster family aware. Entire family here", []),
@@ -634,7 +640,7 @@ NAME_ROWS = [
     ("PULSES PER DOPPLER. MICU AWARE, EEG AWARE", []),
     ("social: pt married, husband MD (ENT), three children", []),
     # A common first name and a listed surname, with no cue at all.
-    ("HCP IS DOLORES FENWICK OF SOCIAL WORK", [("DOLORES FENWICK", "DOCTOR")]),
+    ("HCP IS DOLORES FENWICK OF SOCIAL WORK", [("DOLORES FENWICK", "RELATIVE")]),
     # a first name that is no English word vouches for a surname that is one
     ("Also, I spoke with NICOLE YOUNG, who will meet", [("NICOLE YOUNG", "DOCTOR")]),
     ("PUPILS EQUAL, IRIS BROWN; Grace White aware", []),

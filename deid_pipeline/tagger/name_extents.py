@@ -30,6 +30,8 @@ _PERSON_LABELS = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
 _WORD_BEFORE = re.compile(r"(?<![\w'.-])(?P<first>[A-Z][a-z]{2,})[ ]$")
 # A capitalised word one space after a first name: its surname?
 _SURNAME_AFTER = re.compile(r"[ ](?P<last>[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?)(?![\w'-])")
+# The same in a line of capitals (``HCP IS DOLORES FENWICK``).
+_CAPITALS_SURNAME_AFTER = re.compile(r"[ ](?P<last>[A-Z]{3,}(?:-[A-Z]+)?)(?![\w'-])")
 # A word rare in English is a surname after a first name, but for these.
 _NOT_SURNAME_FLAGS = frozenset({"drug", "dx", "city", "town", "state", "country",
                                 "fn1", "fn2"})
@@ -103,17 +105,19 @@ def _with_surname_after(text: str, span: PhiSpan, lex: lexicons.Lexicons,
     """``span``, a capitalised first name alone, widened to the surname after it.
 
     ``attorney Miriam Feldstein``: a title's shape took the first name. The
-    word one space after, capitalised, is its surname when it is listed as
-    one no more common in English than band 3, or is a word of band 2 or
-    rarer that no list calls a drug, a diagnosis, a place or a first name;
-    never a clinical or a refused word.
+    word one space after, capitalised (in capitals after one), is its
+    surname when it is listed as one no more common in English than band 3,
+    or is a word of band 2 or rarer that no list calls a drug, a diagnosis,
+    a place or a first name; never a clinical or a refused word.
     """
     name = text[span.start:span.end]
-    if not (name.isalpha() and name[:1].isupper() and name[1:].islower()):
+    if not (name.isalpha() and name[:1].isupper() and (
+            name[1:].islower() or name.isupper() and len(name) > 2)):
         return span
     if not {"fn1", "fn2"}.intersection(lex.flags(name.lower())):
         return span
-    after = _SURNAME_AFTER.match(text, span.end)
+    after = (_SURNAME_AFTER if name[1:].islower() else _CAPITALS_SURNAME_AFTER
+             ).match(text, span.end)
     if after is None:
         return span
     key = after.group("last").split("-")[0].lower()

@@ -70,8 +70,7 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
         return True
     key = _name_key(word)
     flags = lex.flags(key)
-    if "drug" in flags or "dx" in flags or {"city", "uscity", "state", "stab",
-                                            "country"} & set(flags):
+    if "drug" in flags or "dx" in flags or _PLACE_FLAGS & set(flags):
         return False
     band = lex.english_band(key)
     if band == 0 or band == 1 and not any(f[:2] in ("ln", "fn") for f in flags):
@@ -90,7 +89,6 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
 # Two-letter first names that are as often shorthand before a letter.
 _NOT_SHORT_FIRST = frozenset({"jr", "sr", "po", "pr", "dr", "st"})
 
-
 # "mr." or "mrs." with its full stop, right before the name.
 _STOPPED_TITLE = re.compile(r"(?<![a-z])mrs?\.[ \t]*$", re.IGNORECASE)
 
@@ -102,6 +100,9 @@ def _line_has_capital(text: str, at: int) -> bool:
     return any(c.isupper() for c in text[start:end if end >= 0 else len(text)])
 
 
+# Said of the person (``daughter is Shaniqua``; not ``friend is Muslim``).
+_IS = (r"(?:(?:is|was)[ \t]+(?!(?:muslim|jewish|catholic|christian|hindu|buddhist|"
+       r"asian|hispanic|latin[ao]|irish|baptist|russian)(?![a-z])))?")
 # The age words after a number ("45 yo", "72 y/o", "90 year-old", "61yoF").
 _AGE_WORDS = (r"(?:yo[mf]?|y/o|y\.o\.?|y(?:ea)?rs?[ \t]*-?[ \t]*old)(?![a-z])")
 
@@ -153,15 +154,15 @@ class NameRecognizer(PatternRecognizer):
         word_start = {"confidence": 0.8, "guard": rf"{_NOT_SHORTHAND}(?=[a-z])"}
         # A capital alone after a title, not the A of "MS A&O" (mental status).
         initial = r"(?P<phi>(?-i:[A-Z]))(?![\w'&+/])"
-        relation_body = (rf"(?:{relations})(?:[ \t]*[,:(-][ \t]*|[ \t]+)"
-                         rf"(?!(?:{titles}|{relations})(?![a-z]))(?P<phi>{_SHORT_NAME})")
+        relation_body = (rf"(?:{relations})(?:[ \t]*[,:(-][ \t]*|[ \t]+{_IS})"
+                         rf"(?!(?:{titles}|{staff}|{relations})(?![a-z]))(?P<phi>{_SHORT_NAME})")
         super().__init__("names", "DOCTOR", [
             Pattern("initial",
                     rf"{_NOT_SHORTHAND}(?P<phi>[A-Za-z]\.[ \t]+{_NAME})",
                     **word_start),
             Pattern("title", rf"{_NOT_SHORTHAND}(?:{titles})(?:\.[ \t]*|[ \t]+)"
                     rf"(?P<phi>{_NAME})", **word_start),
-            Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+)"
+            Pattern("staff", rf"{_NOT_SHORTHAND}(?:{staff})(?:\.[ \t]*|[ \t]+{_IS})"
                     rf"(?P<phi>{_NAME}(?:-{_NAME})?)", **word_start),
             # Not a title after the relation: "wife, Mrs. Okonjo" is the
             # title's (the match would hide it).
