@@ -278,6 +278,11 @@ def test_when_where_a_person_works_is_named_then_employer_tagged(
     # "apt" is also an appointment: not before a time, a date or a duration.
     ("apartment", "f/u apt 2 wks; has apt 3/4 with cards; apt 10:30; apt to fall",
      []),
+    # A holiday as when something happened; a disease, a seal, labour do not.
+    ("holiday", "fell on christmas eve; home for Labor Day; over Thanksgiving",
+     [("christmas eve", "DATE"), ("Labor Day", "DATE"), ("Thanksgiving", "DATE")]),
+    ("holiday", "Christmas disease, Easter Seals, labor day 2, Thanksgiving weight",
+     []),
 ])
 def test_when_zip_or_po_box_cue_then_tagged(detector, name, text, expected):
     """A ZIP code after its word and a post office box (rules.json custom)."""

@@ -65,6 +65,8 @@ VEHICLE_DEVICE_ROWS = [
     ("interpreter ID 44712 present for the consent", [("44712", "IDNUM")]),
     ("badge # 4471 of the nurse at the bedside", [("4471", "IDNUM")]),
     ("employee of the month; badge reader down", []),
+    ("pathology accession S25-18832 reviewed", [("S25-18832", "IDNUM")]),
+    ("Accession received 05/14/2006", []),
 ]
 
 
