@@ -605,6 +605,9 @@ NAME_ROWS = [
     ("daughter is Shaniqua, HCP; her social worker is Latrice",
      [("Shaniqua", "RELATIVE"), ("Latrice", "DOCTOR")]),
     ("case worker Deshawn called", [("Deshawn", "DOCTOR")]),
+    # A rare surname names a relative too; a common one or a finding does not.
+    ("son-in-law Rafferty drove her in", [("Rafferty", "RELATIVE")]),
+    ("son Hospitalized; wife Pneumonia; sister Dialysis", []),
     ("guardian is attorney Miriam Feldstein", [("Miriam Feldstein", "DOCTOR")]),
     ("son is Aware. friend is Muslim. wife is Jewish. social worker is aware", []),
     ("the Browns and the Smiths visited; the Foleys were changed; per the Labs", []),

@@ -67,6 +67,8 @@ VEHICLE_DEVICE_ROWS = [
     ("employee of the month; badge reader down", []),
     ("pathology accession S25-18832 reviewed", [("S25-18832", "IDNUM")]),
     ("Accession received 05/14/2006", []),
+    ("encounter 20250912-118 billed", [("20250912-118", "ACCOUNT")]),
+    ("first encounter 2 years ago; encounter for immunization", []),
 ]
 
 

@@ -88,7 +88,6 @@ def _reads_as_surname(word: str, lex: Any, capitalised: bool = False) -> bool:
 
 # Two-letter first names that are as often shorthand before a letter.
 _NOT_SHORT_FIRST = frozenset({"jr", "sr", "po", "pr", "dr", "st"})
-
 # "mr." or "mrs." with its full stop, right before the name.
 _STOPPED_TITLE = re.compile(r"(?<![a-z])mrs?\.[ \t]*$", re.IGNORECASE)
 
@@ -119,9 +118,8 @@ class NameRecognizer(PatternRecognizer):
     shape alone is not enough (``E. coli``, ``MS changes``, ``son
     called``), so the word must look like a name to the lexicons: a
     surname or first name not more common as an English word, and never a
-    drug or a diagnosis after an initial. The CRF learns these
-    too, but misses them where the corpus has few; these shapes do not vary
-    between hospitals.
+    drug or a diagnosis after an initial. The CRF misses these shapes where
+    the corpus has few; they do not vary between hospitals.
     """
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -284,12 +282,14 @@ class NameRecognizer(PatternRecognizer):
             # "Baby boy Oyelaran": the family's name, listed or no English word.
             return band <= 2 or band <= 4 and any(f[:2] in ("fn", "ln") for f in flags)
         if hit.pattern.name in ("relation", "relation_after", "baby"):
-            # A capitalised word no list knows names the relative too
-            # (``foster mother Yevgenia``).
+            # So does a capitalised word no list knows (``foster mother
+            # Yevgenia``) or a rare surname (``son-in-law Rafferty``).
+            titled = raw[:1].isupper() and raw[1:].islower()
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
-                band == 5 and "fn1" in flags) or (
-                band == 0 and not flags and len(word) >= 4 and raw[:1].isupper()
-                and raw[1:].islower() and bool(_VOWEL.search(word)))
+                band == 5 and "fn1" in flags) or titled and (
+                band == 0 and not flags and len(word) >= 4 and bool(_VOWEL.search(word))
+                or 0 < band <= 2 and any(f.startswith("ln") for f in flags)
+                and not lexicons.is_clinical_word(flags))
         if hit.pattern.name == "staff":
             surname = _SURNAME_AFTER.match(text, hit.end)
             # A first name, not a function word some list holds (``RN. the
