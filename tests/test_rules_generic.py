@@ -278,6 +278,9 @@ def test_when_where_a_person_works_is_named_then_employer_tagged(
     # "apt" is also an appointment: not before a time, a date or a duration.
     ("apartment", "f/u apt 2 wks; has apt 3/4 with cards; apt 10:30; apt to fall",
      []),
+    ("id_bare", "ID 4472 interpreter; Ms. Wen (ID 4471)",
+     [("4472", "IDNUM"), ("4471", "IDNUM")]),
+    ("id_bare", "per ID 2019 guidelines; id 4471; I&D 4471; ID consult; ID 12", []),
     # A holiday as when something happened; a disease, a seal, labour do not.
     ("holiday", "fell on christmas eve; home for Labor Day; over Thanksgiving",
      [("christmas eve", "DATE"), ("Labor Day", "DATE"), ("Thanksgiving", "DATE")]),

@@ -45,6 +45,10 @@ SUBJECT_ROWS = [
     ("Abd is tense with ascites", []),
     ("Fernando Valley clinic closed", []),
     ("seen with Aurelio lives", []),  # not first in its sentence
+    # Who a question is about: "my patient" and a first name, in any case.
+    ("my patient Zainab, 34 weeks, BP 160/105 - mag?", [("Zainab", "PATIENT")]),
+    ("my pt esperanza, 81, on hospice at home", [("esperanza", "PATIENT")]),
+    ("my patient has a fever; my pt with CHF; our patient presented with", []),
 ]
 
 

@@ -654,7 +654,7 @@ _OWNER_BEFORE = {
 # on its line; two words, each of which must read as a name.
 # After "pt", and with a short word between (``pt ngo thi lan, 66F``,
 # ``aoife ní bhriain 19F``), taken with the two.
-_LOWER_CASE_AGED = re.compile(r"(?<![^\n])(?:(?:pt|patient)[ \t]+)?"
+_LOWER_CASE_AGED = re.compile(r"(?<![^\n])(?:(?:my[ \t]+)?(?:pt|patient)[ \t]+)?"
                               r"(?P<first>[a-z][^\W\d_A-Z]{2,})[ \t]+"
                               r"(?:[a-z][^\W\d_A-Z]{1,2}[ \t]+)?"
                               r"(?P<last>[a-z][^\W\d_A-Z]{2,})[ \t]*,?[ \t]*$")

@@ -46,6 +46,11 @@ class SubjectNameRecognizer(PatternRecognizer):
             # "pt Fontaine in bed 12": a capitalised surname after a lower-case pt.
             Pattern("pt_name", r"(?<![\w/])(?-i:pt)\.?[ \t]+"
                                r"(?P<phi>(?-i:[A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?))(?![\w'])",
+                    confidence=0.7),
+            # "my patient Zainab, 34 weeks", "my pt esperanza, 81": who a
+            # clinician's question is about, by a first name in any case.
+            Pattern("my_patient", r"(?<![\w/])(?:my|our)[ \t]+(?:pt|patient)\.?[ \t]+"
+                                  r"(?P<phi>[a-z]{3,}(?:-[a-z]{2,})?)(?![\w'])",
                     confidence=0.7)])
 
     def validate(self, hit: Hit, text: str) -> bool:
@@ -58,17 +63,21 @@ class SubjectNameRecognizer(PatternRecognizer):
         from deid_pipeline.tagger import lexicons
 
         lex = lexicons.load()
-        words = text[hit.start:hit.end].lower().split()
+        written = text[hit.start:hit.end]
+        words = written.lower().split()
         if hit.pattern.name == "pt_name":
-            return self._pt_name(words[0], lex)
+            flags = self._name_flags(words[0], lex)
+            return flags is not None and bool({"ln1", "ln2", "ln3"} & flags)
+        if hit.pattern.name == "my_patient":
+            flags = self._name_flags(words[0], lex)
+            return flags is not None and (
+                any(f.startswith("fn") for f in flags) if flags
+                else written[:1].isupper() and len(words[0]) >= 4)
         kinds = (("fn1", "fn2"), ("fn1", "fn2", "ln1", "ln2", "ln3"))
         listed = False
         for word, kind in zip(words, kinds if len(words) == 2 else kinds[:1]):
-            key = word.split("-")[0]
-            flags = lex.flags(key)
-            if (key in self._refused or lex.english_band(key) > _MAX_BAND
-                    or _NOT_SUBJECT_FLAGS.intersection(flags)
-                    or lexicons.is_clinical_word(flags)):
+            flags = self._name_flags(word, lex)
+            if flags is None:
                 return False
             if any(f in kind for f in flags):
                 listed = True
@@ -76,18 +85,20 @@ class SubjectNameRecognizer(PatternRecognizer):
                 return False  # a word English knows, and no name
         return listed
 
-    def _pt_name(self, word: str, lex: Any) -> bool:
-        """A listed surname of band 3 or rarer, no clinical word, no place.
+    def _name_flags(self, word: str, lex: Any) -> frozenset[str] | None:
+        """The lexicon flags of a word that may be a name here; None if it may not.
 
-        Capitalised after a lower-case ``pt`` a word is a name or a verb or
-        finding written so (``pt Denies``, ``pt Alert``): only a listed
-        surname passes.
+        Not one more common in English than band 3, a refused word, a clinical
+        word, a drug, a diagnosis, a state or a country. After a lower-case
+        ``pt`` a capitalised word is a name or a verb or finding written so
+        (``pt Denies``, ``pt Alert``): only a listed surname passes there; after
+        ``my patient`` a listed first name or a capitalised unknown word.
         """
         from deid_pipeline.tagger import lexicons
 
         key = word.split("-")[0]
-        flags = lex.flags(key)
-        return (key not in self._refused and lex.english_band(key) <= _MAX_BAND
-                and bool({"ln1", "ln2", "ln3"}.intersection(flags))
-                and not _NOT_SUBJECT_FLAGS.intersection(flags)
-                and not lexicons.is_clinical_word(flags))
+        flags = frozenset(lex.flags(key))
+        if (key in self._refused or lex.english_band(key) > _MAX_BAND
+                or _NOT_SUBJECT_FLAGS & flags or lexicons.is_clinical_word(flags)):
+            return None
+        return flags
