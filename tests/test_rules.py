@@ -576,6 +576,9 @@ NAME_ROWS = [
      [("Xochitl Ramírez-Tzul", "PATIENT")]),
     ("Maeve D'Arcy, MRN 00917734, Ca 13.2", [("Maeve D'Arcy", "PATIENT")]),
     ("order for Foley 16F coude. Tmax 101F. Ward 300M. Labs, MRN 12345", []),
+    # An age in brackets after the name.
+    ("Toby (the 6 yo in room 3) has a fever", [("Toby", "PATIENT")]),
+    ("Pain (a 6 yo scale). Lasix (40 yo)", []),
     # An age alone between commas.
     ("Ignatius Obi, 62, post-op day 2", [("Ignatius Obi", "PATIENT")]),
     ("Pain, 7, worse at night. Lasix, 40, given. Smith, 450, counted", []),

@@ -648,7 +648,7 @@ _OWNER_BEFORE = {
                        r"[ \t]+)?"
                        rf"(?P<last>(?:[OD]'[ \t]?)?{_CAPITALISED}"
                        r"(?:[-'][A-Z][^\W\d_A-Z]+)?)"
-                       r"[ \t]*,?[ \t]*$"),
+                       r"[ \t]*(?:,|\((?:the[ \t]+|an?[ \t]+)?)?[ \t]*$"),
 }
 # "francesca russo 81F": a query typed in lower case names its patient first
 # on its line; two words, each of which must read as a name.
