@@ -131,7 +131,7 @@ def test_when_operator_returns_non_text_then_span_masked():
 
 
 def test_when_surrogate_cannot_be_made_then_masked():
-    text, audit = rewrite("on Christmas", (PhiSpan(3, 12, "DATE", "t"),),
+    text, audit = rewrite("on Thanksgiving", (PhiSpan(3, 15, "DATE", "t"),),
                           make_operator("surrogate"), CTX)
     assert text == "on [**DATE**]" and audit[0].replacement == "[**DATE**]"
     # A date span the tagger ran into a town: masked, the town not kept.

@@ -36,7 +36,7 @@ shift: see :mod:`deid_pipeline.surrogates.years`.
 
 Under the limited-dataset policy dates are kept as they are. Text no form
 matches falls back to digit-for-digit replacement; text without digits that no
-form matches (``Christmas``) raises, so the rewrite step masks it.
+form matches (``Thanksgiving``) raises, so the rewrite step masks it.
 """
 
 from __future__ import annotations
@@ -493,6 +493,23 @@ def _inherit(a: DateText, b: DateText) -> DateText:
     return DateText(year, month, a.day, a.weekday, a.form, a.layout)
 
 
+# Holidays on the same day every year, written as that day for the shift
+# (``on christmas eve`` -> ``on November 20``); the others (Thanksgiving,
+# Easter, Labor Day) move with the year and stay masked.
+_FIXED_HOLIDAYS = {
+    "christmas": "December 25", "christmas day": "December 25", "xmas": "December 25",
+    "christmas eve": "December 24", "xmas eve": "December 24",
+    "christmas morning": "December 25", "christmas night": "December 25",
+    "new year's day": "January 1", "new years day": "January 1",
+    "new year's": "January 1", "new years": "January 1",
+    "new year's eve": "December 31", "new years eve": "December 31",
+    "halloween": "October 31", "fourth of july": "July 4",
+    "independence day": "July 4", "juneteenth": "June 19",
+    "valentine's day": "February 14", "valentines day": "February 14",
+    "veterans day": "November 11", "veterans' day": "November 11",
+}
+
+
 class DateGenerator(SurrogateGenerator):
     """Per-person shifted dates in their original format."""
 
@@ -515,6 +532,9 @@ class DateGenerator(SurrogateGenerator):
         # "in 1998": shifted as dates, not redrawn digit by digit).
         readings = ((lead, core, trail), _PUNCT.match(value).groups(),
                     language.qualified.match(value).groups())
+        holiday = _FIXED_HOLIDAYS.get(" ".join(core.casefold().split()))
+        if holiday is not None and language is ENGLISH_DATES:
+            readings = ((lead, holiday, trail),)
         for before, text, after in readings:
             parsed = parse_date(text, as_of, language)
             if parsed is not None:
