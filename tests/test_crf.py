@@ -420,6 +420,11 @@ _RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
     (_CASELESS, "kawasaki coronary aneurysm f/u echo", "coronary", False, False),
     # A rare name does not save a common word in lower case either.
     (_CASELESS, "the plan from rounds was to wean", "rounds", False, False),
+    # After a determiner a common lower-case word is a noun, even a listed
+    # name; a name after kin stays.
+    (_CASELESS, "needs a walker at home", "walker", False, False),
+    (_CASELESS, "the hope is to get her home", "hope", False, False),
+    (_CASELESS, "her son bill called", "bill", False, True),
     # In capitals case says nothing: a common word goes even when it is a
     # rare name or a small town (MANY); a common name, a town that is no
     # common word (WOODBINE) and a two-letter abbreviation stay.

@@ -189,6 +189,8 @@ _NAME_OR_US_PLACE_FLAGS = ("fn", "ln", "town", "uscity", "state", "stab", "count
 # What does not save a common word in capitals (``MANY``: a town, a rare name).
 _RARE_NAME_OR_TOWN_FLAGS = frozenset(("fn3", "ln3", "town"))
 _RARE_NAME_FLAGS = frozenset(("fn3", "ln3"))  # nor in lower case (``plan from rounds``)
+# A common word in lower case after one of these is a noun, even a listed name.
+_DETERMINERS = frozenset("a an the his her their its my your our this that".split())
 
 
 def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | None],
@@ -206,7 +208,8 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
     names and towns), and so does the ``regional`` of ``hornitos regional``.
     A run of such words of one kind goes as a whole when every word of it is
     one (``silverman-anderson [score newborn]``, ``sanders [skeletal
-    maturity]``: what the model took for a hospital after an eponym).
+    maturity]``: what the model took for a hospital after an eponym). After
+    a determiner a common lower-case word goes even when listed (``a walker``).
     Capitals (three letters or more) are as caseless: ``AT LENGTH`` was a
     hospital, ``ASKING MANY`` a profession; there a rare name or a small
     town does not save a common word, a common name (``MARK``) does.
@@ -223,6 +226,8 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
         if not (lex.english_band(word) >= _LOWER_WORD_BAND
                 or lexicons.is_clinical_word(flags)):
             return False
+        if not capitals and t and tokens[t - 1].text.lower() in _DETERMINERS:
+            return True  # "a walker", "the hope is": a noun, whatever lists say
         flags = [f for f in flags if f not in (
             _RARE_NAME_OR_TOWN_FLAGS if capitals else _RARE_NAME_FLAGS)]
         return not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)
