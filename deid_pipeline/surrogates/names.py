@@ -70,7 +70,12 @@ class _NameTables:
         return part
 
     def pool_for(self, part: str) -> WeightedTable:
-        """Pick first names (same sex when known) for a first name, else last names."""
+        """Pick first names (same sex when known) for a first name, else last names.
+
+        Faker's lists hold a few thousand first names; one they lack is still a
+        first name when the tagger's name lists rank it higher as one than as a
+        surname (``Aurelio lives alone`` became ``Black lives alone``).
+        """
         key = self.key(part)
         in_f = key in self.female_keys
         in_m = key in self.male_keys
@@ -78,9 +83,25 @@ class _NameTables:
             return self.female
         if in_m and not in_f:
             return self.male
-        if in_f:
+        if in_f or _listed_first_name(key):
             return self.first
         return self.last
+
+
+def _listed_first_name(key: str) -> bool:
+    """Whether the name lists rank ``key`` higher as a first name than a surname.
+
+    Tiers ``fn1``-``fn3`` and ``ln1``-``ln3`` (1: the most common); a name in
+    no surname tier counts as tier 4 there (``Deshawn``: fn2 only).
+    """
+    from deid_pipeline.tagger import lexicons
+
+    flags = lexicons.load().flags(key)
+    first = min((int(f[2]) for f in flags if f[:2] == "fn" and f[2:].isdigit()),
+                default=None)
+    last = min((int(f[2]) for f in flags if f[:2] == "ln" and f[2:].isdigit()),
+               default=4)
+    return first is not None and first < last
 
 
 @functools.cache
