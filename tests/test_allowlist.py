@@ -141,6 +141,11 @@ def _span(text: str, word: str, label: str, source: str = "crf") -> PhiSpan:
     ("s/p Hartmann 3 mo ago, ostomy functioning", "Hartmann", "DOCTOR", False),
     ("Whipple at bedside, updated on plan", "Whipple", "RELATIVE", True),
     ("Dr. Whipple to see pt in am", "Whipple", "DOCTOR", True),
+    # A disease after the words of a history: hx, h/o, PMH:.
+    ("NPO after MN for EGD, hx Graves s/p RAI on synthroid", "Graves", "DOCTOR",
+     False),
+    ("h/o Crohn on humira; PMH: Graves, HTN", "Crohn", "DOCTOR", False),
+    ("hx Dr. Graves saw her; spoke w/ Graves family", "Graves", "DOCTOR", True),
     # Congenital heart operations that are also a first name or a town.
     ("post glenn sats goal in a 6 month old?", "glenn", "DOCTOR", False),
     ("s/p norwood, when to start aspirin", "norwood", "DOCTOR", False),

@@ -102,6 +102,9 @@ PHONE_ROWS = [
     ("totals 800 250 1200 for shift", []),
     # an extension alone, near a phone word
     ("pls page Dr. Lindgren at x4471 re: plan", [("4471", "PHONE")]),
+    # A number "at #" near a phone word; not a bed or a clinic's number.
+    ("Dr. Ramanathan paged @ #34219, repleting K", [("34219", "PHONE")]),
+    ("pt sat at #4 bed; seen at #12345 clinic", []),
     ("x2 days, 1x1000 dose; call if WBC 12 x 1000; call x 2000 units", []),
 ]
 
@@ -610,6 +613,9 @@ NAME_ROWS = [
     ("case worker Deshawn called", [("Deshawn", "DOCTOR")]),
     # A rare surname names a relative too; a common one or a finding does not.
     ("son-in-law Rafferty drove her in", [("Rafferty", "RELATIVE")]),
+    # A word English hardly uses; a relation after a cue is still read.
+    ("baseline A+Ox2 per niece Tovah, currently A+Ox1", [("Tovah", "RELATIVE")]),
+    ("wife Tearful at bedside; son Lasix given", []),
     ("son Hospitalized; wife Pneumonia; sister Dialysis", []),
     ("guardian is attorney Miriam Feldstein", [("Miriam Feldstein", "DOCTOR")]),
     ("son is Aware. friend is Muslim. wife is Jewish. social worker is aware", []),

@@ -128,6 +128,18 @@ DATE_ROWS = [
     # A date no count has, listed with another: the count words before it lose.
     ("cultures 2/28 and 3/1 negative", [("2/28", "DATE"), ("3/1", "DATE")]),
     ("cultures 1/2 and 2/4 bottles; bottles 2/4 and 1/4", []),
+    # A day no count of bottles has, alone after the count word.
+    ("blood cultures 2/28 x2 negative", [("2/28", "DATE")]),
+    ("blood cultures 2/4 positive; bottles 4/4 grew GPC", []),
+    # The day of the last bowel movement, dashed.
+    ("last BM 11-2 per pt, colace given", [("11-2", "DATE")]),
+    ("last bm 3-4 days ago; BM 2-3 per day", []),
+    # After a study's name, or a shift's hours on the 24-hour clock.
+    ("CXR 11-23 with worsening infiltrate", [("11-23", "DATE")]),
+    ("Nursing Progress Note 0700-1900 3-4", [("3-4", "DATE")]),
+    ("EKG 1-2 mm ST depression; 0700-1900 3-4 loose stools", []),
+    # Roughly a day no fraction has; a quantity mark still makes one.
+    ("d/c planned ~3/14; ~1/2 tab; ~3/6 murmur", [("3/14", "DATE")]),
     # A dashed date before where it happened; a length in inches is none.
     ("22F seen 8-14 in our clinic - albendazole?", [("8-14", "DATE")]),
     ("on 10-17 in the ED; wound 2-3 in long, from 2-3 in length", [("10-17", "DATE")]),
@@ -253,6 +265,12 @@ EMPLOYER_ROWS = [
     ("wife is vice president at Fidelity", [("Fidelity", "ORGANIZATION")]),
     ("case manager for update; director of nursing aware", []),
     ("son is manager of his admission plans", []),
+    # The employer alone names it too; capitalised, it ends with its capitals.
+    ("pt's employer MBTA called asking for an update", [("MBTA", "ORGANIZATION")]),
+    ("employer is Raytheon; employer notified of absence",
+     [("Raytheon", "ORGANIZATION")]),
+    ("his company Genentech called today", [("Genentech", "ORGANIZATION")]),
+    ("works at Stop & Shop as a cashier", [("Stop & Shop", "ORGANIZATION")]),
 ]
 
 

@@ -34,6 +34,9 @@ SUBJECT_ROWS = [
     ("for Dr Iwasaki: pt Fontaine in bed 12 is refusing meds",
      [("Fontaine", "PATIENT")]),
     ("pt Denies pain, pt Alert and oriented; pt Brown stool; pt Lasix 40", []),
+    # A first name in capitals alone before lower case; not a state or an order.
+    ("pt WINIFRED prefers to be called by her nickname", [("WINIFRED", "PATIENT")]),
+    ("pt DENIES pain; pt NPO after mn; pt CMO per family; pt OOB to chair", []),
     # After a sentence's end, too.
     ("Pt resting. Tobias says she is confused.", [("Tobias", "PATIENT")]),
     # A drug, a state, kin, a first name common as a word, an abbreviation

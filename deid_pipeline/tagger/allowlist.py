@@ -79,6 +79,10 @@ _OPERATION_CUES = frozenset({
     "undergone", "previous", "prior", "lap", "laparoscopic", "open",
     "bidirectional", "after", "following",
 })
+# A diagnosis is named after these: "hx Graves", "h/o Crohn", "history of
+# Cushing" (no one writes "hx Smith" for a person).
+_HISTORY_CUES = frozenset({"hx", "pmh", "pmhx", "dx", "h/o", "history of"})
+_CUE_GAP = re.compile(r"[ \t]{1,3}|[ \t]*:[ \t]*")
 # How far a clinical word may stand after the eponym ("Glasgow coma scale").
 _WORDS_AFTER = 3
 _WORDS_BEFORE = 2
@@ -647,6 +651,8 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
     if eponym.operation and i > 0 and words.joined(i) \
             and words.bare[i - 1] in _OPERATION_CUES:
         return start, stop  # "a Whipple", "s/p Hartmann"
+    if not eponym.next_word_only and _after_history_cue(words, i):
+        return start, stop  # "hx Graves s/p RAI"
     after = end
     if after < len(words.bare) - 1 and words.joined(after) \
             and _VERSION.fullmatch(words.bare[after]):
@@ -671,6 +677,20 @@ def _in_context(words: _Words, i: int, end: int, eponym: Eponym
         if words.bare[k] in eponym.clinical_words:
             clinical, start = True, words.spans[k][0]
     return (start, stop) if clinical else None
+
+
+def _after_history_cue(words: _Words, i: int) -> bool:
+    """Whether ``hx``, ``h/o`` or ``history of`` stands right before word ``i``."""
+    if i == 0 or not _CUE_GAP.fullmatch(
+            words.text[words.spans[i - 1][1]:words.spans[i][0]]):
+        return False
+    if words.bare[i - 1] in _HISTORY_CUES:
+        return True
+    if i == 1:
+        return False
+    between = words.text[words.spans[i - 2][1]:words.spans[i - 1][0]]
+    space = " " if between.strip(" \t") == "" else between
+    return f"{words.bare[i - 2]}{space}{words.bare[i - 1]}" in _HISTORY_CUES
 
 
 # A word that starts a region found by shape: a text with none of them and no

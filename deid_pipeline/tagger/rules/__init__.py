@@ -51,6 +51,7 @@ from deid_pipeline.tagger.rules.contact import (
     PhoneRecognizer,
     UrlRecognizer,
 )
+from deid_pipeline.tagger.rules.credentials import CredentialNameRecognizer
 from deid_pipeline.tagger.rules.dates import DateRecognizer
 from deid_pipeline.tagger.rules.detector import (
     CODE_VERSION,
@@ -65,11 +66,7 @@ from deid_pipeline.tagger.rules.ids import (
     IdRecognizer,
     SsnRecognizer,
 )
-from deid_pipeline.tagger.rules.names import (
-    CredentialNameRecognizer,
-    NameRecognizer,
-    word_is_titled,
-)
+from deid_pipeline.tagger.rules.names import NameRecognizer, word_is_titled
 from deid_pipeline.tagger.rules.places import (
     AddressTailRecognizer,
     EmployerRecognizer,

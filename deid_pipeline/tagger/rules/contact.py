@@ -76,6 +76,11 @@ class PhoneRecognizer(PatternRecognizer):
                              rf"(?P<phi>\d{{4,7}}){_NUM_RIGHT}", **words),
             Pattern("extension", r"(?<![a-z])(?:ext|extension)\.?[ \t]*[#:]?[ \t]*"
                                  rf"(?P<phi>\d{{2,6}}){_NUM_RIGHT}", **words),
+            # A number "at #" near a phone word ("paged @ #34219").
+            Pattern("at_number",
+                    rf"(?:@|at)[ \t]*#[ \t]?(?P<phi>\d{{4,7}}){_NUM_RIGHT}",
+                    guard=r"(?<![a-z0-9])(?=[@a])", needs_context=True,
+                    confidence=0.9),
             # An extension alone near a phone word ("page Dr. Lin at x4471").
             Pattern("x_extension", rf"x[ \t]?(?P<phi>\d{{4,5}}){_NUM_RIGHT}",
                     guard=r"(?<![a-z0-9])(?=x)", needs_context=True, confidence=0.9),

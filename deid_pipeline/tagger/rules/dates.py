@@ -47,8 +47,12 @@ _SPAN_UNITS = frozenset({"day", "days", "wk", "wks", "week", "weeks"})
 _IN_A_PLACE = (r"[ \t]*in[ \t]+(?:the|our|his|her|their|a|an|clinic|office|ed|er)"
                r"(?![a-z])")
 # A shift's hours right before: what follows is the shift's date ("MICU 7A-7P 3/4").
-_SHIFT_BEFORE = re.compile(r"(?<![\w/])\d{1,2}(?::?\d\d)?[ \t]*[ap]m?[ \t]*-[ \t]*"
-                           r"\d{1,2}(?::?\d\d)?[ \t]*[ap]m?[ \t]+$", re.IGNORECASE)
+_SHIFT_BEFORE = re.compile(r"(?<![\w/])(?:\d{1,2}(?::?\d\d)?[ \t]*[ap]m?[ \t]*-[ \t]*"
+                           r"\d{1,2}(?::?\d\d)?[ \t]*[ap]m?"
+                           # or in 24-hour clock: "0700-1900 3-4"
+                           r"|(?:[01]\d|2[0-3])[0-5]\d[ \t]*-[ \t]*"
+                           r"(?:[01]\d|2[0-3])[0-5]\d)"
+                           r"[ \t]+$", re.IGNORECASE)
 # Marks that, right before a number, make it a quantity or a setting.
 _QUANTITY_MARKS = "+#~^*=<>$\u00d7"
 
@@ -180,6 +184,7 @@ class DateRecognizer(PatternRecognizer):
             # "seen 8-14 in our clinic": "in" before a place is no inch.
             self._negative_after = re.compile(
                 rf"(?!{_IN_A_PLACE}){self._negative_after.pattern}", _FLAGS)
+        self._count_before = _word_regex(config.get("count_before", ()))
         self._ambiguous = frozenset(config.get("ambiguous_months", ("may", "mar")))
         self._pain = _word_regex(config.get("pain_context", ("pain",)))
         # "4/5 deltoid strength", "3/6 systolic murmur": a grade whose scale
@@ -271,14 +276,16 @@ class DateRecognizer(PatternRecognizer):
             return True  # 1/2NS, 10/5PEEP, 2/2cm
         lo = _window_start(text, start, 12)
         if name == "md_dash" and not sure and not (
-                self._dash_before.search(text, lo, start)
+                (self._dash_before.search(text, lo, start) or _SHIFT_BEFORE.search(
+                    text, _window_start(text, start, 24), start))
                 and self._dash_after.match(text, end)):
             return True  # 2-3 L, q 2-3 hours, ICP 6-7
         if self._times_before.search(text, lo, start):
             return True  # 500x12/5, 50% 5/5
         prev = text[lo:start].rstrip(" \t")
-        if prev and prev[-1] in _QUANTITY_MARKS:
-            return True  # +3/6 murmur, #4/10
+        if prev and prev[-1] in _QUANTITY_MARKS and not (
+                prev[-1] == "~" and int(hit.group("d") or 0) > 12):
+            return True  # +3/6 murmur, #4/10; not "d/c planned ~3/14"
         date_before = self._is_date_before(text, lo, start)
         if not date_before and (self._range_before.search(text, lo, start)
                                 or self._range_after.match(text, end)):
@@ -308,7 +315,19 @@ class DateRecognizer(PatternRecognizer):
             return True
         if strong or date_before or self._listed_with_date(hit, text, end):
             return False
+        if self._counted(hit, text, start) and self._a_count(hit):
+            return True
         return self.negative_context(text, hit)
+
+    def _counted(self, hit: Hit, text: str, start: int) -> bool:
+        """Whether a word of things counted (``cultures``, ``bottles``) is before."""
+        lo = _clause_start(text, start, self.negative_window)
+        return self._count_before is not None and bool(
+            self._count_before.search(text, lo, start))
+
+    def _a_count(self, hit: Hit) -> bool:
+        """``cultures 2/4`` counts bottles; ``cultures 2/28`` is a day no count has."""
+        return hit.pattern.name not in self.MONTH_DAY or int(hit.group("d") or 0) <= 12
 
     def is_lookalike(self, text: str, start: int, end: int,
                      sure: bool = False) -> bool:

@@ -19,6 +19,7 @@ from deid_pipeline.tagger.rules.contact import (
     PhoneRecognizer,
     UrlRecognizer,
 )
+from deid_pipeline.tagger.rules.credentials import CredentialNameRecognizer
 from deid_pipeline.tagger.rules.dates import DateRecognizer
 from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
 from deid_pipeline.tagger.rules.ids import (
@@ -26,7 +27,7 @@ from deid_pipeline.tagger.rules.ids import (
     IdRecognizer,
     SsnRecognizer,
 )
-from deid_pipeline.tagger.rules.names import CredentialNameRecognizer, NameRecognizer
+from deid_pipeline.tagger.rules.names import NameRecognizer
 from deid_pipeline.tagger.rules.places import (
     AddressTailRecognizer,
     EmployerRecognizer,

@@ -197,8 +197,10 @@ class NameRecognizer(PatternRecognizer):
             # A family by its name in the plural: "the Hendersons want".
             Pattern("family_plural", r"the[ \t]+(?P<phi>(?-i:[A-Z][a-z]{3,}s))"
                     r"(?![\w'])", **word_start, requires=("the",)),
-            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+"
-                    rf"(?P<phi>{_NAME})", **word_start),
+            # Not a relation or title after the cue (``per niece Tovah``: theirs).
+            Pattern("cue_before", rf"{_NOT_SHORTHAND}(?:{before})[ \t]+(?!(?:"
+                    rf"{relations}|{titles}|{staff})(?![a-z]))(?P<phi>{_NAME})",
+                    **word_start),
             # A referral letter's patient: "Thank you for seeing VILLA, LISA".
             Pattern("seeing", r"thank(?:s|[ \t]+you)[ \t]+for[ \t]+"
                     r"(?:seeing|evaluating)"
@@ -282,12 +284,14 @@ class NameRecognizer(PatternRecognizer):
             # "Baby boy Oyelaran": the family's name, listed or no English word.
             return band <= 2 or band <= 4 and any(f[:2] in ("fn", "ln") for f in flags)
         if hit.pattern.name in ("relation", "relation_after", "baby"):
-            # So does a capitalised word no list knows (``foster mother
-            # Yevgenia``) or a rare surname (``son-in-law Rafferty``).
+            # So does a capitalised word no list knows or English hardly uses
+            # (``foster mother Yevgenia``, ``niece Tovah``) or a rare surname
+            # (``son-in-law Rafferty``).
             titled = raw[:1].isupper() and raw[1:].islower()
             return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
                 band == 5 and "fn1" in flags) or titled and (
-                band == 0 and not flags and len(word) >= 4 and bool(_VOWEL.search(word))
+                band <= 1 and set(flags) <= {"w1"} and len(word) >= 4
+                and bool(_VOWEL.search(word))
                 or 0 < band <= 2 and any(f.startswith("ln") for f in flags)
                 and not lexicons.is_clinical_word(flags))
         if hit.pattern.name == "staff":
@@ -568,57 +572,6 @@ class NameRecognizer(PatternRecognizer):
                     hit.pattern.name, "DOCTOR")
 
 
-class CredentialNameRecognizer(PatternRecognizer):
-    """Staff signing with a credential.
-
-    ``florencia cooke np``, ``DAN A. FORMAN-LYONS, RRT``, ``Andrwe O'connell
-    MD``. The credential is found first (a cheap search), then the one or two words
-    before it on its line are read: the last must read as a surname and not
-    as a place (``Annapolis, MD`` is a state), the first is kept only if it
-    reads as a first name. ``by MD``, ``4L NP`` or ``renal MD`` fail the
-    lexicon checks.
-    """
-
-    def __init__(self, config: Mapping[str, Any]) -> None:
-        credentials = _trie(config.get("credentials", ("md", "rn", "np")))
-        super().__init__("credentials", "DOCTOR", [
-            Pattern("credential", rf"{_NOT_SHORTHAND}(?:{credentials})(?![\w])",
-                    confidence=0.8)])
-
-    def analyze(self, text: str) -> list[PhiSpan]:
-        """A DOCTOR span for the name before each credential that has one."""
-        from deid_pipeline.tagger import lexicons
-
-        lex = lexicons.load()
-        spans = []
-        for match in self._scanner.finditer(text):
-            # The scan's whole match is its one pattern's wrapper group.
-            begin, finish = match.span("p0")
-            # "Lutherville, MD 21093": a state code before a ZIP, and the name
-            # before it a town; still PHI, labelled as what it is.
-            label = "CITY" if _ZIP_AFTER.match(text, finish) else self.label
-            lo = max(text.rfind("\n", 0, begin) + 1, begin - 64)
-            name = _NAME_BEFORE_CREDENTIAL.search(text, lo, begin)
-            if name is None or _hyphenated_place(name.group("last"), lex) or not (
-                    _reads_as_surname(name.group("last"), lex)
-                    or _double_barrelled(name.group("last"), lex)
-                    or _common_surname_after_first(name.group("first"),
-                                                   name.group("last"), lex)):
-                continue
-            start = name.start("last")
-            first = name.group("first")
-            if first is not None and _reads_as_first_name(first, lex):
-                start = name.start("first")
-            spans.append(PhiSpan(start, name.end("last"), label, self.source,
-                                 self.patterns[0].confidence))
-        return spans
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Staff names, and towns before a state code and a ZIP."""
-        return ("DOCTOR", "CITY")
-
-
 # Two capitalised words of four letters or more (``AGNES MUNROE``, ``Agnes
 # Munroe``): checked as a listed first name then a listed surname.
 # "Drs Ferullo and Saeed", "Drs. Kim, Patel and Ngata": the names after the first.
@@ -684,26 +637,6 @@ _SIZED_DEVICES = frozenset({"foley", "coude", "dobhoff", "salem", "hickman", "gr
 _NAMES_BEFORE_CUE = re.compile(
     rf"(?:{_NOT_SHORTHAND}(?P<first>{_NAME})[ \t]+)?{_NOT_SHORTHAND}"
     rf"(?P<last>{_NAME})[ \t]+$")
-_ZIP_AFTER = re.compile(r"[ \t]*\d{5}(?:-\d{4})?(?!\d)")
-_NAME_BEFORE_CREDENTIAL = re.compile(
-    rf"(?:(?<![\w'])(?P<first>[A-Za-z]{{2,}})[ \t]+(?:[A-Za-z]\.?[ \t]+)?)?"
-    rf"(?<![\w'])(?P<last>{_NAME}(?:-{_NAME})?)[ \t]*,?[ \t]*$")
-
-
-def _common_surname_after_first(first: str | None, last: str, lex: Any) -> bool:
-    """``nicole young, R.N.``: a listed surname that is a word, after a first name.
-
-    Alone before a credential ``young`` or ``Brown`` is too often a word;
-    a common listed first name before it (not an unknown word, not ``pt``)
-    makes the pair a signature.
-    """
-    if first is None or len(first) < 3 or not (
-            _reads_as_first_name(first, lex)
-            and {"fn1", "fn2"} & set(lex.flags(first.lower()))):
-        return False  # not "pt young, RN", "pink" or an unknown word
-    key = _name_key(last)
-    return lex.english_band(key) <= 5 and bool(
-        {"ln1", "ln2"} & set(lex.flags(key)))
 
 
 def _staff_common_surname(first: str, last: str, lex: Any) -> bool:
@@ -729,27 +662,6 @@ def _common_listed_surname(word: str, lex: Any) -> bool:
     flags = set(lex.flags(key))
     return (bool(flags & {"ln1", "ln2"}) and lex.english_band(key) <= 5
             and not flags & {"state", "stab", "country"})
-
-
-def _double_barrelled(word: str, lex: Any) -> bool:
-    """``MURPHY-WHITE``, ``Black-King``: two listed surnames joined by a hyphen.
-
-    Each half alone may read as a word or a town (``white``, ``murphy``), so
-    :func:`_reads_as_surname` refuses the first; joined, and before a
-    credential, they are one person's name.
-    """
-    parts = word.lower().split("-")
-    return len(parts) == 2 and all(
-        len(p) >= 2 and p.isalpha() and any(f.startswith("ln") for f in lex.flags(p))
-        for p in parts)
-
-
-def _hyphenated_place(word: str, lex: Any) -> bool:
-    """A hyphenated town the lexicon lists (``Wilkes-Barre, MD``: a state code)."""
-    from deid_pipeline.tagger.lexicons import phrase_matches
-
-    parts = word.lower().split("-")
-    return len(parts) == 2 and any(phrase_matches([parts[0], "-", parts[1]], lex))
 
 
 def _reads_as_listed_name(word: str, lex: Any) -> bool:

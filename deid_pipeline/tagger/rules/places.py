@@ -344,10 +344,16 @@ _EMPLOYER = re.compile(
     r"(?:[ \t]+as[ \t]+an?[ \t]+[a-z]+(?:[ \t]+[a-z]+)?)?[ \t]+(?:at|for|by)"
     r"|(?:ceo|cfo|coo|president|vice[ \t]+president|vp|owner|co-?owner|founder|"
     r"co-?founder|chairman|director|manager|partner)[ \t]+(?:of|at|for)"
-    r"|(?:his|her|their|own|family)[ \t]+(?:business|company|employer|firm|store|"
-    r"shop|restaurant)[ \t]*,?)[ \t]+(?:(?i:the|an?)[ \t]+)?"
-    rf"(?P<phi>[A-Za-z][A-Za-z&'-]+(?:[ \t]+(?!(?:{_FUNCTION_WORD}|{_CLAUSE_WORD})\b)"
-    r"[A-Za-z][A-Za-z&'-]*){0,2})")
+    r"|(?:his|her|their|own|family|pt'?s|patient'?s)[ \t]+(?:business|company|"
+    r"employer|firm|store|shop|restaurant)[ \t]*,?"
+    r"|(?P<bare>employer)(?:[ \t]+is|[ \t]*[,:])?)"
+    r"[ \t]+(?:(?i:the|an?)[ \t]+)?"
+    rf"(?P<phi>[A-Za-z][A-Za-z&'-]+(?:[ \t]+(?:&[ \t]+)?"
+    rf"(?!(?:{_FUNCTION_WORD}|{_CLAUSE_WORD})\b)[A-Za-z][A-Za-z&'-]*){{0,2}})")
+# The capitalised words that open an employer's name on a line with lower case
+# (``Genentech`` of ``Genentech called today``; ``Stop & Shop``).
+_CAPITALISED_RUN = re.compile(
+    r"[A-Z][A-Za-z&'-]*(?:[ \t]+(?:&[ \t]+)?[A-Z][A-Za-z&'-]*)*")
 _EMPLOYER_FIRST_BAND = 3  # "works at home", "at night", "for a bank": words
 
 
@@ -370,11 +376,17 @@ class EmployerRecognizer(PatternRecognizer):
 
         lex = lexicons.load()
         first = text[hit.start:hit.end].split()[0]
+        if hit.group("bare") and not first[:1].isupper():
+            return False  # "employer notified"
+        titled = first[:1].isupper() and _line_has_lower(text, hit.start)
+        if titled:  # the name ends where its capitals do
+            hit.end = _CAPITALISED_RUN.match(text, hit.start, hit.end).end()
+            if " & " in text[hit.start:hit.end]:
+                return True  # Stop & Shop: two words joined, a business
         key = first.lower()
         if {"drug", "dx"} & set(lex.flags(key)):
             return False
         band = lex.english_band(key)
-        titled = first[:1].isupper() and _line_has_lower(text, hit.start)
         return band <= _EMPLOYER_FIRST_BAND or band == 4 and titled
 
 

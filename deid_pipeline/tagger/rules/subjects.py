@@ -43,9 +43,11 @@ class SubjectNameRecognizer(PatternRecognizer):
                                r"(?:[ ][A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?)?))"
                                rf"(?='s[ \t]|[ \t]+(?:{verbs})(?![\w']))",
                     confidence=0.7),
-            # "pt Fontaine in bed 12": a capitalised surname after a lower-case pt.
-            Pattern("pt_name", r"(?<![\w/])(?-i:pt)\.?[ \t]+"
-                               r"(?P<phi>(?-i:[A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?))(?![\w'])",
+            # "pt Fontaine in bed 12": a capitalised surname after a lower-case
+            # pt; "pt WINIFRED prefers": a name in capitals before lower case.
+            Pattern("pt_name", r"(?<![\w/])(?-i:pt)\.?[ \t]+(?P<phi>(?-i:"
+                               r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]{2,})?"
+                               r"|[A-Z]{4,}(?=[ \t]+[a-z])))(?![\w'])",
                     confidence=0.7),
             # "my patient Zainab, 34 weeks", "my pt esperanza, 81": who a
             # clinician's question is about, by a first name in any case.
@@ -67,7 +69,10 @@ class SubjectNameRecognizer(PatternRecognizer):
         words = written.lower().split()
         if hit.pattern.name == "pt_name":
             flags = self._name_flags(words[0], lex)
-            return flags is not None and bool({"ln1", "ln2", "ln3"} & flags)
+            names = {"ln1", "ln2", "ln3"}
+            if written.isupper():
+                names |= {"fn1", "fn2"}
+            return flags is not None and bool(names & flags)
         if hit.pattern.name == "my_patient":
             flags = self._name_flags(words[0], lex)
             return flags is not None and (
