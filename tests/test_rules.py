@@ -105,6 +105,10 @@ PHONE_ROWS = [
     # A number "at #" near a phone word; not a bed or a clinic's number.
     ("Dr. Ramanathan paged @ #34219, repleting K", [("34219", "PHONE")]),
     ("pt sat at #4 bed; seen at #12345 clinic", []),
+    # A campus digit and a dash before the line.
+    ("fellow pager 3-4471 recommends; f/u ext 4-7723 for rehab",
+     [("3-4471", "PHONE"), ("4-7723", "PHONE")]),
+    ("pg 2-3 of notes; ext 2-3 wks", []),
     ("x2 days, 1x1000 dose; call if WBC 12 x 1000; call x 2000 units", []),
 ]
 
@@ -616,6 +620,13 @@ NAME_ROWS = [
     # A word English hardly uses; a relation after a cue is still read.
     ("baseline A+Ox2 per niece Tovah, currently A+Ox1", [("Tovah", "RELATIVE")]),
     ("wife Tearful at bedside; son Lasix given", []),
+    # In a line of capitals a name no list knows; a first name that called.
+    ("GIRLFRIEND DESHAWNA CALLED, WOULD NOT LEAVE NUMBER.", [("DESHAWNA", "RELATIVE")]),
+    ("SOCIAL: NEPHEW WILL CALLED FROM HOME", [("WILL", "RELATIVE")]),
+    ("FH: FATHER CABG AT 60, MOTHER NIDDM, SISTER AFIB; nephew will call back", []),
+    ("son and grandson both visited today; SON AND GRANDSON BOTH VISITED", []),
+    # Nor a misspelt word (one letter from a common one).
+    ("SOCIAL: WIFE VISTED, DAUGHTER UPDATTED ON PLAN", []),
     ("son Hospitalized; wife Pneumonia; sister Dialysis", []),
     ("guardian is attorney Miriam Feldstein", [("Miriam Feldstein", "DOCTOR")]),
     ("son is Aware. friend is Muslim. wife is Jewish. social worker is aware", []),

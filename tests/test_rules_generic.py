@@ -138,6 +138,13 @@ DATE_ROWS = [
     ("CXR 11-23 with worsening infiltrate", [("11-23", "DATE")]),
     ("Nursing Progress Note 0700-1900 3-4", [("3-4", "DATE")]),
     ("EKG 1-2 mm ST depression; 0700-1900 3-4 loose stools", []),
+    ("RESP: EXTUBATED 12-27 TO 40% SHOVEL MASK", [("12-27", "DATE")]),
+    ("started 2-3 L NC; drawn 2-3 times", []),
+    # A named month after a shift's hours; a day past any count after a
+    # date word, whatever unit-like letter follows.
+    ("NPN 7p-7a Sept 14", [("Sept 14", "DATE")]),
+    ("CV: PICC PLACED 11/14 L BASILIC", [("11/14", "DATE")]),
+    ("placed 1/2 L; placed 5/10 mg", []),
     # Roughly a day no fraction has; a quantity mark still makes one.
     ("d/c planned ~3/14; ~1/2 tab; ~3/6 murmur", [("3/14", "DATE")]),
     # A dashed date before where it happened; a length in inches is none.

@@ -99,6 +99,11 @@ STREET_ROWS = [
     ("called 3 West Dr Lee aware; MAP < 120 PER DR. kenney", []),
     ("gave 2 Units St; 40 Lasix Dr", []),
     ("3 WAY FOLEY IN PLACE; COVER W 4 REG SQ; PT HAD 3 EPSIODES ST IN 130'S", []),
+    # Where one lives, without the number; in capitals too.
+    ("PT STATES HE LIVES ON CENTRE ST IN JAMAICA PLAIN",
+     [("CENTRE ST", "STREET")]),
+    ("resides off Elm Street with wife", [("Elm Street", "STREET")]),
+    ("LIVES ON 2ND FLOOR; lives on a farm; LIVES ON SS INCOME", []),
 ]
 
 

@@ -73,9 +73,11 @@ class PhoneRecognizer(PatternRecognizer):
             Pattern("pager", rf"(?<![a-z])(?:{_trie(pager_words)})(?![a-z])"
                              # "Pager: #1234", "pgr #: 1234": marks in any order.
                              r"(?:[ \t]*(?:#|no\.?(?![a-z])|number|[:=-])){0,3}[ \t]*"
-                             rf"(?P<phi>\d{{4,7}}){_NUM_RIGHT}", **words),
+                             # "pager 3-4471": a campus digit, a dash, the line.
+                             rf"(?P<phi>(?:\d-)?\d{{4,7}}){_NUM_RIGHT}", **words),
             Pattern("extension", r"(?<![a-z])(?:ext|extension)\.?[ \t]*[#:]?[ \t]*"
-                                 rf"(?P<phi>\d{{2,6}}){_NUM_RIGHT}", **words),
+                                 rf"(?P<phi>(?:\d-(?=\d{{4}}))?\d{{2,6}}){_NUM_RIGHT}",
+                    **words),
             # A number "at #" near a phone word ("paged @ #34219").
             Pattern("at_number",
                     rf"(?:@|at)[ \t]*#[ \t]?(?P<phi>\d{{4,7}}){_NUM_RIGHT}",

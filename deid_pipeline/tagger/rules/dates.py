@@ -311,8 +311,9 @@ class DateRecognizer(PatternRecognizer):
             if day == _DAYS_A_WEEK and month < day and _WEEKS_BEFORE.search(
                     text, lo, start):
                 return True  # GA 34 3/7 wk: weeks and days of gestation
-        if self._negative_after is not None and self._negative_after.match(text, end):
-            return True
+        if self._negative_after is not None and self._negative_after.match(
+                text, end) and not (strong and not self._a_count(hit)):
+            return True  # not "PICC PLACED 11/14 L BASILIC": no 11/14 liters
         if strong or date_before or self._listed_with_date(hit, text, end):
             return False
         if self._counted(hit, text, start) and self._a_count(hit):
@@ -390,8 +391,13 @@ class DateRecognizer(PatternRecognizer):
         return False
 
     def _strong_before(self, text: str, start: int) -> bool:
-        """Tell whether a date word (on, since, admitted, ...) comes just before."""
-        return bool(self._strong.search(text, _window_start(text, start, 24), start))
+        """Tell whether a date word (on, since, ...) or a shift's hours come before.
+
+        The shift's hours: ``NPN 7p-7a Sept 14``.
+        """
+        lo = _window_start(text, start, 24)
+        return bool(self._strong.search(text, lo, start)
+                    or _SHIFT_BEFORE.search(text, lo, start))
 
     def _listed_with_date(self, hit: Hit, text: str, end: int) -> bool:
         """``cultures 2/28 and 3/1``: a day no count or setting has, then a date.

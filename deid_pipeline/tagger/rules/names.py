@@ -92,6 +92,42 @@ _NOT_SHORT_FIRST = frozenset({"jr", "sr", "po", "pr", "dr", "st"})
 _STOPPED_TITLE = re.compile(r"(?<![a-z])mrs?\.[ \t]*$", re.IGNORECASE)
 
 
+# A past deed of a person right after a name: "son Will called".
+_PERSON_DID = re.compile(r"[ \t]+(?:called|visited|came|phoned|stayed|brought|spoke|"
+                         r"arrived|asked|left|went)(?![a-z])", re.IGNORECASE)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _misspelt(word: str, lex: Any, band: int) -> bool:
+    """Whether one letter added, dropped, changed or two swapped make a word.
+
+    A word of English ``band`` or commoner (3: ``notified``, ``torah``; 4:
+    ``visited``). Notes typed in capitals misspell (``SON VISTED``, ``WIFE
+    UPDATTED``): a word no list knows after a relation is then no name; a
+    capitalised one is only if a commoner word is that close (``niece
+    Tovah``, ``caregiver Remedios``).
+    """
+    w = word.lower()
+    variants = set()
+    for i in range(len(w) + 1):
+        variants.update(w[:i] + c + w[i:] for c in _LETTERS)
+        if i < len(w):
+            variants.add(w[:i] + w[i + 1:])
+            variants.update(w[:i] + c + w[i + 1:] for c in _LETTERS if c != w[i])
+        if i < len(w) - 1:
+            variants.add(w[:i] + w[i + 1] + w[i] + w[i + 2:])
+    return any(lex.english_band(v) >= band for v in variants)
+
+
+def _line_has_lower(text: str, at: int) -> bool:
+    """Whether the line holding offset ``at`` has a lower-case letter."""
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return any(c.islower() for c in text[start:end if end >= 0 else len(text)])
+
+
 def _line_has_capital(text: str, at: int) -> bool:
     """Whether the line holding offset ``at`` has a capital letter."""
     start = text.rfind("\n", 0, at) + 1
@@ -285,13 +321,23 @@ class NameRecognizer(PatternRecognizer):
             return band <= 2 or band <= 4 and any(f[:2] in ("fn", "ln") for f in flags)
         if hit.pattern.name in ("relation", "relation_after", "baby"):
             # So does a capitalised word no list knows or English hardly uses
-            # (``foster mother Yevgenia``, ``niece Tovah``) or a rare surname
-            # (``son-in-law Rafferty``).
-            titled = raw[:1].isupper() and raw[1:].islower()
-            return (band <= 4 and any(f.startswith("fn") for f in flags)) or (
-                band == 5 and "fn1" in flags) or titled and (
+            # (``foster mother Yevgenia``, ``niece Tovah``; in a line of
+            # capitals ``GIRLFRIEND DESHAWNA``, two vowels or more: not
+            # ``FATHER CABG``) or a rare surname (``son-in-law Rafferty``);
+            # and any common first name written with a capital that did what only a
+            # person does (``NEPHEW WILL CALLED``: no modal is; not ``son and
+            # grandson both visited``).
+            titled = raw[:1].isupper() and raw[1:].islower() or (
+                raw.isupper() and not _line_has_lower(text, hit.start)
+                and len(word) >= 5 and len(_VOWEL.findall(word)) >= 2)
+            first = any(f.startswith("fn") for f in flags)
+            return (band <= 4 and first) or (band == 5 and "fn1" in flags) or (
+                "fn1" in flags and raw[:1].isupper()
+                and _PERSON_DID.match(text, hit.end)
+            ) or titled and (
                 band <= 1 and set(flags) <= {"w1"} and len(word) >= 4
                 and bool(_VOWEL.search(word))
+                and not _misspelt(word, lex, 3 if raw.isupper() else 4)
                 or 0 < band <= 2 and any(f.startswith("ln") for f in flags)
                 and not lexicons.is_clinical_word(flags))
         if hit.pattern.name == "staff":

@@ -46,6 +46,16 @@ def _street(suffixes: Iterable[str]) -> str:
             rf"(?:\.(?![ ]+[A-Z]))?(?![\w-]){_UNIT})")
 
 
+# Where one lives, a street without its number: "lives on Centre St".
+_LIVES_ON = r"(?<![\w/])(?i:lives|living|resides|residing)[ ]+(?i:on|off)[ ]+"
+
+
+def _street_lived_on(suffixes: Iterable[str]) -> str:
+    """A street's name and word after ``lives on`` (the verb says street)."""
+    return (rf"{_LIVES_ON}(?P<phi>{_DIRECTION}(?P<name>{_WORD}(?:[ ]+{_WORD}){{0,2}})"
+            rf"[ ]+(?i:(?P<suffix>{_trie(suffixes)}))(?:\.(?![ ]+[A-Z]))?(?![\w-]))")
+
+
 class StreetRecognizer(PatternRecognizer):
     """A house number, a street's name and a street word: a STREET."""
 
@@ -53,8 +63,10 @@ class StreetRecognizer(PatternRecognizer):
         suffixes = config.get("street_suffixes", ("street", "st", "avenue", "ave"))
         self._units = frozenset(u.lower() for u in units)
         super().__init__("streets", "STREET", [
-            Pattern("street", _street(suffixes), confidence=0.9)],
-            prefilter=r"\d[ \t]+[A-Za-z]", flags=0)
+            Pattern("street", _street(suffixes), confidence=0.9),
+            Pattern("lived_on", _street_lived_on(suffixes), confidence=0.9)],
+            prefilter=r"\d[ \t]+[A-Za-z]|[Ll][Ii][Vv]|[Rr][Ee][Ss][Ii][Dd]",
+            flags=0)
 
     def validate(self, hit: Hit, text: str) -> bool:
         """See the module: no unit or clinical word, no title, capitals spelt out."""
@@ -65,7 +77,8 @@ class StreetRecognizer(PatternRecognizer):
             after = _WORD_AFTER.match(text, hit.end)
             if after is not None and after.group(1).lower() not in _AFTER_STREET:
                 return False  # "120 PER DR. kenney": a doctor
-        if hit.group("name").isupper() and suffix not in _SPELT_OUT:
+        if hit.group("name").isupper() and suffix not in _SPELT_OUT and (
+                hit.pattern.name == "street"):
             return False  # "3 EPSIODES ST", "4 REG SQ", "3 WAY FOLEY IN PLACE"
         lex = lexicons.load()
         for word in hit.group("name").split():
