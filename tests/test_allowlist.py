@@ -302,6 +302,23 @@ def test_when_span_reaches_past_the_eponym_then_kept():
     assert drop_eponyms(text, [wide]) == (wide,)
 
 
+@pytest.mark.parametrize("text, value, kept", [
+    # Past the eponym's edge only a grade, a joining word or a very common
+    # word the model ran on into: all eponym.
+    ("Child-Pugh C, is TIPS contraindicated?", "Pugh C", False),
+    ("Osgood-Schlatter vs Sinding-Larsen-Johansson in a runner",
+     "Osgood-Schlatter vs Sinding-", False),
+    ("San Francisco syncope rule still used", "syncope rule still", False),
+    # A letter before the eponym is a name's initial; a word of its own stays.
+    ("nsg (M. Hurst and L. Foley) verified amt of cash", "L. Foley", True),
+    ("Child-Pugh Okonkwo asked about the score", "Pugh Okonkwo", True),
+])
+def test_when_span_reaches_past_an_eponym_then_what_is_past_decides(text, value,
+                                                                    kept):
+    span = _span(text, value, "DOCTOR")
+    assert (drop_eponyms(text, [span]) == (span,)) is kept
+
+
 def test_when_value_also_tagged_as_a_person_then_every_occurrence_kept():
     # The leak guard searches the output for every replaced value: dropping
     # "Graves" from "Graves disease" while "Mr. Graves" is replaced would make

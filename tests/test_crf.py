@@ -19,6 +19,11 @@ from deid_pipeline.model import (
 from deid_pipeline.tagger.bio import bio_to_spans, spans_to_bio
 from deid_pipeline.tagger.crf import CrfDetector, outside_threshold
 from deid_pipeline.tagger.crf_model import DEFAULT_MODEL_PATH, load_model, model_id
+from deid_pipeline.tagger.crf_numbers import (
+    _drop_bias_only_fractions,
+    _drop_bias_only_impossible_numbers,
+    _drop_bias_only_young_ages,
+)
 from deid_pipeline.tagger.crf_spans import (
     _after_a_length,
     _clinical_letters_alone,
@@ -34,11 +39,8 @@ from deid_pipeline.tagger.crf_tokens import (
     _drop_bias_only_after_how,
     _drop_bias_only_caseless_words,
     _drop_bias_only_disease_eponyms,
-    _drop_bias_only_fractions,
-    _drop_bias_only_impossible_numbers,
     _drop_bias_only_ordinal_counts,
     _drop_bias_only_rate_units,
-    _drop_bias_only_young_ages,
     _drop_clinical_places,
     _drop_common_words,
     _drop_weekdays,
@@ -425,6 +427,18 @@ _RATE, _HOW = _drop_bias_only_rate_units, _drop_bias_only_after_how
     (_CASELESS, "needs a walker at home", "walker", False, False),
     (_CASELESS, "the hope is to get her home", "hope", False, False),
     (_CASELESS, "her son bill called", "bill", False, True),
+    # A listed common word alone with nothing beside it that makes it a name
+    # or a place goes; after a title, kin word (a comma between), initial or
+    # first name, or before an initial, it stays; on the best path too.
+    (_CASELESS, "stone analysis shows calcium oxalate", "stone", False, False),
+    (_CASELESS, "stone analysis shows calcium oxalate", "stone", True, True),
+    (_CASELESS, "parkland formula for a 70 kg man", "man", False, False),
+    (_CASELESS, "when his hr and bp rose without cause", "rose", False, False),
+    (_CASELESS, "mrs wood had a black light exam", "wood", False, True),
+    (_CASELESS, "the pt's son, bill, called at 5am", "bill", False, True),
+    (_CASELESS, "nsg (p. young) verified cash", "young", False, True),
+    (_CASELESS, "will price is in bay 6", "price", False, True),
+    (_CASELESS, "how to reach george r. today", "george", False, True),
     # In capitals case says nothing: a common word goes even when it is a
     # rare name or a small town (MANY); a common name, a town that is no
     # common word (WOODBINE) and a two-letter abbreviation stay.
@@ -491,6 +505,20 @@ def test_when_a_lower_word_is_part_of_a_longer_value_then_kept():
     viterbi = ["O"] * (len(tokens) - 2) + ["B-HOSPITAL", "O"]
     _drop_bias_only_caseless_words(tokens, kinds, viterbi)
     assert kinds[-1] == "HOSPITAL"
+
+
+def test_when_a_marked_place_stands_a_comma_before_then_a_listed_word_kept():
+    # "la" after a marked town is its state; after a drug it is calcium.
+    for text, town, kept in (("93 yo from keithville, la with wells score", 3, True),
+                             ("repleting mgso4, la. social: wife in", None, False)):
+        tokens = tuple(tokenize(text))
+        t = [tok.text for tok in tokens].index("la")
+        kinds: list[str | None] = [None] * len(tokens)
+        kinds[t] = "STATE"
+        if town is not None:
+            kinds[town] = "CITY"
+        _drop_bias_only_caseless_words(tokens, kinds, ["O"] * len(tokens))
+        assert (kinds[t] == "STATE") is kept, text
 
 
 def test_when_every_word_of_a_bias_only_run_is_a_lower_common_word_then_all_go():

@@ -727,7 +727,8 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
     if not regions:
         return tuple(spans)
     eponyms = Intervals(regions)
-    inside = [eponyms.contains(_after_article(text, s), s.end)
+    inside = [(eponyms.contains(_after_article(text, s), s.end)
+               or _only_filler_outside(text, s, regions))
               and "dictionary" not in s.source for s in spans]
     kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
     # Also kept: a span holding a word that is a value tagged elsewhere (a
@@ -736,6 +737,41 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
                  if not drop or _value(text, s) in kept_values
                  or any(len(w) >= 3 and w in kept_values
                         for w in _WORD.findall(text[s.start:s.end].lower())))
+
+
+# What a span may hold beside an eponym and still be all eponym: the grade
+# after it (``Child-Pugh C``), a word joining two (``Osgood-Schlatter vs
+# Sinding-Larsen``), a very common word the model ran on into (``still``).
+_JOINING_WORDS = frozenset({"vs", "versus", "and", "or"})
+_FILLER_BAND = 5
+
+
+def _only_filler_outside(text: str, span: PhiSpan,
+                         regions: Sequence[tuple[int, int]]) -> bool:
+    """Whether ``span`` meets an eponym and holds nothing else but filler words.
+
+    The model at a recall bias runs a span over an eponym's edge; the
+    eponym names no one, and what lies past its edge is a name only if it
+    has a word of its own that is no grade letter after the eponym, joining
+    word or very common English word (``L. Foley`` is a nurse).
+    """
+    chars = list(text[span.start:span.end])
+    first = None  # where the first eponym starts in the span
+    for start, end in regions:
+        lo, hi = max(start, span.start), min(end, span.end)
+        if lo < hi:
+            first = lo - span.start if first is None else min(first, lo - span.start)
+            chars[lo - span.start:hi - span.start] = " " * (hi - lo)
+    if first is None:
+        return False
+    lex = lexicons.load()
+    for m in _WORD.finditer("".join(chars).lower()):
+        word = m.group()
+        # A letter after the eponym is its grade; before it, a name's initial.
+        if not (len(word) == 1 and m.start() > first or word in _JOINING_WORDS
+                or lex.english_band(word) >= _FILLER_BAND):
+            return False
+    return True
 
 
 _ARTICLE = re.compile(r"(?i:an?|the)\s+")

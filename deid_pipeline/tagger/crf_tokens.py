@@ -17,6 +17,7 @@ from functools import lru_cache
 from deid_pipeline.labels import category
 from deid_pipeline.tagger import allowlist, lexicons, world_places
 from deid_pipeline.tagger.bio import OUTSIDE
+from deid_pipeline.tagger.crf_numbers import drop_bias_only_numbers
 from deid_pipeline.tagger.name_extents import (
     FIRST_NAME_MAX_BAND,
     first_name_before_name,
@@ -41,9 +42,7 @@ def adjust_english(tokens: Sequence[Token], kinds: list[str | None],
     _drop_bias_only_rate_units(tokens, kinds, viterbi)
     _drop_bias_only_ordinal_counts(tokens, kinds, viterbi)
     _drop_bias_only_after_how(tokens, kinds, viterbi)
-    _drop_bias_only_fractions(tokens, kinds, viterbi)
-    _drop_bias_only_young_ages(tokens, kinds, viterbi)
-    _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
+    drop_bias_only_numbers(tokens, kinds, viterbi)
     _drop_clinical_places(tokens, kinds)
     _drop_world_regions(tokens, kinds)
     if propagate:
@@ -209,14 +208,19 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
     A run of such words of one kind goes as a whole when every word of it is
     one (``silverman-anderson [score newborn]``, ``sanders [skeletal
     maturity]``: what the model took for a hospital after an eponym). After
-    a determiner a common lower-case word goes even when listed (``a walker``).
+    a determiner a common lower-case word goes even when listed (``a walker``),
+    and so does a listed one standing alone with nothing before it that
+    makes it a name or a place (``stone analysis shows``, ``70 kg man``,
+    ``bp rose``); after a title, kin word, initial or first name (``mrs
+    wood``, ``son, bill``, ``p. young``, ``will price``) or a place's
+    preposition (``lives in dover``) it stays.
     Capitals (three letters or more) are as caseless: ``AT LENGTH`` was a
     hospital, ``ASKING MANY`` a profession; there a rare name or a small
     town does not save a common word, a common name (``MARK``) does.
     """
     lex = lexicons.load()
 
-    def unmarkable(t: int) -> bool:
+    def unmarkable(t: int, alone: bool) -> bool:
         word = tokens[t].text
         if viterbi[t] != OUTSIDE or not word.isalpha() or not (
                 word.islower() or word.isupper() and len(word) > 2):
@@ -230,7 +234,9 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
             return True  # "a walker", "the hope is": a noun, whatever lists say
         flags = [f for f in flags if f not in (
             _RARE_NAME_OR_TOWN_FLAGS if capitals else _RARE_NAME_FLAGS)]
-        return not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags)
+        if not any(f.startswith(_NAME_OR_US_PLACE_FLAGS) for f in flags):
+            return True
+        return not capitals and alone and not _named_here(tokens, t, flags)
 
     n = len(kinds)
     t = 0
@@ -239,10 +245,62 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
         end = t + 1
         while end < n and kind is not None and kinds[end] == kind:
             end += 1
-        if kind is not None and all(unmarkable(k) for k in range(t, end)):
+        alone = end - t == 1 and not _marked_beside(tokens, kinds, t)
+        if kind is not None and all(unmarkable(k, alone) for k in range(t, end)):
             for k in range(t, end):
                 kinds[k] = None
         t = end
+
+
+# Words before a place's name (``lives in dover``, ``from york``).
+_PLACE_PREPOSITIONS = frozenset({"in", "from", "at", "to", "near", "of"})
+_PLACE_FLAGS = ("town", "uscity", "city", "state", "stab", "country")
+
+
+def _marked_beside(tokens: Sequence[Token], kinds: Sequence[str | None],
+                   t: int) -> bool:
+    """Whether a token beside t is marked, a comma between (``keithville, la``)."""
+    for step in (-1, 1):
+        k = t + step
+        if 0 <= k < len(kinds) and tokens[k].text == ",":
+            k += step
+        if 0 <= k < len(kinds) and kinds[k] is not None:
+            return True
+    return False
+
+
+def _named_here(tokens: Sequence[Token], t: int, flags: Sequence[str]) -> bool:
+    """Whether the words beside lower-case token t make it a name or a place.
+
+    Before it a title, staff title or kin word (a comma between: ``son,
+    bill``), an initial (``p. young``, ``d ross``), a listed first name
+    (``will price``), or a place's preposition when the word is a listed
+    place; after it an initial (``george r.``).
+    """
+    if _is_initial(tokens, t + 1, lower=True):
+        return True
+    k = t - 1
+    if k > 0 and tokens[k].text == ",":
+        k -= 1
+    if k < 0:
+        return False
+    before = tokens[k].text.lower()
+    if before in _person_cue_words() or _after_person_title(tokens, t):
+        return True
+    if _is_bare_lower_initial(tokens, k) or _is_initial(tokens, k - 1, lower=True):
+        return True
+    if before in _PLACE_PREPOSITIONS:
+        return any(f.startswith(_PLACE_FLAGS) for f in flags)
+    return before.isalpha() and any(
+        f in ("fn1", "fn2") for f in lexicons.load().flags(before))
+
+
+@lru_cache(maxsize=1)
+def _person_cue_words() -> frozenset[str]:
+    """Titles, staff and doctor titles and kin words of rules.json."""
+    names = default_config()["names"]
+    return frozenset(w.lower() for key in ("titles", "staff_titles", "doctor_titles",
+                                           "relations") for w in names.get(key, ()))
 
 
 def _drop_bias_only_disease_eponyms(tokens: Sequence[Token], kinds: list[str | None],
@@ -663,122 +721,3 @@ def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
         if word.lower() in kin or set(word) <= _SENTENCE_MARKS or (
                 word == "." and t < last and tokens[t + 1].text.lower() in kin):
             kinds[t] = None
-
-
-def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
-    """The tokens around t joined without blanks that are digits or ``/``.
-
-    At most three tokens each way: callers only ask whether the run is three
-    tokens long, and a hostile run of thousands must not cost n² steps.
-    """
-    lo = hi = t
-    while lo > max(t - 3, 0) and tokens[lo - 1].end == tokens[lo].start and (
-            is_digits(tokens[lo - 1].text) or tokens[lo - 1].text == "/"):
-        lo -= 1
-    last = min(t + 3, len(tokens) - 1)
-    while hi < last and tokens[hi].end == tokens[hi + 1].start and (
-            is_digits(tokens[hi + 1].text) or tokens[hi + 1].text == "/"):
-        hi += 1
-    return lo, hi
-
-
-def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
-                              viterbi: Sequence[str]) -> None:
-    """Unmark year-less ``5/5``, ``3/10`` that only a negative bias made dates.
-
-    Such fractions are vent settings, pain scores and strengths far more
-    often than dates; the rules find the dated ones by their context words,
-    and the model still marks those its best path calls dates.
-    """
-    for t, kind in enumerate(kinds):
-        if kind != "DATE" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
-            continue
-        lo, hi = _fraction_run(tokens, t)
-        if hi - lo == 2 and tokens[lo + 1].text == "/" and all(
-                len(tokens[i].text) <= 2 for i in (lo, hi)):
-            kinds[t] = None
-
-
-# Safe Harbor's line: an age under it is no PHI (rules/ages.py).
-_OLDEST_KEPT_AGE = 89
-
-
-def _drop_bias_only_young_ages(tokens: Sequence[Token], kinds: list[str | None],
-                               viterbi: Sequence[str]) -> None:
-    """Unmark ages under 90 that only a negative bias made AGE (``a 69 yr old``).
-
-    The model's AGE is an age over 89, as its gold and the rules have it; at a
-    recall bias it also marks the ages every note states, with a confidence
-    near 0.1. An age its best path calls AGE stays (a site's model trained
-    on every age marks them so).
-    """
-    for t, kind in enumerate(kinds):
-        if (kind == "AGE" and viterbi[t] == OUTSIDE and is_digits(tokens[t].text)
-                and int(tokens[t].text) <= _OLDEST_KEPT_AGE):
-            kinds[t] = None
-
-
-_NUMBER_SEPARATORS = frozenset("/.-")
-# How far a run of numbers is followed each way (a hostile run of thousands
-# of digits and slashes must not cost n² steps).
-_NUMBER_RUN_REACH = 8
-# An age above this is a value of something else (``CO/CI/SVR 5.5/2.64/902``).
-_OLDEST_AGE = 125
-
-
-def _number_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
-    """The tokens around t joined without blanks that are digits or ``/ . -``."""
-    def numeric(i: int) -> bool:
-        return is_digits(tokens[i].text) or tokens[i].text in _NUMBER_SEPARATORS
-
-    lo = hi = t
-    while (lo > max(t - _NUMBER_RUN_REACH, 0) and tokens[lo - 1].end == tokens[lo].start
-           and numeric(lo - 1)):
-        lo -= 1
-    last = min(t + _NUMBER_RUN_REACH, len(tokens) - 1)
-    while hi < last and tokens[hi].end == tokens[hi + 1].start and numeric(hi + 1):
-        hi += 1
-    return lo, hi
-
-
-def _could_be_date(groups: Sequence[str]) -> bool:
-    """Whether digit groups joined by ``/ . -`` can be written for a date.
-
-    Three digits alone are no date; four are a year (1900-2099) or a
-    month and day; a run of three groups or more ends in a day, a
-    two-digit year or a year (``3/2/1500``, ``5.5/2.64/902`` are readings).
-    """
-    if len(groups) == 1:
-        group = groups[0]
-        if len(group) == 3:
-            return False
-        if len(group) == 4:
-            month, day = int(group[:2]), int(group[2:])
-            return 1900 <= int(group) <= 2099 or (1 <= month <= 12 and 1 <= day <= 31)
-        return True
-    last = groups[-1]
-    return not (len(groups) >= 3 and (
-        len(last) == 3 or len(last) == 4 and not 1900 <= int(last) <= 2099))
-
-
-def _drop_bias_only_impossible_numbers(tokens: Sequence[Token], kinds: list[str | None],
-                                       viterbi: Sequence[str]) -> None:
-    """Unmark numbers that only the bias marked and that cannot be the value.
-
-    At a recall bias the model marks readings in runs of values as dates or
-    ages (``CPK 5600``, ``SVR 902``). A date's digits must be writable as a
-    date, and an age is at most 125. A number the best path calls PHI stays.
-    Phone numbers are left alone: a pager or an extension has four digits.
-    """
-    for t, kind in enumerate(kinds):
-        if (kind not in ("DATE", "AGE") or viterbi[t] != OUTSIDE
-                or not is_digits(tokens[t].text)):
-            continue
-        lo, hi = _number_run(tokens, t)
-        groups = [tokens[i].text for i in range(lo, hi + 1)
-                  if is_digits(tokens[i].text)]
-        if (not _could_be_date(groups) if kind == "DATE"
-                else int(tokens[t].text) > _OLDEST_AGE):
-            for i in range(lo, hi + 1):
-                if kinds[i] == kind and viterbi[i] == OUTSIDE:
-                    kinds[i] = None
