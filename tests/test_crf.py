@@ -23,6 +23,7 @@ from deid_pipeline.tagger.crf_numbers import (
     _drop_bias_only_fractions,
     _drop_bias_only_impossible_numbers,
     _drop_bias_only_young_ages,
+    drop_bias_only_numbers,
 )
 from deid_pipeline.tagger.crf_spans import (
     _after_a_length,
@@ -658,6 +659,21 @@ def test_when_only_the_bias_makes_an_age_under_90_phi_then_it_is_dropped():
     viterbi = ["B-AGE" if i == at_45 else "O" for i in range(len(tokens))]
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     assert [tokens[i].text for i, k in enumerate(kinds) if k] == ["92", "45", "101"]
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("brown urine after marathon, CK 60000, bicarb in fluids?", []),
+    ("lives at 12 Elm St, Lowell, MA 01852-4410 with wife", ["01852", "4410"]),
+    ("moved to Lowell, 01852 last year", ["01852"]),
+])
+def test_when_only_the_bias_marks_a_zip_after_no_place_then_it_is_dropped(text, kept):
+    tokens = tuple(tokenize(text))
+    kinds: list[str | None] = [
+        "ZIP" if len(t.text) in (4, 5) and t.text.isdigit()
+        else "CITY" if t.text == "Lowell" else "STATE" if t.text == "MA" else None
+        for t in tokens]
+    drop_bias_only_numbers(tokens, kinds, ["O"] * len(tokens))
+    assert [t.text for t, k in zip(tokens, kinds) if k == "ZIP"] == kept
 
 
 def _bias_only(text: str, kind: str, best: str = "") -> list[str]:

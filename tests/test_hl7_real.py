@@ -32,8 +32,11 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hl7_real")
 EXPECTED_QUARANTINE = Counter({
     ("hl7_output:parse", "Hl7ParseError"): 8,
     ("hl7_output:read", "FramingError"): 3,
+    # HAPI's "OBX|||||Sample Value": the model of 2026-11-30 marks the two
+    # words by its recall bias alone (P(PHI) 0.08), too unsure to publish.
+    ("hl7_output:review", "HeldForReviewError"): 1,
 })
-EXPECTED_OUT = 182
+EXPECTED_OUT = 181
 # In the 100-message MLLP capture two patients' shifted birth dates are, to
 # the day, other patients' birth dates: the HL7 output writes only the year
 # (HeaderRewriter.date), and so do the research rows, since the chunk path

@@ -22,6 +22,25 @@ def drop_bias_only_numbers(tokens: Sequence[Token], kinds: list[str | None],
     _drop_bias_only_fractions(tokens, kinds, viterbi)
     _drop_bias_only_young_ages(tokens, kinds, viterbi)
     _drop_bias_only_impossible_numbers(tokens, kinds, viterbi)
+    _drop_bias_only_loose_zips(tokens, kinds, viterbi)
+
+
+def _drop_bias_only_loose_zips(tokens: Sequence[Token], kinds: list[str | None],
+                               viterbi: Sequence[str]) -> None:
+    """Unmark a ZIP code only the bias marked that follows no marked place.
+
+    A ZIP code ends an address: a state, town or street is written before it
+    (``Lowell, MA 01852``). Five digits after anything else are a reading
+    (``CK 60000``). A ZIP on the best path stays.
+    """
+    for t, kind in enumerate(kinds):
+        if kind != "ZIP" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
+            continue
+        k = t - 1
+        if k >= 0 and tokens[k].text in (",", "-"):  # "MA, 01852", "01852-1234"
+            k -= 1
+        if k < 0 or kinds[k] is None:
+            kinds[t] = None
 
 
 def _fraction_run(tokens: Sequence[Token], t: int) -> tuple[int, int]:
