@@ -239,17 +239,18 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
         return not capitals and alone and not _named_here(tokens, t, flags)
 
     n = len(kinds)
-    t = 0
-    while t < n:
+    end = 0
+    for t in [i for i, kind in enumerate(kinds) if kind is not None]:
+        if t < end:
+            continue  # inside the run just read
         kind = kinds[t]
         end = t + 1
-        while end < n and kind is not None and kinds[end] == kind:
+        while end < n and kinds[end] == kind:
             end += 1
         alone = end - t == 1 and not _marked_beside(tokens, kinds, t)
-        if kind is not None and all(unmarkable(k, alone) for k in range(t, end)):
+        if all(unmarkable(k, alone) for k in range(t, end)):
             for k in range(t, end):
                 kinds[k] = None
-        t = end
 
 
 # Words before a place's name (``lives in dover``, ``from york``).
