@@ -30,6 +30,10 @@ SUBJECT_ROWS = [
     ("Zephyrine Aucoin keeps pulling at her lines", [("Zephyrine Aucoin", "PATIENT")]),
     ("Ignatius Obi is 62 and post-op", [("Ignatius Obi", "PATIENT")]),
     ("Social Work says ok. Heme Onc was called. Night Float was paged.", []),
+    # A rare first name with a surname; seen at a clinic. Alone it is no one.
+    ("Aiyana Redcloud seen at IHS clinic in Gallup, strep positive",
+     [("Aiyana Redcloud", "PATIENT")]),
+    ("Aiyana seen at the clinic. Cardiology seen, recs appreciated.", []),
     # A capitalised surname after a lower-case pt; not a verb or a finding.
     ("for Dr Iwasaki: pt Fontaine in bed 12 is refusing meds",
      [("Fontaine", "PATIENT")]),

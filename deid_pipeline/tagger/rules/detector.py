@@ -47,7 +47,7 @@ from deid_pipeline.tagger.rules.subjects import SubjectNameRecognizer
 
 # Bumped when a recognizer's code changes what it finds; rules.json has its own
 # version and the detector reports both.
-CODE_VERSION = "20"
+CODE_VERSION = "21"
 
 
 @lru_cache(maxsize=1)

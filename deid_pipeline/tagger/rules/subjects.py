@@ -78,9 +78,12 @@ class SubjectNameRecognizer(PatternRecognizer):
             return flags is not None and (
                 any(f.startswith("fn") for f in flags) if flags
                 else written[:1].isupper() and len(words[0]) >= 4)
-        kinds = (("fn1", "fn2"), ("fn1", "fn2", "ln1", "ln2", "ln3"))
+        # A rare first name (fn3) only with a surname after it: alone it is
+        # too often a word (``Aiyana Redcloud seen``).
+        kinds = ((("fn1", "fn2", "fn3"), ("fn1", "fn2", "ln1", "ln2", "ln3"))
+                 if len(words) == 2 else (("fn1", "fn2"),))
         listed = False
-        for word, kind in zip(words, kinds if len(words) == 2 else kinds[:1]):
+        for word, kind in zip(words, kinds):
             flags = self._name_flags(word, lex)
             if flags is None:
                 return False
