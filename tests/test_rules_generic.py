@@ -195,6 +195,11 @@ RESIDENCE_ROWS = [
     ("just back from Tokyo with fever; from Beijing last week",
      [("Tokyo", "CITY"), ("Beijing", "CITY")]),
     ("came from Mexico with family; call from Florence with questions", []),
+    # Where a person travelled: a world city, of two listed words too; not
+    # a rhythm, a unit, a state's code or a place in the hospital.
+    ("she was in Guatemala City until Tuesday; trip to Nairobi, then home",
+     [("Guatemala City", "CITY"), ("Nairobi", "CITY")]),
+    ("pt was in SR, then AF; was in Afib; was in bed; was in ICU; was in MA", []),
 ]
 
 

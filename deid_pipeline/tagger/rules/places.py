@@ -480,7 +480,10 @@ _TOWN_FLAGS = frozenset({"city", "uscity", "town"})
 # A town or state code by itself after a residence cue (see _place_alone).
 _PLACE_ALONE = re.compile(
     r"(?P<place>[A-Z][A-Za-z'-]+(?:[ ][A-Z][A-Za-z'-]+){0,2})(?![\w'])")
-_WEAK_RESIDENCE_CUES = frozenset({"from", "returned"})
+# Cues after which units, titles, people and states follow as often as towns
+# (``from ED``, ``was in SR``, ``trip to see``): only a world city is read.
+_WEAK_RESIDENCE_CUES = frozenset({"from", "returned", "was", "were", "been", "trip",
+                                  "traveled", "travelled", "vacation", "stayed"})
 _VOWELS = re.compile(r"[aeiouy]", re.IGNORECASE)
 
 
@@ -562,8 +565,14 @@ class ResidenceRecognizer(PatternRecognizer):
         value = place.group("place")
         words = value.split()
         if cue.group("p0").split()[0].lower() in _WEAK_RESIDENCE_CUES:
-            end = place.start("place") + len(words[0])
-            return [PhiSpan(place.start("place"), end, "CITY", self.source,
+            start = place.start("place")
+            pair = " ".join(words[:2])
+            if (len(words) > 1 and _listed_city(lex, pair)
+                    and _CLAUSE_END.match(text, start + len(pair))):
+                return [PhiSpan(start, start + len(pair), "CITY", self.source,
+                                confidence)]  # "was in Guatemala City until"
+            end = start + len(words[0])
+            return [PhiSpan(start, end, "CITY", self.source,
                             confidence)] if _world_city_alone(
                 lex, words[0], text, end, self._not_towns) else []
         if len(words[0]) == 2:  # a code, then anything ("LIVES IN NH WITH SON")
@@ -585,7 +594,8 @@ class ResidenceRecognizer(PatternRecognizer):
 # What may follow a town named by itself after ``from``: the clause ends, or
 # the sentence goes on to what came with the person (``from Tokyo with fever``).
 _CLAUSE_END = re.compile(r"[ \t]*(?:[,.;:)]|-[ \t]|\n|$)"
-                         r"|[ \t]+(?:with|and|for|last|after|yesterday)(?![a-z])")
+                         r"|[ \t]+(?:with|and|for|last|after|yesterday|until|when"
+                         r")(?![a-z])")
 
 
 def _world_city_alone(lex: Any, word: str, text: str, end: int,
@@ -603,6 +613,13 @@ def _world_city_alone(lex: Any, word: str, text: str, end: int,
             and "city" in flags and lex.english_band(key) <= 4
             and not flags & {"fn1", "fn2", "ln1", "drug", "dx", "country"}
             and key not in not_towns and _CLAUSE_END.match(text, end) is not None)
+
+
+def _listed_city(lex: Any, pair: str) -> bool:
+    """Whether two words are a city of the world as the lexicon lists it."""
+    words = tuple(pair.lower().split())
+    return any(parts == words and "city" in flags
+               for parts, flags in lex.phrases.get(words, ()))
 
 
 def _state_end(lex: Any, place: re.Match[str], group: str) -> int | None:
