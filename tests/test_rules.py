@@ -283,6 +283,8 @@ AGE_ROWS = [
     ("seventy-two year old; ninety minutes", []),
     # Turning it, and a birthday's ordinal.
     ("pt turns 95 tomorrow; she turned 91 last month", [("95", "AGE"), ("91", "AGE")]),
+    ("she is now 96 and frail", [("96", "AGE")]),
+    ("sats 88 on RA, pt now 94, on 4L; HR is now 94 bpm", []),
     ("celebrated her 100th birthday", [("100th", "AGE")]),
     ("her 50th birthday; sat turned 95 on 2L; HR is 97", []),
     # A number and F in the fever range is a person after a possessive.

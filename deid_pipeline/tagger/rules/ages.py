@@ -31,8 +31,9 @@ _FEVER_AFTER = re.compile(r"[ \t]*(?:fever|temp|temperature|degrees|orally|po|ax
 FAHRENHEIT_LOW, FAHRENHEIT_HIGH = 94, 108
 _CLAUSE_END = (r"(?=[ \t]*(?:[,;!?)\r\n]|\.(?!\d)|$"
                r"|(?:and|but|now|today|tomorrow|last|who|with)(?![a-z])))")
-# How an age is said of its subject (``she is 97``, ``pt turns 95 tomorrow``).
-_AGE_VERB = r"(?:is|turns|turned|will[ \t]+be)"
+# How an age is said of its subject (``she is 97``, ``pt turns 95 tomorrow``,
+# ``she is now 96``; not ``pt now 94,``: a saturation as often).
+_AGE_VERB = r"(?:is|turns|turned|will[ \t]+be)(?:[ \t]+now)?"
 
 
 class AgeRecognizer(PatternRecognizer):
