@@ -53,6 +53,7 @@ from deid_pipeline.tagger.crf_tokens import (
     _widen_to_given_names,
     _widen_to_initials,
     _widen_to_places,
+    adjust_english,
 )
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.tagging import PhiTagger
@@ -368,6 +369,21 @@ def test_only_words_the_best_path_calls_phi_are_propagated():
     _propagate(tokens, kinds, confidences, viterbi)
     marked = [w for w, k in zip(words, kinds) if k is not None]
     assert marked == ["Kowalczyk", "Kowalczyk", "neo"]
+
+
+@pytest.mark.parametrize("path_tag", ["O", "B-PATIENT"])
+def test_when_no_token_is_marked_then_no_english_rule_marks_one(physionet_docs,
+                                                               path_tag):
+    # CrfDetector.decode skips the English rules for a note with no marked
+    # token (two in three): that holds only while every rule drops a marked
+    # token or widens from one, whatever the best path says.
+    for doc in physionet_docs[:40]:
+        tokens = tuple(tokenize(doc.text))
+        kinds: list[str | None] = [None] * len(tokens)
+        confidences = [0.01 * (i % 50) for i in range(len(tokens))]
+        adjust_english(tokens, kinds, confidences, [path_tag] * len(tokens))
+        assert kinds == [None] * len(tokens), doc.doc_id
+        assert confidences == [0.01 * (i % 50) for i in range(len(tokens))]
 
 
 def test_clinical_words_are_not_propagated_but_names_that_are_also_drugs_are():

@@ -127,15 +127,27 @@ class CrfDetector(Detector):
         if bias < posterior.min_bias:
             raise ValueError(f"posterior computed for bias >= {posterior.min_bias}")
         threshold = outside_threshold(bias)
+        english = self.model.language == "en"
+        marked = [t for t, p in enumerate(posterior.p_outside) if p < threshold]
+        # No token marked (two notes in three): no span, and nothing for the
+        # English rules, which only drop a marked token or widen from one.
+        spans = self._spans(posterior, marked, english) if marked else []
+        if not english:
+            return Detection(tidy_spans(doc.text, (s for s in spans
+                                                   if is_alnum_span(doc.text, s))),
+                             token_phi(posterior))
+        return Detection(checked_english(doc.text, spans), token_phi(posterior))
+
+    def _spans(self, posterior: Posterior, marked: list[int], english: bool
+               ) -> list[PhiSpan]:
+        """The spans of the ``marked`` tokens, after the English rules."""
         tokens = posterior.tokens
         kinds: list[str | None] = [None] * len(tokens)
-        for t, p in enumerate(posterior.p_outside):
-            if p < threshold:
-                tag = posterior.viterbi[t]
-                kinds[t] = (tag.partition("-")[2] if tag != OUTSIDE
-                            else posterior.fallback[t])
+        for t in marked:
+            tag = posterior.viterbi[t]
+            kinds[t] = (tag.partition("-")[2] if tag != OUTSIDE
+                        else posterior.fallback[t])
         confidences = [1.0 - p for p in posterior.p_outside]
-        english = self.model.language == "en"
         if english:  # English word lists and US places (crf_tokens)
             adjust_english(tokens, kinds, confidences, posterior.viterbi,
                            self.propagate)
@@ -152,12 +164,7 @@ class CrfDetector(Detector):
                     tag = ("I-" if kind == prev_kind else "B-") + kind
                 tags.append(tag)
             prev_kind = kind
-        spans = bio_to_spans(tokens, tags, SOURCE, confidences)
-        if not english:
-            return Detection(tidy_spans(doc.text, (s for s in spans
-                                                   if is_alnum_span(doc.text, s))),
-                             token_phi(posterior))
-        return Detection(checked_english(doc.text, spans), token_phi(posterior))
+        return bio_to_spans(tokens, tags, SOURCE, confidences)
 
     def analyze(self, doc: ClinicalDocument) -> Detection:
         """Spans at this detector's bias plus each token's P(PHI)."""
