@@ -23,11 +23,10 @@ from __future__ import annotations
 import _sre
 import re
 import sys
-import threading
 from array import array
 from re import _compiler, _parser
 
-from deid_pipeline.runtime import data_cache
+from deid_pipeline.runtime.kept_table import KeptTable
 
 # What a program file holds: (pattern, flags) -> the arguments of
 # ``_sre.compile`` after the pattern (flags, code, groups, groupindex,
@@ -36,17 +35,6 @@ from deid_pipeline.runtime import data_cache
 # Bumped when that shape changes.
 _FORMAT = 2
 _CODE_TYPE = next(t for t in "IL" if array(t).itemsize == _sre.CODESIZE)
-_NAME = "regex-programs"
-# A file keeps at most this many programs: those of the last process that
-# added one, then those it read, in that order (the English and Spanish
-# rules together are about 1,500).
-_LIMIT = 6000
-
-_lock = threading.Lock()
-_programs: dict[tuple[str, int], tuple] | None = None
-_used: dict[tuple[str, int], tuple] = {}
-_dirty = False
-_enabled = True
 
 
 def _key() -> str:
@@ -54,12 +42,10 @@ def _key() -> str:
             f"\0{_sre.MAXREPEAT}\0{_sre.MAXGROUPS}")
 
 
-def _loaded() -> dict[tuple[str, int], tuple]:
-    global _programs
-    if _programs is None:
-        stored = data_cache.load(_NAME, _key())
-        _programs = stored if isinstance(stored, dict) else {}
-    return _programs
+# A file keeps at most 6,000 programs: those of the last process that added
+# one, then those it read (the English and Spanish rules together are about
+# 1,500).
+PROGRAMS = KeptTable("regex-programs", _key, 6000)
 
 
 def _program(pattern: str, flags: int) -> tuple:
@@ -76,20 +62,17 @@ def _program(pattern: str, flags: int) -> tuple:
 
 def compile_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
     """``re.compile(pattern, flags)``, its program read from the cache if kept."""
-    global _dirty, _enabled
     flags = int(flags)
-    if not _enabled or not isinstance(pattern, str) or flags & re.DEBUG:
+    if not PROGRAMS.enabled or not isinstance(pattern, str) or flags & re.DEBUG:
         return re.compile(pattern, flags)
     key = (pattern, flags)
-    with _lock:
-        program = _loaded().get(key)
-    if program is None:
+    program = PROGRAMS.get(key)
+    new = program is None
+    if new:
         try:
             program = _program(pattern, flags)
         except re.error:
             return re.compile(pattern, flags)  # raises re's own error
-        with _lock:
-            _dirty = True
     try:
         final_flags, code, groups, groupindex, indexgroup = program
         words = array(_CODE_TYPE)
@@ -97,10 +80,9 @@ def compile_regex(pattern: str, flags: int = 0) -> re.Pattern[str]:
         regex = _sre.compile(pattern, final_flags, words.tolist(), groups,
                              groupindex, indexgroup)
     except (TypeError, ValueError, RuntimeError, OverflowError):
-        _enabled = False  # a program this interpreter does not take
+        PROGRAMS.enabled = False  # a program this interpreter does not take
         return re.compile(pattern, flags)
-    with _lock:
-        _used[key] = program
+    PROGRAMS.use(key, program, new)
     return regex
 
 
@@ -110,15 +92,4 @@ def save() -> None:
     Called once a detector is built and after the documents that compiled a
     new mix; a no-op when nothing was compiled since the last call.
     """
-    global _dirty
-    with _lock:
-        if not _dirty or not _enabled:
-            return
-        _dirty = False
-        kept = dict(_used)
-        for key, program in _loaded().items():
-            if len(kept) >= _LIMIT:
-                break
-            kept.setdefault(key, program)
-        _programs.update(_used)
-    data_cache.store(_NAME, _key(), kept)
+    PROGRAMS.save()

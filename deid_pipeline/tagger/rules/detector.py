@@ -37,6 +37,7 @@ from deid_pipeline.tagger.rules.places import (
     TransferRecognizer,
     UniversityRecognizer,
 )
+from deid_pipeline.tagger.rules.scan import PLANS
 from deid_pipeline.tagger.rules.site import (
     SiteRules,
     drop_allowed,
@@ -109,6 +110,12 @@ def is_date_lookalike(text: str, start: int, end: int,
     return dates.is_lookalike(text, start, end, sure)
 
 
+def _keep_made() -> None:
+    """Keep the expressions and scan plans this process made, for the next one."""
+    regex_programs.save()
+    PLANS.save()
+
+
 class RuleDetector(Detector):
     """Runs every rule recognizer over a document; spans sorted, overlaps kept.
 
@@ -138,7 +145,7 @@ class RuleDetector(Detector):
                                     for label in r.labels}))
         self.version = f"{CODE_VERSION}+data{data_version}" + (
             f"+site-sha256:{site.sha256}" if site is not None else "")
-        regex_programs.save()
+        _keep_made()
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> RuleDetector:
@@ -156,7 +163,7 @@ class RuleDetector(Detector):
             for recognizer in self.site_recognizers:
                 spans.extend(recognizer.analyze(text))
         spans.sort()
-        regex_programs.save()  # a new mix of patterns this text compiled
+        _keep_made()  # a new mix of patterns this text compiled
         return tuple(spans)
 
 

@@ -28,7 +28,9 @@ where the sets say.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 from collections.abc import Iterator
 from functools import lru_cache
 
@@ -37,6 +39,8 @@ from functools import lru_cache
 from re import _compiler, _parser
 from re import _constants as sre  # noqa: N812 - re's own name for it
 
+from deid_pipeline.runtime import data_cache
+from deid_pipeline.runtime.kept_table import KeptTable
 from deid_pipeline.runtime.regex_programs import compile_regex
 
 _ASCII = tuple(chr(c) for c in range(128))
@@ -508,6 +512,101 @@ def _cheapest(sets: list[tuple[frozenset[str], frozenset[str]]]) -> list[bool]:
     return list(late)
 
 
+# Bumped when a plan's shape changes; the key also holds this module's
+# bytes, so a changed way of planning never reads an old plan.
+_PLAN_FORMAT = 1
+
+
+def _plans_key() -> str:
+    return (f"{_PLAN_FORMAT}\0{sys.version}\0"
+            f"{data_cache.content_key([__file__])}")
+
+
+# Scan plans by a digest of what they were planned from (a few hundred per
+# process, English and Spanish rules and the variants texts need).
+PLANS = KeptTable("scan-plans", _plans_key, 3000)
+
+
+def _plan(regex: re.Pattern[str], guarded: Guarded | None, flags: int) -> tuple:
+    """How :class:`Scanner` scans ``regex``: expressions as sources, sets as strings.
+
+    ``(fast, fast flags, twin, twin flags, twin ends at its last group,
+    parts as (source, flags, offset, exact), try the twin at 0, first
+    characters, characters before)``; ``fast`` None is ``regex`` itself,
+    ``twin`` None is ``fast``. Plain data, so that :data:`PLANS` can keep it.
+    """
+    fast = ascii_exact(regex)
+    own = None if fast is regex else (fast.pattern, fast.flags)
+    plain = (*(own or (None, 0)), None, 0, False, (), False, "".join(sorted(_ALL)),
+             "".join(sorted(_ALL)))
+    if fast is regex and regex.flags & re.IGNORECASE:
+        return plain  # not rewritten
+    cased = fast.flags
+    twin, at_last = fast, False
+    units: list[tuple[str | None, frozenset[str], bool, frozenset[str]]] = []
+    try:
+        if guarded is not None:
+            made = dispatch_twin(guarded, flags)
+            if made is not None and (made.groupindex, made.groups) == (
+                    regex.groupindex, regex.groups):
+                twin, at_last = made, True
+                units = [(name, *_sets(_rewrite(guard, flags & ~re.UNICODE)
+                                       + _rewrite(f"(?P<{name}>{body})",
+                                                  flags & ~re.UNICODE), cased))
+                         for guard, items in guarded for name, body in items]
+        if not units:
+            units = [(None, *_sets(fast.pattern, cased))]
+    except Exception:  # noqa: BLE001 - an unread pattern keeps finditer
+        units = []
+    twin_source = None if twin is fast else (twin.pattern, twin.flags)
+    plain = (*plain[:2], *(twin_source or (None, 0)), at_last, *plain[5:])
+    if not units:
+        return plain
+    if any(empty for _, _, empty, _ in units):
+        return plain  # an empty match: finditer's rules for it are its own
+    first = frozenset().union(*(first for _, first, _, _ in units))
+    before = frozenset().union(*(before for _, _, _, before in units))
+    sets_found = (*plain[:7], "".join(sorted(first)), "".join(sorted(before)))
+    late = _cheapest([(u[1], u[3]) for u in units])
+    by_first = [u for u, b in zip(units, late) if not b]
+    by_before = [u for u, b in zip(units, late) if b]
+    chars = (frozenset().union(*(u[1] for u in by_first)),
+             frozenset().union(*(u[3] for u in by_before)))
+    if _cost([(u[1], u[3]) for u in units], late) >= _weight(_ALL) * Scanner.WORTH:
+        return sets_found
+    # Two scans whose patterns can start with one character: the twin
+    # decides which is found there.
+    alone = not (by_first and by_before) or not (
+        frozenset().union(*(u[1] for u in by_first))
+        & frozenset().union(*(u[1] for u in by_before)))
+    parts = []
+    at_zero = False
+    for offset, group, found in ((0, by_first, chars[0]), (1, by_before, chars[1])):
+        if not group:
+            continue
+        body = twin.pattern
+        if len(group) < len(units):
+            narrow = dispatch_twin(guarded, flags, frozenset(u[0] for u in group))
+            if narrow is None:
+                return sets_found
+            body = narrow.pattern
+        exact = alone and at_last
+        # The match at p, read from inside a lookbehind one character on,
+        # so that re's first-character scan (only for a leading set)
+        # applies; groups matched in a lookaround are kept. A
+        # back-reference, refused there, is read as a superset.
+        if _GROUP_REF.search(body):
+            body, exact = _without_refs(body, _parser.parse(body, cased)), False
+        if _OTHER_REFS.search(body):
+            return sets_found
+        lead = _as_class(found)
+        if offset == 1:  # the one before, then one a pattern starts with
+            lead += _as_class(frozenset().union(*(u[1] for u in group)))
+            at_zero = True
+        parts.append((f"{lead}(?<=(?={body})[\\s\\S])", cased, offset, exact))
+    return (*sets_found[:5], tuple(parts), at_zero, *sets_found[7:])
+
+
 class _Part:
     """One scan: a set of characters re skips to, and the expression after it.
 
@@ -555,79 +654,39 @@ class Scanner:
 
         ``guarded`` and ``flags``: ``regex`` is a recognizer's expression
         of these parts (see :func:`dispatch_twin`), its wrapper groups the
-        last to close in each match.
+        last to close in each match. The plan of the scans is read from
+        :data:`PLANS` when an earlier process made it (reading the patterns
+        cost about 0.4 CPU-s of every process's start-up).
         """
         self.regex = regex
-        self.fast = ascii_exact(regex)
-        self._twin = self.fast
+        key = hashlib.sha256(repr((regex.pattern, regex.flags, guarded, flags,
+                                   self.WORTH)).encode()).hexdigest()
+        plan = PLANS.get(key)
+        new = plan is None
+        try:
+            self._follow(plan if plan is not None else _plan(regex, guarded, flags))
+        except (TypeError, ValueError, re.error):  # a damaged plan: made again
+            plan, new = None, True
+            self._follow(_plan(regex, guarded, flags))
+        PLANS.use(key, self._plan, new)
+
+    def _follow(self, plan: tuple) -> None:
+        """Take the scans a plan (:func:`_plan`) says, its expressions compiled."""
+        (fast, fast_flags, twin, twin_flags, at_last, parts, at_zero, first,
+         before) = plan
+        self._plan = plan
+        self.fast = self.regex if fast is None else compile_regex(fast, fast_flags)
+        self._twin = self.fast if twin is None else compile_regex(twin, twin_flags)
         # Where a match of the twin ends: its last group's end, or its end.
-        self._at_last = False
-        self._parts: tuple[_Part, ...] = ()
-        self._at_zero = False
+        self._at_last = bool(at_last)
+        self._parts: tuple[_Part, ...] = tuple(
+            _Part(compile_regex(source, part_flags), int(offset), bool(exact))
+            for source, part_flags, offset, exact in parts)
+        self._at_zero = bool(at_zero)
         # Where a match can start on ASCII text, read from the pattern: its
         # first character, and the one before it (tests check both hold).
-        self.first: frozenset[str] = _ALL
-        self.before: frozenset[str] = _ALL
-        if self.fast is regex and regex.flags & re.IGNORECASE:
-            return  # not rewritten
-        cased = self.fast.flags
-        units: list[tuple[str | None, frozenset[str], bool, frozenset[str]]] = []
-        try:
-            if guarded is not None:
-                twin = dispatch_twin(guarded, flags)
-                if twin is not None and (twin.groupindex, twin.groups) == (
-                        regex.groupindex, regex.groups):
-                    self._twin, self._at_last = twin, True
-                    units = [(name, *_sets(_rewrite(guard, flags & ~re.UNICODE)
-                                           + _rewrite(f"(?P<{name}>{body})",
-                                                      flags & ~re.UNICODE), cased))
-                             for guard, items in guarded for name, body in items]
-            if not units:
-                units = [(None, *_sets(self.fast.pattern, cased))]
-        except Exception:  # noqa: BLE001 - an unread pattern keeps finditer
-            return
-        if any(empty for _, _, empty, _ in units):
-            return  # an empty match: finditer's rules for it are its own
-        self.first = frozenset().union(*(first for _, first, _, _ in units))
-        self.before = frozenset().union(*(before for _, _, _, before in units))
-        late = _cheapest([(u[1], u[3]) for u in units])
-        by_first = [u for u, b in zip(units, late) if not b]
-        by_before = [u for u, b in zip(units, late) if b]
-        chars = (frozenset().union(*(u[1] for u in by_first)),
-                 frozenset().union(*(u[3] for u in by_before)))
-        if _cost([(u[1], u[3]) for u in units], late) >= _weight(_ALL) * self.WORTH:
-            return
-        # Two scans whose patterns can start with one character: the twin
-        # decides which is found there.
-        alone = not (by_first and by_before) or not (
-            frozenset().union(*(u[1] for u in by_first))
-            & frozenset().union(*(u[1] for u in by_before)))
-        parts = []
-        for offset, group, found in ((0, by_first, chars[0]), (1, by_before, chars[1])):
-            if not group:
-                continue
-            body = self._twin.pattern
-            if len(group) < len(units):
-                narrow = dispatch_twin(guarded, flags, frozenset(u[0] for u in group))
-                if narrow is None:
-                    return
-                body = narrow.pattern
-            exact = alone and self._at_last
-            # The match at p, read from inside a lookbehind one character on,
-            # so that re's first-character scan (only for a leading set)
-            # applies; groups matched in a lookaround are kept. A
-            # back-reference, refused there, is read as a superset.
-            if _GROUP_REF.search(body):
-                body, exact = _without_refs(body, _parser.parse(body, cased)), False
-            if _OTHER_REFS.search(body):
-                return
-            lead = _as_class(found)
-            if offset == 1:  # the one before, then one a pattern starts with
-                lead += _as_class(frozenset().union(*(u[1] for u in group)))
-                self._at_zero = True
-            scan = compile_regex(f"{lead}(?<=(?={body})[\\s\\S])", cased)
-            parts.append(_Part(scan, offset, exact))
-        self._parts = tuple(parts)
+        self.first = frozenset(first)
+        self.before = frozenset(before)
 
     def _end(self, match: re.Match[str]) -> int:
         """Where a match of the twin ends."""
