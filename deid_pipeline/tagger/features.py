@@ -572,11 +572,10 @@ def _bigrams(lowers: Sequence[str]) -> tuple[list[str], list[str]]:
 
 # Where a token's blocks of base-record features come from: its own record's
 # own features, then each neighbour's context features, in document_features'
-# order (source token offset, field of the base record).
+# order (source token offset, field of the base record: field j is block j).
 _BLOCKS = ((0, 0), *((off, k + 1) for k, off in enumerate(_OFFSETS)))
 _BLOCK_OFFSETS = np.array([off for off, _ in _BLOCKS])
-_BLOCK_FIELDS = np.array([field for _, field in _BLOCKS])
-_EDGE = max(abs(off) for off, _ in _BLOCKS)
+_NO_IDS = np.zeros(0, np.int64)
 
 
 class FeatureEncoder:
@@ -608,6 +607,10 @@ class FeatureEncoder:
         self._chunks = Generations(_CHUNK_CACHE_LIMIT)
         self._feature_ids = Generations(_CHUNK_CACHE_LIMIT)
         self._pad = self._block_ids(((),) + _PADS)
+        # The ids of the extras' few strings, in lay_out_ids' order: cpos,
+        # line positions, df buckets, dcase names, the short line last.
+        self._extra_ids = self._block_ids(
+            ((*_CPOS, *_LINE_POSITIONS, *_DF_BUCKETS, *_DCASE_NAMES, _SHORT_LINE),))[0]
         # (word, next word) -> ids of their b+= and b-= bigrams. A word may
         # hold the joiner: each split of a name is a pair that spells it.
         pairs: dict[tuple[str, str], list[int]] = {}
@@ -662,7 +665,6 @@ class FeatureEncoder:
             return np.zeros(0, np.int64), np.zeros(1, np.int64)
         layout, get = parts.layout, self.attribute_ids.get
         n = len(parts.slots)
-        at = np.arange(n)
         # The base-record blocks of each distinct text (slot 0: the pad).
         blocks = [self._pad]
         cache = self._cache
@@ -674,100 +676,42 @@ class FeatureEncoder:
                 block = self._block_ids(base[:9])
                 cache.put(text, block)
             blocks.append(block)
-        # The pool whose segments each token's ids are, and its size.
-        pieces = [ids for ids, _ in blocks]
-        size = [sum(map(len, pieces))]
+        # The kernels (numba) load with the first encode, as the decoder's do.
+        from deid_pipeline.tagger.feature_kernels import lay_out_ids
 
-        def add(ids: np.ndarray) -> int:
-            """Append ids to the pool; where they start in it."""
-            pieces.append(ids)
-            size[0] += len(ids)
-            return size[0] - len(ids)
-
+        block_pool = np.concatenate([ids for ids, _ in blocks])
         block_len = np.fromiter(chain.from_iterable(lengths for _, lengths in blocks),
                                 np.int64, len(blocks) * len(_BLOCKS))
-        block_len = block_len.reshape(len(blocks), len(_BLOCKS))
-        block_start = np.cumsum(block_len).reshape(block_len.shape) - block_len
-        slots = np.zeros(n + 2 * _EDGE, np.int64)
-        slots[_EDGE:_EDGE + n] = parts.slots + 1
-        source = slots[(at + _EDGE)[:, None] + _BLOCK_OFFSETS]
-
-        # The extras, in _extras' order: chunk, cpos, line position, key, df,
-        # dcase, short line, sparse; then the two bigrams.
-        seg_start = np.zeros((n, len(_BLOCKS) + 9), np.int64)
-        seg_len = np.zeros_like(seg_start)
-        seg_start[:, :len(_BLOCKS)] = block_start[source, _BLOCK_FIELDS]
-        seg_len[:, :len(_BLOCKS)] = block_len[source, _BLOCK_FIELDS]
-        (chunk_col, cpos_col, lp_col, key_col, df_col, dcase_col, short_col,
-         sparse_col, bigram_col) = range(len(_BLOCKS), len(_BLOCKS) + 9)
-
-        # A chunk of several tokens is first met at its B token; the tokens
-        # of a chunk are consecutive.
-        in_chunk = layout.cpos >= 0
-        opens = layout.cpos == 0
-        inverse = np.cumsum(opens[in_chunk]) - 1
         text = parts.text
+        opens = layout.cpos == 0
         chunk_ids = [self._chunk_ids(text[s:e]) for s, e in
                      zip(layout.chunk_start[opens].tolist(),
                          layout.chunk_end[opens].tolist())]
         chunk_len = np.fromiter(map(len, chunk_ids), np.int64, len(chunk_ids))
-        base = add(np.concatenate(chunk_ids) if chunk_ids else np.zeros(0, np.int64))
-        chunk_at = base + np.cumsum(chunk_len) - chunk_len
-        seg_start[in_chunk, chunk_col] = chunk_at[inverse]
-        seg_len[in_chunk, chunk_col] = chunk_len[inverse]
-
-        names = (*_CPOS, *_LINE_POSITIONS, *_DF_BUCKETS, *_DCASE_NAMES, _SHORT_LINE)
-        base = add(np.fromiter(map(get, names, repeat(-1)), np.int64, len(names)))
-        seg_start[:, cpos_col] = base + layout.cpos
-        seg_len[:, cpos_col] = in_chunk
-        seg_start[:, lp_col] = base + len(_CPOS) + layout.line_pos
-        seg_len[:, lp_col] = 1
-        is_word = layout.df >= 0
-        seg_start[:, df_col] = base + len(_CPOS) + len(_LINE_POSITIONS) + layout.df
-        seg_len[:, df_col] = is_word
-        seg_start[:, dcase_col] = (base + len(_CPOS) + len(_LINE_POSITIONS)
-                                   + len(_DF_BUCKETS) + layout.dcase)
-        seg_len[:, dcase_col] = is_word
-        seg_start[:, short_col] = base + len(names) - 1
-        seg_len[:, short_col] = layout.short_line
-
-        # Key words never decrease along the document.
-        keyed = layout.key_word >= 0
-        key_word = layout.key_word[keyed]
-        new_key = np.ones(len(key_word), bool)
-        new_key[1:] = key_word[1:] != key_word[:-1]
-        words, inverse = key_word[new_key], np.cumsum(new_key) - 1
+        chunk_pool = np.concatenate(chunk_ids) if chunk_ids else _NO_IDS
+        # A line key's ids, once per run of tokens it keys (key words never
+        # decrease along the document).
+        keyed = layout.key_word[layout.key_word >= 0]
         lowers = parts.lowers
-        base = add(np.fromiter((get(f"key={lowers[w][:_LINE_KEY_MAX]}", -1)
-                                for w in words.tolist()), np.int64, len(words)))
-        seg_start[keyed, key_col] = base + inverse
-        seg_len[keyed, key_col] = 1
-
+        key_words = keyed[np.flatnonzero(np.diff(keyed, prepend=-1))].tolist()
+        key_ids = np.fromiter((get(f"key={lowers[w][:_LINE_KEY_MAX]}", -1)
+                               for w in key_words), np.int64, len(key_words))
         sparse = parts.sparse
-        if sparse:
-            where = np.fromiter(sparse, np.int64, len(sparse))
-            lengths = np.fromiter(map(len, sparse.values()), np.int64, len(sparse))
-            base = add(np.fromiter(map(get, chain.from_iterable(sparse.values()),
-                                       repeat(-1)), np.int64, lengths.sum()))
-            seg_start[where, sparse_col] = base + np.cumsum(lengths) - lengths
-            seg_len[where, sparse_col] = lengths
-
+        where = np.fromiter(sparse, np.int64, len(sparse))
+        lengths = np.fromiter(map(len, sparse.values()), np.int64, len(sparse))
+        sparse_pool = np.fromiter(map(get, chain.from_iterable(sparse.values()),
+                                      repeat(-1)), np.int64, int(lengths.sum()))
         # Token t's bigrams: the b-= of pair t, the b+= of pair t+1. Bigrams
         # are looked up by their pair of words, never spelled out.
         pair_ids = np.fromiter(chain.from_iterable(map(self._pair_ids.get,
                                                        _word_pairs(lowers),
                                                        repeat((-1, -1)))),
                                np.int64, 2 * (n + 1)).reshape(n + 1, 2)
-        base = add(np.stack((pair_ids[:-1, 1], pair_ids[1:, 0]), axis=1).ravel())
-        seg_start[:, bigram_col] = base + 2 * at
-        seg_len[:, bigram_col] = 2
-
-        pool = np.concatenate(pieces)
-        offsets = np.zeros(n + 1, np.int64)
-        np.cumsum(seg_len.sum(axis=1), out=offsets[1:])
-        flat_len = seg_len.ravel()
-        out_start = np.cumsum(flat_len) - flat_len
-        gather = np.repeat(seg_start.ravel() - out_start, flat_len)
-        gather += np.arange(offsets[-1])
-        return pool[gather], offsets
+        return lay_out_ids(
+            block_pool, block_len.reshape(len(blocks), len(_BLOCKS)), _BLOCK_OFFSETS,
+            parts.slots + 1, layout.cpos, layout.line_pos, layout.key_word, layout.df,
+            layout.dcase, layout.short_line, chunk_pool, chunk_len, self._extra_ids,
+            len(_CPOS), len(_CPOS) + len(_LINE_POSITIONS),
+            len(_CPOS) + len(_LINE_POSITIONS) + len(_DF_BUCKETS), key_ids,
+            sparse_pool, where, lengths, pair_ids)
 
