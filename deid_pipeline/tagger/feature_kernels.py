@@ -114,3 +114,133 @@ def lay_out_ids(block_pool, block_len, block_offsets, slot, cpos, line_pos,
         ids[out + 1] = pair_ids[t + 1, 0]
         out += 2
     return ids, offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def _within_reach(values, reach):  # pragma: no cover
+    """Per token, the sum of ``values`` over the tokens at most ``reach`` away."""
+    n = values.shape[0]
+    out = np.empty(n, np.int64)
+    if n <= reach + 1:
+        total = 0
+        for t in range(n):
+            total += values[t]
+        out[:] = total
+        return out
+    running = np.zeros(n + 1, np.int64)
+    for t in range(n):
+        running[t + 1] = running[t] + values[t]
+    for t in range(n):
+        out[t] = running[min(t + reach, n - 1) + 1] - running[max(t - reach, 0)]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _counts_within_reach(word, reach):  # pragma: no cover
+    """Per token, how often its word stands at most ``reach`` tokens away."""
+    n = word.shape[0]
+    out = np.empty(n, np.int64)
+    if n <= reach + 1:
+        counts = np.zeros(word.max() + 1, np.int64)
+        for t in range(n):
+            counts[word[t]] += 1
+        for t in range(n):
+            out[t] = counts[word[t]]
+        return out
+    key = np.empty(n, np.int64)
+    for t in range(n):
+        key[t] = word[t] * (n + 1) + t
+    ordered = np.sort(key)
+    for t in range(n):
+        base = word[t] * (n + 1)
+        lo = np.searchsorted(ordered, base + max(t - reach, 0), side="left")
+        hi = np.searchsorted(ordered, base + min(t + reach, n - 1), side="right")
+        out[t] = hi - lo
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def layout_codes(newlines, starts, ends, code, word, upper, lower,  # pragma: no cover
+                 line_max, key_reach, document_reach, short_line_max, n_cases):
+    """:func:`deid_pipeline.tagger.token_layout.token_layout`'s arrays, token by token.
+
+    ``newlines``: the text's newline offsets, ascending. Returns chunk start
+    and end, cpos, line position (at most 4), key word, df bucket, dcase and
+    short line, as that function documents them.
+    """
+    n = starts.shape[0]
+    # A token starts a line when a newline stands between it and the one
+    # before; a very long line is read as lines of line_max tokens.
+    first = np.empty(n, np.int64)
+    line = np.empty(n, np.int64)
+    pos = np.empty(n, np.int64)
+    current = -1
+    head = 0
+    for t in range(n):
+        if t == 0:
+            broken = True
+        else:
+            broken = (np.searchsorted(newlines, starts[t])
+                      > np.searchsorted(newlines, ends[t - 1]))
+        if broken or (t - head) % line_max == 0:
+            current += 1
+            head = t
+        first[t] = head
+        line[t] = current
+        pos[t] = t - head
+    per_line = np.zeros(current + 1, np.int64)
+    for t in range(n):
+        per_line[line[t]] += 1
+    # Tokens cover every non-space character, so a whitespace-delimited
+    # chunk is a run of tokens that touch.
+    chunk_start = np.empty(n, np.int64)
+    chunk_end = np.empty(n, np.int64)
+    t = 0
+    while t < n:
+        u = t
+        while u + 1 < n and starts[u + 1] == ends[u]:
+            u += 1
+        for k in range(t, u + 1):
+            chunk_start[k] = starts[t]
+            chunk_end[k] = ends[u]
+        t = u + 1
+    cpos = np.empty(n, np.int64)
+    line_pos = np.empty(n, np.int64)
+    key_word = np.full(n, -1, np.int64)
+    df = np.full(n, -1, np.int64)
+    dcase = np.full(n, -1, np.int64)
+    short_line = np.empty(n, np.bool_)
+    counts = _counts_within_reach(word, document_reach)
+    up = _within_reach(upper, document_reach)
+    letters = up + _within_reach(lower, document_reach)
+    last_key = -1
+    for t in range(n):
+        if chunk_end[t] - chunk_start[t] == ends[t] - starts[t]:
+            cpos[t] = -1
+        elif starts[t] == chunk_start[t]:
+            cpos[t] = 0
+        elif ends[t] == chunk_end[t]:
+            cpos[t] = 1
+        else:
+            cpos[t] = 2
+        line_pos[t] = min(pos[t], 4)
+        case = (code[t] & 7) - 1
+        # A KEY: is a colon after a word, not first on its line; it keys the
+        # tokens after it on the line, until the next one.
+        if t > 0 and last_key >= first[t] and t - last_key <= key_reach:
+            key_word[t] = last_key - 1
+        if (code[t] & 8) != 0 and pos[t] > 0 and (code[t - 1] & 7) - 1 >= 0:
+            last_key = t
+        if case >= 0:
+            c = counts[t]
+            df[t] = 0 if c <= 1 else 1 if c <= 2 else 2 if c <= 4 else 3
+            if letters[t] == 0 or up[t] >= 0.8 * letters[t]:
+                around = 0
+            elif up[t] <= 0.03 * letters[t]:
+                around = 1
+            else:
+                around = 2
+            starts_sentence = pos[t] == 0 or (t > 0 and (code[t - 1] & 16) != 0)
+            dcase[t] = 2 * n_cases * around + 2 * case + (1 if starts_sentence else 0)
+        short_line[t] = per_line[line[t]] <= short_line_max
+    return chunk_start, chunk_end, cpos, line_pos, key_word, df, dcase, short_line
