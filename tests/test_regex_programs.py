@@ -140,3 +140,18 @@ def test_when_a_kept_plan_is_damaged_then_the_scan_is_planned_again(fresh_proces
     assert again._plan == made._plan
     assert [m.span() for m in again.finditer("to WARD 7b then ward 12")] == [
         (3, 10), (16, 23)]
+
+
+def test_when_a_table_key_cannot_be_read_then_nothing_is_kept_and_nothing_fails(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(data_cache.CACHE_ENV, str(tmp_path))
+
+    def unreadable() -> str:
+        raise FileNotFoundError("scan.py inside an archive")
+
+    table = KeptTable("scan-plans", unreadable, 10)
+    assert table.get("plan") is None
+    table.use("plan", ("made",), new=True)
+    table.save()
+    assert not table.enabled
+    assert not any(tmp_path.iterdir())

@@ -41,7 +41,10 @@ class KeptTable:
     def stored(self) -> dict:
         """What the cache file held (read on first call; empty if none)."""
         if self._stored is None:
-            value = data_cache.load(self.name, self._key())
+            try:
+                value = data_cache.load(self.name, self._key())
+            except OSError:  # a key read from files that cannot be read
+                value, self.enabled = None, False
             self._stored = value if isinstance(value, dict) else {}
         return self._stored
 
@@ -78,4 +81,6 @@ class KeptTable:
                     break
                 kept.setdefault(key, value)
             self.stored().update(self._used)
+            if not self.enabled:
+                return
         data_cache.store(self.name, self._key(), kept)
