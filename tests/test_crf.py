@@ -386,6 +386,21 @@ def test_when_no_token_is_marked_then_no_english_rule_marks_one(physionet_docs,
         assert confidences == [0.01 * (i % 50) for i in range(len(tokens))]
 
 
+def test_viterbi_runs_only_for_a_note_with_a_marked_token(physionet_docs, tiny_model):
+    # The path is read only where a token is PHI at the posterior's bias:
+    # a note with none never runs Viterbi, a note with one does.
+    detector = _real_note_detector(physionet_docs, tiny_model)
+    runs = {False: 0, True: 0}
+    for doc in physionet_docs[:60]:
+        posterior = detector.posterior(doc)
+        marked = any(p < outside_threshold(detector.bias) for p in posterior.p_outside)
+        detection = detector.decode(doc, posterior)
+        assert ("_best" in vars(posterior.decoded)) == marked, doc.doc_id
+        assert marked or not detection.spans
+        runs[marked] += 1
+    assert runs[False] and runs[True]
+
+
 def test_clinical_words_are_not_propagated_but_names_that_are_also_drugs_are():
     text = "at Calvert requiring dopamine; dopamine off. Allison called, Allison aware"
     tokens = tuple(tokenize(text))

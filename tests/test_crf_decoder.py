@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pycrfsuite
 import pytest
@@ -128,7 +126,8 @@ def test_loaded_model_is_shared_state_free(physionet_docs):
     first = model.decode(feats)
     again = model.decode(feats)
     np.testing.assert_array_equal(first.marginals, again.marginals)
-    assert dataclasses.is_dataclass(first)
+    np.testing.assert_array_equal(first.path, again.path)
+    assert first is not again and first.probability == again.probability
 
 
 def test_an_empty_sequence_decodes_to_nothing(shipped):
@@ -178,3 +177,17 @@ def test_decoding_a_document_equals_decoding_its_feature_strings(physionet_docs)
         np.testing.assert_array_equal(ids.path, strings.path)
         np.testing.assert_array_equal(ids.marginals, strings.marginals)
         assert ids.probability == strings.probability
+
+
+def test_a_path_read_later_is_the_path_decoded_at_once(shipped, physionet_docs):
+    """Viterbi runs when the path is first read; the result is what it was."""
+    weights, tagger = shipped
+    for feats in _note_features(physionet_docs, 5):
+        ours = decode(weights, feats)
+        marginals = ours.marginals.copy()
+        tagger.set(feats)
+        path = tagger.tag()
+        assert "_best" not in vars(ours)  # not decoded yet
+        assert [weights.labels[i] for i in ours.path] == path
+        assert ours.probability == pytest.approx(tagger.probability(path), rel=1e-9)
+        np.testing.assert_array_equal(ours.marginals, marginals)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from deid_pipeline.labels import LABELS
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger.bio import OUTSIDE, SOURCE, bio_to_spans
 from deid_pipeline.tagger.confidence import TokenPhi
+from deid_pipeline.tagger.crf_decoder import Decoded, decode_ids
 from deid_pipeline.tagger.crf_model import LoadedModel, load_model
 from deid_pipeline.tagger.crf_spans import checked_english, is_alnum_span
 from deid_pipeline.tagger.crf_tokens import NAME_KINDS, adjust_english
@@ -39,21 +41,30 @@ from deid_pipeline.tagger.features import FEATURE_VERSION
 from deid_pipeline.tagger.span_tidy import tidy_spans
 from deid_pipeline.tokenizer import Token, tokenize
 
+# The ids of a document with no token (a posterior of nothing).
+_NO_IDS = (np.zeros(0, np.int64), np.zeros(1, np.int64))
+
 
 @dataclass(frozen=True)
 class Posterior:
     """The model's view of one document: enough to decode at any bias >= ``min_bias``.
 
     ``p_outside[t]`` is the marginal P(O) of token t; ``viterbi`` the best
-    path; ``fallback[t]`` the most probable PHI type of a token Viterbi calls O
-    (only for tokens that are PHI at ``min_bias``).
+    path (found when first read: a note with no token PHI at ``min_bias``
+    never needs it); ``fallback[t]`` the most probable PHI type of a token
+    Viterbi calls O (only for tokens that are PHI at ``min_bias``).
     """
 
     tokens: tuple[Token, ...]
-    viterbi: tuple[str, ...]
+    decoded: Decoded = field(repr=False, compare=False)
+    labels: tuple[str, ...] = field(repr=False)
     p_outside: tuple[float, ...]
     fallback: dict[int, str]
     min_bias: float
+
+    @cached_property
+    def viterbi(self) -> tuple[str, ...]:
+        return tuple(map(self.labels.__getitem__, self.decoded.path.tolist()))
 
 
 def token_phi(posterior: Posterior) -> TokenPhi:
@@ -97,18 +108,22 @@ class CrfDetector(Detector):
         min_bias = self.bias if min_bias is None else min_bias
         tokens = tuple(tokenize(doc.text))
         if not tokens:
-            return Posterior((), (), (), {}, min_bias)
+            return Posterior((), decode_ids(self.model.weights, *_NO_IDS),
+                             self.model.labels, (), {}, min_bias)
         if doc.dictionary is not None and not self.model.uses_dictionary:
             doc = dataclasses.replace(doc, dictionary=None)
         threshold = outside_threshold(min_bias)
         model = self.model
         decoded = model.decode_document(doc, tokens)
-        path = tuple(map(model.labels.__getitem__, decoded.path.tolist()))
         outside = self.outside_of(doc, tokens, decoded.marginals[:, model.outside])
-        unsure = (outside < threshold) & (decoded.path == model.outside)
-        fallback = {t: self._best_kind(decoded.marginals[t])
-                    for t in np.flatnonzero(unsure).tolist()}
-        return Posterior(tokens, path, tuple(outside.tolist()), fallback, min_bias)
+        marked = outside < threshold
+        fallback = {}
+        if marked.any():  # else no bias this posterior decodes at reads the path
+            unsure = marked & (decoded.path == model.outside)
+            fallback = {t: self._best_kind(decoded.marginals[t])
+                        for t in np.flatnonzero(unsure).tolist()}
+        return Posterior(tokens, decoded, model.labels, tuple(outside.tolist()),
+                         fallback, min_bias)
 
     def outside_of(self, doc: ClinicalDocument, tokens: Sequence[Token],
                    crf_outside: np.ndarray) -> np.ndarray:

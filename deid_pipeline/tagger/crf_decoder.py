@@ -175,13 +175,38 @@ def _read_model(data: bytes) -> CrfWeights:
     )
 
 
-@dataclass(frozen=True)
 class Decoded:
-    """One sequence decoded: best path, per-token label marginals, path probability."""
+    """One sequence decoded: per-token label marginals; the best path on demand.
 
-    path: np.ndarray        # label id per token
-    marginals: np.ndarray   # (tokens, labels)
-    probability: float      # P(path | tokens)
+    ``path`` (label id per token) and ``probability`` (P(path | tokens)) are
+    computed when first read: the CRF detector reads them only for a note
+    with a token marked PHI (one in three), and Viterbi was a fifth of the
+    decoding.
+    """
+
+    def __init__(self, marginals: np.ndarray, state: np.ndarray,
+                 transitions: np.ndarray, log_norm: float) -> None:
+        self.marginals = marginals  # (tokens, labels)
+        self._state = state
+        self._transitions = transitions
+        self._log_norm = log_norm
+
+    @cached_property
+    def _best(self) -> tuple[np.ndarray, float]:
+        if not len(self._state):
+            return np.zeros(0, np.int64), 1.0
+        from deid_pipeline.tagger.crf_kernels import best_path
+
+        path, score = best_path(self._state, self._transitions)
+        return path, float(np.exp(score - self._log_norm))
+
+    @property
+    def path(self) -> np.ndarray:
+        return self._best[0]
+
+    @property
+    def probability(self) -> float:
+        return self._best[1]
 
 
 def decode(weights: CrfWeights, features: Sequence[Sequence[str]]) -> Decoded:
@@ -200,11 +225,13 @@ def decode_ids(weights: CrfWeights, ids: np.ndarray, offsets: np.ndarray) -> Dec
     strings (the order of CRFsuite's sums); -1 is an attribute the model lacks.
     """
     if len(offsets) == 1:
-        return Decoded(np.zeros(0, np.int64), np.zeros((0, len(weights.labels))), 1.0)
+        n_labels = len(weights.labels)
+        return Decoded(np.zeros((0, n_labels)), np.zeros((0, n_labels)),
+                       weights.transitions, 0.0)
     # The kernels (numba, a second to import) load with the first decode, so a
     # process that only reads a model's header (the run's client) never pays.
-    from deid_pipeline.tagger.crf_kernels import decode_arrays
+    from deid_pipeline.tagger.crf_kernels import marginal_arrays
 
-    path, marginals, log_p = decode_arrays(ids, offsets, weights.state_rows,
-                                           weights.transitions)
-    return Decoded(path, marginals, float(np.exp(log_p)))
+    state, marginals, log_norm = marginal_arrays(ids, offsets, weights.state_rows,
+                                                 weights.transitions)
+    return Decoded(marginals, state, weights.transitions, log_norm)

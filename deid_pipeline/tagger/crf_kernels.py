@@ -1,8 +1,9 @@
 """The compiled kernels of :mod:`deid_pipeline.tagger.crf_decoder` (numba).
 
-State scores, the Viterbi path and forward-backward marginals, in CRFsuite's
-own order of operations. A module of their own so that importing the decoder
-(reading a model, its labels and metadata) does not import numba: the run's
+State scores, forward-backward marginals and the Viterbi path, in CRFsuite's
+own order of operations; the path apart, as only some callers read it. A
+module of their own so that importing the decoder (reading a model, its
+labels and metadata) does not import numba: the run's
 client process reads the model's header and never decodes. Compiled once and
 cached beside this file (``cache=True``); no state between calls, no GIL.
 """
@@ -14,11 +15,14 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def decode_arrays(ids, offsets, state_rows, trans):  # pragma: no cover
-    n_tokens = offsets.shape[0] - 1
+def marginal_arrays(ids, offsets, state_rows, trans):  # pragma: no cover
+    """State scores, marginals and log partition of one sequence (no path).
+
+    The state scores come back for :func:`best_path`, which a caller runs
+    only when it reads the path.
+    """
     n_labels = trans.shape[0]
     state = np.ascontiguousarray(_state_scores(ids, offsets, state_rows)[:, :n_labels])
-    path = _viterbi(state, trans)
     # Forward-backward's inner loops run over a multiple of the vector width
     # (no scalar tail after each row): the extra columns are zeros, which add
     # nothing to any label's sum.
@@ -28,10 +32,17 @@ def decode_arrays(ids, offsets, state_rows, trans):  # pragma: no cover
     exp_trans_t = np.zeros((n_labels, width))
     exp_trans_t[:, :n_labels] = exp_trans[:, :n_labels].T
     marginals, log_norm = _forward_backward(state, exp_trans, exp_trans_t)
+    return state, marginals, log_norm
+
+
+@numba.njit(cache=True, nogil=True)
+def best_path(state, trans):  # pragma: no cover
+    """The Viterbi path of a sequence's state scores, and its score."""
+    path = _viterbi(state, trans)
     score = state[0, path[0]]
-    for t in range(1, n_tokens):
+    for t in range(1, state.shape[0]):
         score += trans[path[t - 1], path[t]] + state[t, path[t]]
-    return path, marginals, score - log_norm
+    return path, score
 
 
 @numba.njit(cache=True, nogil=True)
