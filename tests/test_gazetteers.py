@@ -21,6 +21,7 @@ from deid_pipeline.tagger.gazetteers import (
     DATA_FILE,
     MANIFEST_FILE,
     GazetteerDetector,
+    canonical_tokens,
 )
 from deid_pipeline.tagger.tagging import PhiTagger
 
@@ -153,3 +154,11 @@ def test_when_manifest_read_then_sources_versions_and_hashes_recorded():
 def test_when_no_detectors_named_then_the_gazetteer_runs_by_default():
     assert "gazetteer" in TaggerConfig().detectors
     assert "gazetteer" in detectors.DEFAULT_DETECTORS
+
+
+def test_words_fold_alike_and_lose_a_final_s_only_after_st():
+    words = ["Saint", "Marys", "St", "Mary's", "ST", "FRANCIS", "st", "st", "Joes",
+             "Sts", "Lukes", "Ctr", "&", "Mount", "Sinai", "Hosp", "MED", "st"]
+    assert canonical_tokens(" ".join(words)) == [
+        "st", "mary", "st", "mary", "st", "franci", "st", "st", "joe",
+        "sts", "lukes", "center", "and", "mt", "sinai", "hospital", "medical", "st"]

@@ -119,7 +119,7 @@ def _layouts(text: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Layout, Layout
         return seen[-1][1]
 
     monkeypatch.setattr(features_module, "token_layout", spy)
-    features_module._document_parts(text, None, None, False)
+    features_module._document_parts(text, None, None)
     monkeypatch.undo()
     (args, made), = seen
     return made, _array_layout(*args)

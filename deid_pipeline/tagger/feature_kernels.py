@@ -1,9 +1,10 @@
 """The compiled kernel of :class:`deid_pipeline.tagger.features.FeatureEncoder` (numba).
 
-The encoder finds each distinct text's blocks of ids, each chunk's, the line
-keys', the phrase flags' and the bigrams' in Python (dict lookups); laying
-them out token by token in the model's order took some forty numpy calls a
-note, about 7% of tagging it (issue 45). Here one pass counts each token's
+The encoder finds each text's row of blocks of ids
+(:mod:`deid_pipeline.tagger.text_rows`), each chunk's, the line keys', the
+phrase flags' and the bigrams' in Python (dict lookups); laying them out token
+by token in the model's order took some forty numpy calls a note, about 7% of
+tagging it (issue 45). Here one pass counts each token's
 ids and a second copies them. Its own module, loaded with the first encode,
 as :mod:`deid_pipeline.tagger.crf_kernels` is with the first decode; compiled
 once and cached beside this file.
@@ -16,27 +17,22 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def lay_out_ids(block_pool, block_len, block_offsets, slot, cpos, line_pos,
-                key_word, df, dcase, short_line, chunk_pool, chunk_len, extra_ids,
-                line_base, df_base, dcase_base, key_ids, sparse_pool, sparse_where,
-                sparse_len, pair_ids):  # pragma: no cover
+def lay_out_ids(block_pool, block_start, block_len, block_offsets, slot, cpos,
+                line_pos, key_word, df, dcase, short_line, chunk_pool, chunk_len,
+                extra_ids, line_base, df_base, dcase_base, key_ids, sparse_pool,
+                sparse_where, sparse_len, pair_ids):  # pragma: no cover
     """Each token's attribute ids in the model's order, and where each token's start.
 
-    ``block_pool`` holds the blocks of ids (pad first, then each distinct
-    text, ``block_len`` fields each), ``slot[t]`` token t's block and
-    ``block_offsets[j]`` the token whose field j token t takes; then the
-    extras: its chunk's ids (chunks of several tokens, in order), ``cpos``,
-    line position, line key, df, dcase and short line from ``extra_ids``
-    (``-1`` codes: none), its phrase and dictionary ids, its two bigrams.
+    ``block_pool`` holds the blocks of ids of every text row (row 0 the pad),
+    block j of row r at ``block_start[r, j]``, ``block_len[r, j]`` long;
+    ``slot[t]`` is token t's row and ``block_offsets[j]`` the token whose
+    block j token t takes; then the extras: its chunk's ids (chunks of
+    several tokens, in order), ``cpos``, line position, line key, df, dcase
+    and short line from ``extra_ids`` (``-1`` codes: none), its phrase and
+    dictionary ids, its two bigrams.
     """
     n = slot.shape[0]
-    n_blocks, n_fields = block_len.shape
-    block_start = np.empty((n_blocks, n_fields), np.int64)
-    at = 0
-    for b in range(n_blocks):
-        for j in range(n_fields):
-            block_start[b, j] = at
-            at += block_len[b, j]
+    n_fields = block_len.shape[1]
     sparse_start = np.full(n, -1, np.int64)
     sparse_count = np.zeros(n, np.int64)
     at = 0

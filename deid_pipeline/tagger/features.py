@@ -48,6 +48,7 @@ from deid_pipeline.model import ClinicalDocument, PatientDictionary
 from deid_pipeline.tagger import clusters as clusters_module
 from deid_pipeline.tagger import lexicons as lexicons_module
 from deid_pipeline.tagger.generations import Generations
+from deid_pipeline.tagger.text_rows import NewRow, TextRows
 from deid_pipeline.tagger.token_layout import CASES as _CASES
 from deid_pipeline.tagger.token_layout import DOCUMENT_CASES as _DOCUMENT_CASES
 from deid_pipeline.tagger.token_layout import Layout, token_layout
@@ -70,7 +71,9 @@ _LINE_KEY_MAX = 24
 # flat however many documents pass, with the working vocabulary of clinical
 # notes cached (the 1,619 PhysioNet notes have 15,150 distinct tokens and
 # 35,532 distinct whitespace chunks). A base record is ~2.4 kB, a chunk's
-# features ~170 bytes: the chunk cache can afford more entries.
+# features ~170 bytes: the chunk cache can afford more entries. The encoder
+# keeps its own rows of texts (ids only, a few hundred bytes a text) under
+# the same limit (:mod:`deid_pipeline.tagger.text_rows`).
 _BASE_CACHE_LIMIT = 16_000
 _CHUNK_CACHE_LIMIT = 24_000
 
@@ -80,10 +83,9 @@ _CHUNK_CACHE_LIMIT = 24_000
 # counts of upper- and lower-case letters).
 _Base = tuple
 _BASE_CACHE = Generations(_BASE_CACHE_LIMIT)
-# The base records without Brown-cluster features, for models that know none
-# (the shipped one is trained with ``--clusters none``): the clusters are then
-# neither loaded (0.1 s and 13 MB a process) nor looked up.
-_PLAIN_BASE_CACHE = Generations(_BASE_CACHE_LIMIT)
+# The encoder of a model that knows no cluster attribute (the shipped one is
+# trained with ``--clusters none``) neither loads the clusters (0.1 s and 13 MB
+# a process) nor looks them up.
 _NO_CLUSTERS = clusters_module.Clusters({})
 _CHUNK_CACHE = Generations(_CHUNK_CACHE_LIMIT)
 
@@ -388,27 +390,17 @@ class _Parts(NamedTuple):
 
 
 def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
-                    lexicons: lexicons_module.Lexicons | None,
-                    clusters: bool = True) -> _Parts | None:
-    """What :func:`document_features` and the encoder need; None for no tokens.
-
-    Without ``clusters`` the base records hold no Brown-cluster feature: the
-    features of :func:`without_clusters`.
-    """
-    if isinstance(doc, str):
-        text, dictionary = doc, None
-    else:
-        text, dictionary = doc.text, doc.dictionary
-    if tokens is None:
-        tokens = tokenize(text)
+                    lexicons: lexicons_module.Lexicons | None) -> _Parts | None:
+    """What :func:`document_features` needs; None for no tokens."""
+    text, dictionary, tokens = _tokens_of(doc, tokens)
     n = len(tokens)
     if n == 0:
         return None
     lex = lexicons if lexicons is not None else lexicons_module.load()
-    table = clusters_module.load() if clusters else _NO_CLUSTERS
+    table = clusters_module.load()
     texts = list(map(itemgetter(0), tokens))
     slot_of = dict.fromkeys(texts)
-    cache = _BASE_CACHE if clusters else _PLAIN_BASE_CACHE
+    cache = _BASE_CACHE
     bases = []
     for slot, text_ in enumerate(slot_of):
         b = cache.current.get(text_)
@@ -432,11 +424,28 @@ def _document_parts(doc: ClinicalDocument | str, tokens: Sequence[Token] | None,
     layout = token_layout(text, starts, ends, codes[slots], words[slots],
                           letters[slots])
     lowers = list(map(slot_lowers.__getitem__, slots.tolist()))
+    return _Parts(text, list(slot_of), bases, slots, lowers, layout,
+                  _sparse_features(lowers, dictionary, lex))
+
+
+def _tokens_of(doc: ClinicalDocument | str, tokens: Sequence[Token] | None
+               ) -> tuple[str, PatientDictionary | None, Sequence[Token]]:
+    """The text of ``doc``, its patient dictionary, its tokens (cut if not given)."""
+    if isinstance(doc, str):
+        text, dictionary = doc, None
+    else:
+        text, dictionary = doc.text, doc.dictionary
+    return text, dictionary, tokenize(text) if tokens is None else tokens
+
+
+def _sparse_features(lowers: list[str], dictionary: PatientDictionary | None,
+                     lex: lexicons_module.Lexicons) -> dict[int, list[str]]:
+    """Token -> its phrase flags, then its dictionary features (few tokens have any)."""
     sparse = {i: [f"P={f}" for f in sorted(flags)]
               for i, flags in lexicons_module.phrase_flags(lowers, lex).items()}
     for i, feats in dictionary_token_features(dictionary, lowers).items():
         sparse.setdefault(i, []).extend(sorted(feats))
-    return _Parts(text, list(slot_of), bases, slots, lowers, layout, sparse)
+    return sparse
 
 
 def _extras(parts: _Parts) -> list[list[str]]:
@@ -584,14 +593,15 @@ class FeatureEncoder:
     Decoding needs ids only, and looking up ~34 strings a token in the model's
     dict cost more than computing them. Most of them are the blocks of a
     token's base record (its own features, its context features at each
-    offset), the same for every occurrence of the text: their ids are cached
-    per text, so a document's base-record ids are gathered from cached blocks
-    with numpy. Its extras come from the document's
-    :class:`~deid_pipeline.tagger.token_layout.Layout` codes through a table
-    of the few strings they can spell (chunk features are cached per chunk);
-    only line keys, phrase flags and dictionary features are looked up one by
-    one. Bigrams are looked up by their pair of words, never spelled out: a model knows
-    few of them (2,320 of 12,714 attributes; 5% of the bigrams of notes).
+    offset), the same for every occurrence of the text: their ids are kept in
+    a row per text (:class:`~deid_pipeline.tagger.text_rows.TextRows`), and
+    the kernel gathers a document's from the rows of its tokens. Its extras
+    come from the document's :class:`~deid_pipeline.tagger.token_layout.Layout`
+    codes through a table of the few strings they can spell (chunk features
+    are cached per chunk); only line keys, phrase flags and dictionary
+    features are looked up one by one. Bigrams are looked up by their pair of
+    words, never spelled out: a model knows few of them (2,320 of 12,714
+    attributes; 5% of the bigrams of notes).
     Attributes the model lacks are -1, as ``attribute_ids.get(s, -1)`` gives.
     A model with no Brown-cluster attribute gets the features of
     :func:`without_clusters` (their ids would all be -1: the same scores).
@@ -603,10 +613,11 @@ class FeatureEncoder:
         self.attribute_ids = attribute_ids
         drop = ("bc", *_CLUSTER_CONTEXT)
         self.clusters = any(name.startswith(drop) for name in attribute_ids)
-        self._cache = Generations(_BASE_CACHE_LIMIT)
         self._chunks = Generations(_CHUNK_CACHE_LIMIT)
         self._feature_ids = Generations(_CHUNK_CACHE_LIMIT)
-        self._pad = self._block_ids(((),) + _PADS)
+        pad_ids, pad_lengths = self._block_ids(((),) + _PADS)
+        self._rows = TextRows(NewRow(pad_ids, pad_lengths, 0, (0, 0), ""),
+                              _BASE_CACHE_LIMIT)
         # The ids of the extras' few strings, in lay_out_ids' order: cpos,
         # line positions, df buckets, dcase names, the short line last.
         self._extra_ids = self._block_ids(
@@ -660,29 +671,30 @@ class FeatureEncoder:
         ``document_features(doc, tokens)`` (of ``without_clusters`` of them
         when the model knows no cluster attribute).
         """
-        parts = _document_parts(doc, tokens, None, self.clusters)
-        if parts is None:
+        text, dictionary, tokens = _tokens_of(doc, tokens)
+        n = len(tokens)
+        if n == 0:
             return np.zeros(0, np.int64), np.zeros(1, np.int64)
-        layout, get = parts.layout, self.attribute_ids.get
-        n = len(parts.slots)
-        # The base-record blocks of each distinct text (slot 0: the pad).
-        blocks = [self._pad]
-        cache = self._cache
-        for text, base in zip(parts.texts, parts.bases):
-            block = cache.current.get(text)
-            if block is None:
-                block = cache.recall(text)
-            if block is None:
-                block = self._block_ids(base[:9])
-                cache.put(text, block)
-            blocks.append(block)
+        lex = lexicons_module.load()
+        table = clusters_module.load() if self.clusters else _NO_CLUSTERS
+
+        def new_row(text_: str) -> NewRow:
+            base = _base(text_, lex, table)
+            ids, lengths = self._block_ids(base[:9])
+            return NewRow(ids, lengths, base[11], base[12], base[9])
+
+        held = self._rows.rows(list(map(itemgetter(0), tokens)), new_row)
+        rows = held.rows
+        starts = np.fromiter(map(itemgetter(1), tokens), np.int64, n)
+        ends = np.fromiter(map(itemgetter(2), tokens), np.int64, n)
+        layout = token_layout(text, starts, ends, held.code[rows], held.word[rows],
+                              held.letters[rows])
+        lowers = list(map(held.lowers.__getitem__, rows.tolist()))
+        sparse = _sparse_features(lowers, dictionary, lex)
+        get = self.attribute_ids.get
         # The kernels (numba) load with the first encode, as the decoder's do.
         from deid_pipeline.tagger.feature_kernels import lay_out_ids
 
-        block_pool = np.concatenate([ids for ids, _ in blocks])
-        block_len = np.fromiter(chain.from_iterable(lengths for _, lengths in blocks),
-                                np.int64, len(blocks) * len(_BLOCKS))
-        text = parts.text
         opens = layout.cpos == 0
         chunk_ids = [self._chunk_ids(text[s:e]) for s, e in
                      zip(layout.chunk_start[opens].tolist(),
@@ -692,11 +704,9 @@ class FeatureEncoder:
         # A line key's ids, once per run of tokens it keys (key words never
         # decrease along the document).
         keyed = layout.key_word[layout.key_word >= 0]
-        lowers = parts.lowers
         key_words = keyed[np.flatnonzero(np.diff(keyed, prepend=-1))].tolist()
         key_ids = np.fromiter((get(f"key={lowers[w][:_LINE_KEY_MAX]}", -1)
                                for w in key_words), np.int64, len(key_words))
-        sparse = parts.sparse
         where = np.fromiter(sparse, np.int64, len(sparse))
         lengths = np.fromiter(map(len, sparse.values()), np.int64, len(sparse))
         sparse_pool = np.fromiter(map(get, chain.from_iterable(sparse.values()),
@@ -708,9 +718,9 @@ class FeatureEncoder:
                                                        repeat((-1, -1)))),
                                np.int64, 2 * (n + 1)).reshape(n + 1, 2)
         return lay_out_ids(
-            block_pool, block_len.reshape(len(blocks), len(_BLOCKS)), _BLOCK_OFFSETS,
-            parts.slots + 1, layout.cpos, layout.line_pos, layout.key_word, layout.df,
-            layout.dcase, layout.short_line, chunk_pool, chunk_len, self._extra_ids,
+            held.pool, held.start, held.length, _BLOCK_OFFSETS, rows, layout.cpos,
+            layout.line_pos, layout.key_word, layout.df, layout.dcase,
+            layout.short_line, chunk_pool, chunk_len, self._extra_ids,
             len(_CPOS), len(_CPOS) + len(_LINE_POSITIONS),
             len(_CPOS) + len(_LINE_POSITIONS) + len(_DF_BUCKETS), key_ids,
             sparse_pool, where, lengths, pair_ids)
