@@ -74,25 +74,29 @@ class _Generation:
         self.code = np.empty(capacity, np.int64)
         self.letters = np.empty((capacity, 2), np.int64)
         self.word = np.empty(capacity, np.int64)
-        self.add(pad)
+        self.extend([""], [pad])
 
-    def add(self, row: NewRow) -> int:
-        """Append ``row``; its number."""
-        at, used, count = self.size, self.used, len(row.ids)
-        if at == len(self.code):
+    def extend(self, texts: list[str], rows: list[NewRow]) -> None:
+        """Append a row per text, in one go (a note brings a few new texts)."""
+        at, used, count = self.size, self.used, len(rows)
+        ids = np.concatenate([row.ids for row in rows])
+        while at + count > len(self.code):
             self._grow_rows()
-        while used + count > len(self.pool):
+        while used + len(ids) > len(self.pool):
             self.pool = np.concatenate([self.pool, np.empty_like(self.pool)])
-        self.pool[used:used + count] = row.ids
-        lengths = np.asarray(row.lengths, np.int64)
-        self.length[at] = lengths
-        self.start[at] = used + np.cumsum(lengths) - lengths
-        self.code[at] = row.code
-        self.letters[at] = row.letters
-        self.word[at] = self.word_ids.setdefault(row.lower, len(self.word_ids))
-        self.lowers.append(row.lower)
-        self.size, self.used = at + 1, used + count
-        return at
+        self.pool[used:used + len(ids)] = ids
+        lengths = np.array([row.lengths for row in rows], np.int64)
+        ends = used + np.cumsum(lengths).reshape(lengths.shape)
+        self.start[at:at + count] = ends - lengths
+        self.length[at:at + count] = lengths
+        self.code[at:at + count] = [row.code for row in rows]
+        self.letters[at:at + count] = [row.letters for row in rows]
+        word_ids = self.word_ids
+        self.word[at:at + count] = [word_ids.setdefault(row.lower, len(word_ids))
+                                    for row in rows]
+        self.lowers.extend(row.lower for row in rows)
+        self.index.update(zip(texts, range(at, at + count)))
+        self.size, self.used = at + count, used + len(ids)
 
     def _grow_rows(self) -> None:
         for name in ("start", "length", "code", "letters", "word"):
@@ -136,12 +140,13 @@ class TextRows:
                 current = self._current = _Generation(self._pad, _FIRST_ROWS)
             index = current.index
             rows = np.fromiter(map(index.get, texts, repeat(-1)), np.int64, len(texts))
-            for t in np.flatnonzero(rows < 0).tolist():
-                text = texts[t]
-                row = index.get(text)  # a text twice in the document
-                if row is None:
-                    row = index[text] = current.add(self._recalled(text) or make(text))
-                rows[t] = row
+            missing = np.flatnonzero(rows < 0).tolist()
+            if missing:
+                added: dict[str, int] = {}  # a text twice in the document: one row
+                for t in missing:
+                    rows[t] = added.setdefault(texts[t], current.size + len(added))
+                current.extend(list(added), [self._recalled(text) or make(text)
+                                             for text in added])
             return current.view(rows)
 
     def _recalled(self, text: str) -> NewRow | None:
