@@ -67,6 +67,26 @@ def test_a_text_met_again_after_a_turnover_keeps_its_row_data():
     assert again.pool[again.start[0, 0]] == 7  # row 0 is the pad in every generation
 
 
+def test_a_long_document_of_texts_held_keeps_its_generation():
+    # A 100,000-character part has more tokens than a generation holds texts:
+    # only new texts count towards the limit.
+    pad = NewRow(np.array([7]), (1,), 0, (0, 0), "")
+    made: list[str] = []
+
+    def make(text: str) -> NewRow:
+        made.append(text)
+        return NewRow(np.array([len(made)]), (1,), 0, (0, 0), text)
+
+    table = TextRows(pad, 3)
+    table.rows(["a", "b"], make)
+    generation = table._current
+    held = table.rows(["a", "b"] * 50, make)
+    assert table._current is generation and made == ["a", "b"]
+    assert held.rows.tolist() == [1, 2] * 50
+    table.rows(["c", "d"], make)  # two new texts do not fit: a new generation
+    assert table._current is not generation and len(table) == 2
+
+
 def test_threads_sharing_an_encoder_get_the_ids_of_one(physionet_docs, attribute_ids):
     encoder = FeatureEncoder(attribute_ids)
     encoder._rows = TextRows(encoder._rows._pad, 200)  # turnovers while they run

@@ -14,7 +14,7 @@ Bounded like :class:`~deid_pipeline.tagger.generations.Generations`: rows
 fill the current generation up to ``limit`` texts; then it becomes the
 previous one, and a text met again is copied back from it, so the working
 vocabulary survives the turnover while texts seen once fall out. The turnover
-happens before a document's texts are looked up, never in the middle, so
+happens when a document's new texts would not fit, before any is added, so
 every row of one document lies in one generation's arrays.
 
 One table per encoder, used by any thread of the process: looking rows up
@@ -135,16 +135,12 @@ class TextRows:
         """The row of each text, adding rows (``make(text)``) for texts not held."""
         with self._lock:
             current = self._current
-            if current.size + len(texts) > self.limit + 1 and current.size > 1:
+            rows, added = _looked_up(current, texts)
+            if current.size + len(added) > self.limit + 1 and current.size > 1:
                 self._previous = current
                 current = self._current = _Generation(self._pad, _FIRST_ROWS)
-            index = current.index
-            rows = np.fromiter(map(index.get, texts, repeat(-1)), np.int64, len(texts))
-            missing = np.flatnonzero(rows < 0).tolist()
-            if missing:
-                added: dict[str, int] = {}  # a text twice in the document: one row
-                for t in missing:
-                    rows[t] = added.setdefault(texts[t], current.size + len(added))
+                rows, added = _looked_up(current, texts)
+            if added:
                 current.extend(list(added), [self._recalled(text) or make(text)
                                              for text in added])
             return current.view(rows)
@@ -155,3 +151,14 @@ class TextRows:
             return None
         at = previous.index.get(text)
         return None if at is None else previous.row_of(at)
+
+
+def _looked_up(generation: _Generation, texts: list[str]
+               ) -> tuple[np.ndarray, dict[str, int]]:
+    """Each text's row in ``generation``; the texts it lacks, with the rows they get."""
+    rows = np.fromiter(map(generation.index.get, texts, repeat(-1)), np.int64,
+                       len(texts))
+    added: dict[str, int] = {}  # a text twice in the document: one row
+    for t in np.flatnonzero(rows < 0).tolist():
+        rows[t] = added.setdefault(texts[t], generation.size + len(added))
+    return rows, added
