@@ -6,7 +6,7 @@ raised ``KeyboardInterrupt`` inside some library's import, where a bare
 installs the run's handlers before importing anything heavy; the handler
 records the signal, and the run refuses to publish once one was recorded,
 whoever caught the exception it raised. This module imports only
-``deid_pipeline.runtime.interrupts`` at load time.
+``deid_pipeline.runtime`` (interrupts, process) at load time.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
+from deid_pipeline.runtime.process import collections_deferred
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
         from deid_pipeline.pipelines.cli import main as cli_main
 
         return cli_main(argv)
-    with handling_signals():
+    # Collections wait until the pipeline runs (runtime/process.py).
+    with handling_signals(), collections_deferred():
         try:
             from deid_pipeline.pipelines.cli import main as cli_main
 

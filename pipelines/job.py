@@ -45,6 +45,7 @@ from deid_pipeline.pipelines.worker_logs import quiet_worker_args, quiet_workers
 from deid_pipeline.run_options import build_parser, metadata_keys, surrogate_language
 from deid_pipeline.runtime import interrupts
 from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
+from deid_pipeline.runtime.process import collect_from_here
 from deid_pipeline.store.files import (
     absolute,
     match_files,
@@ -444,6 +445,7 @@ def _execute(
     )
     try:
         interrupts.raise_if_received()
+        collect_from_here()  # the start-up's objects are built: freeze them
         with quiet_workers(job.beam_args):
             result = pipeline.run()
             # On Flink: fails if stuck (no record moved, staging not growing).

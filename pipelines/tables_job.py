@@ -33,6 +33,7 @@ from deid_pipeline.pipelines.job_options import (
 )
 from deid_pipeline.pipelines.worker_logs import quiet_workers
 from deid_pipeline.runtime import interrupts
+from deid_pipeline.runtime.process import collect_from_here
 from deid_pipeline.store.files import (
     is_local,
     match_files,
@@ -243,6 +244,7 @@ def _stage(job, inputs: dict[str, TableInput], rows: list[TableRow],
         | "WriteCounts" >> WriteCounts(staging, flags)
     )
     interrupts.raise_if_received()
+    collect_from_here()  # the start-up's objects are built: freeze them
     with quiet_workers(job.beam_args):
         pipeline.run().wait_until_finish()
     protect_staging(staging, job.args.mode)

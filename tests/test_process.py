@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -61,3 +62,40 @@ def test_the_cpus_a_process_may_use_follow_its_affinity_mask():
          "print(parser.parse_args(['--output', 'x']).workers)\n"],
         capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.split() == ["1"]
+
+
+_RUN_REPORTING_GC = """\
+import gc, json, sys
+import apache_beam as beam
+seen = {}
+run = beam.Pipeline.run
+def reporting_run(self, *args, **kwargs):
+    seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count(),
+                full=gc.get_stats()[2]["collections"])
+    return run(self, *args, **kwargs)
+beam.Pipeline.run = reporting_run
+from deid_pipeline.pipelines.entry import main
+before = gc.get_stats()[2]["collections"]
+code = main(sys.argv[1:])
+seen["full"] -= before
+print(json.dumps({**seen, "code": code, "after_enabled": gc.isenabled()}))
+"""
+
+
+def test_a_run_collects_nothing_until_its_pipeline_runs(tmp_path):
+    """Start-up (imports, the graph) without full collections; the run itself with."""
+    samples = os.path.join(os.path.dirname(__file__), "..", "samples", "notes.jsonl")
+    out = subprocess.run(
+        [sys.executable, "-c", _RUN_REPORTING_GC, "run", "--input", samples,
+         "--output", str(tmp_path / "out"), "--ephemeral-key",
+         "--detectors", "rules,dictionary"],
+        capture_output=True, text=True, timeout=300, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["code"] == 0
+    # The command's imports and the graph were walked by no full collection,
+    assert seen["full"] == 0
+    # and they are frozen out of the way once collections start, before any
+    # document is read.
+    assert seen["enabled"] and seen["frozen"] > 50_000
+    # Collections are on again once the command returns.
+    assert seen["after_enabled"]
