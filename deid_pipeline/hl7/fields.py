@@ -23,7 +23,6 @@ __all__ = [
     "ENVELOPE_COUNT",
     "ENVELOPE_FACILITIES",
     "ENVELOPE_KEPT",
-    "FIELDS",
     "STRUCTURE_FIELDS",
     "PERSON_KINDS",
     "PERSON_SEGMENTS",
@@ -33,6 +32,7 @@ __all__ = [
     "HeaderField",
     "Leaf",
     "fields_of",
+    "header_fields",
     "identifier_label",
     "kind_of_obx",
     "map_field",
@@ -138,7 +138,7 @@ def _ts(key: str, seed: bool = False) -> HeaderField:
     return HeaderField(key, "TS", "DATE", seed)
 
 
-FIELDS: tuple[HeaderField, ...] = (
+_LISTED: tuple[HeaderField, ...] = (
     _f("MSH.4", "HD", "HOSPITAL"), _f("MSH.6", "HD", "HOSPITAL"), _ts("MSH.7"),
     _ts("EVN.2"), _ts("EVN.3"), _f("EVN.5", "XCN", "DOCTOR"), _ts("EVN.6"),
     _f("EVN.7", "HD", "HOSPITAL"),
@@ -252,7 +252,14 @@ def _typed_fields(listed: set[str]) -> tuple[HeaderField, ...]:
     return tuple(sorted(extra, key=lambda f: (f.segment, f.number)))
 
 
-FIELDS = FIELDS + _typed_fields({f.key for f in FIELDS})
+@functools.lru_cache(maxsize=1)
+def header_fields() -> tuple[HeaderField, ...]:
+    """Every PHI field of a header: the hand list, then those HL7 2.5 types as PHI.
+
+    Built on first use: loading hl7apy's tables took 0.05 s of every
+    process's start-up, a run over notes included (issue 45).
+    """
+    return _LISTED + _typed_fields({f.key for f in _LISTED})
 
 # ------------------------------------------------------- what else is kept
 
@@ -328,9 +335,13 @@ def kept_as_code(segment: str, number: int) -> bool:
     spec = _library().FIELDS.get(f"{segment}_{number}")
     return spec is not None and spec[2] in _CODED_FIELD_TYPES
 
-_BY_SEGMENT: dict[str, tuple[HeaderField, ...]] = {}
-for _field in FIELDS:
-    _BY_SEGMENT[_field.segment] = (*_BY_SEGMENT.get(_field.segment, ()), _field)
+@functools.lru_cache(maxsize=1)
+def _by_segment() -> dict[str, tuple[HeaderField, ...]]:
+    """:func:`header_fields` by segment id."""
+    by_segment: dict[str, tuple[HeaderField, ...]] = {}
+    for spec in header_fields():
+        by_segment[spec.segment] = (*by_segment.get(spec.segment, ()), spec)
+    return by_segment
 
 # CX-5 identifier type codes (HL7 table 0203) -> label of the identifier.
 _ID_TYPES = {
@@ -381,7 +392,7 @@ def numbers_of(keys: frozenset[str], segment: str) -> frozenset[int]:
 
 def fields_of(segment: str) -> tuple[HeaderField, ...]:
     """Return the PHI fields of a segment id (empty for Z- and other segments)."""
-    return _BY_SEGMENT.get(segment, ())
+    return _by_segment().get(segment, ())
 
 
 def kind_of_obx(value_type: str) -> HeaderField | None:
@@ -500,7 +511,7 @@ def map_leaves(raw: str, d: Delimiters,
 def segment_fields(message: Hl7Message) -> Iterator[tuple[Segment, HeaderField]]:
     """Every (segment, PHI field spec) pair present in the message, in order."""
     for seg in message.segments:
-        specs = _BY_SEGMENT.get(seg.name)
+        specs = _by_segment().get(seg.name)
         if not specs:
             continue
         n = len(seg.fields)
