@@ -18,7 +18,10 @@ The baseline runs ``multi_processing`` with one SDK worker (a client and a
 worker process, each importing Beam and loading the tagger);
 ``--single-mode in_memory`` runs it in one process, as ``run`` does by
 default. ``--pyinstrument OUT.html`` also profiles one in-process
-(``in_memory``) run.
+(``in_memory``) run. ``--rounds 3`` measures all of it three times in turn
+(the job, its start-up, the stage functions) and prints the median of each
+figure with its range: on a shared machine one round's share moved by ten
+points, as much from the stage functions' timing as from the job's.
 Only counts and timings are printed; never document content.
 """
 
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -348,29 +352,77 @@ def build_parser() -> argparse.ArgumentParser:
         help="runner mode of the 1-worker baseline (default: multi_processing, a "
         "client and one SDK worker; in_memory: one process, as run's default)",
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, metavar="N",
+        help="measure the job, its start-up and the stage functions N times in "
+        "turn and print each figure's median and range (default: 1)",
+    )
     return parser
+
+
+def measure_round(bench: Bench, args: argparse.Namespace) -> tuple[dict, RunFigures]:
+    """The job, its start-up and the stage functions, measured once; printed."""
+    print("running N 1w (the baseline) ...", end=" ", flush=True)
+    baseline = run_set(bench, "N 1w", False, 1, args.single_mode, args.model)
+    print(f"{baseline.pipeline_seconds:.1f} s, {baseline.tree_cpu:.1f} CPU-s",
+          flush=True)
+    print("running 1 doc 1w (start-up) ...", end=" ", flush=True)
+    startup = run_startup(bench, args.model, args.single_mode)
+    print(f"{startup.tree_cpu:.1f} CPU-s" if startup else "no note in the set",
+          flush=True)
+    figures = measure_stages(bench, args.model, args.docs, baseline)
+    if startup and figures.get("stage_documents"):
+        figures.update(report_startup(stage_ms(figures), baseline, startup))
+    return figures, baseline
+
+
+def stage_ms(figures: dict) -> float:
+    """The stage functions' ms a document in a round's figures."""
+    return 1000 * sum(figures["stage_seconds"].values()) / figures["stage_documents"]
+
+
+def report_rounds(rounds: list[tuple[dict, RunFigures]]) -> dict:
+    """Print each figure's median over the rounds, with its range."""
+    rows = [{"stage_ms": stage_ms(figures),
+             "job_cpu_ms": 1000 * baseline.tree_cpu / baseline.documents,
+             "startup_cpu": figures.get("startup_cpu", 0.0)}
+            for figures, baseline in rounds if figures.get("stage_documents")]
+    if not rows:
+        return {}
+    for row in rows:
+        row["beam_share"] = 1 - row["stage_ms"] / row["job_cpu_ms"]
+    print()
+    print(f"over {len(rows)} rounds (each: the job, its start-up, the stage "
+          "functions, in turn), median (range):")
+    medians = {}
+    for name, text, scale, unit in (
+            ("beam_share", "Beam's share of the job's CPU", 100, "%"),
+            ("stage_ms", "stage functions", 1, " ms/doc"),
+            ("job_cpu_ms", "the job", 1, " CPU-ms/doc"),
+            ("startup_cpu", "start-up", 1, " CPU-s")):
+        values = [row[name] for row in rows]
+        medians[name] = statistics.median(values)
+        print(f"  {text}: {scale * medians[name]:.2f}{unit} "
+              f"({scale * min(values):.2f}-{scale * max(values):.2f})")
+    return {"rounds": rows, "medians": medians}
 
 
 def main(argv: list[str] | None = None) -> dict:
     """Run the benchmark; returns (and prints) the figures."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
     with workspace(args.workdir) as workdir:
         bench = prepare(args, 1, workdir, "bench_stages")
-        print("running N 1w (the baseline) ...", end=" ", flush=True)
-        baseline = run_set(bench, "N 1w", False, 1, args.single_mode, args.model)
-        print(
-            f"{baseline.pipeline_seconds:.1f} s, {baseline.tree_cpu:.1f} CPU-s",
-            flush=True,
-        )
-        print("running 1 doc 1w (start-up) ...", end=" ", flush=True)
-        startup = run_startup(bench, args.model, args.single_mode)
-        print(f"{startup.tree_cpu:.1f} CPU-s" if startup else "no note in the set",
-              flush=True)
-        figures = measure_stages(bench, args.model, args.docs, baseline)
-        if startup and figures.get("stage_documents"):
-            stage_ms = (1000 * sum(figures["stage_seconds"].values())
-                        / figures["stage_documents"])
-            figures.update(report_startup(stage_ms, baseline, startup))
+        rounds = []
+        for number in range(1, args.rounds + 1):
+            if args.rounds > 1:
+                print(f"\nround {number} of {args.rounds}")
+            rounds.append(measure_round(bench, args))
+        figures, baseline = rounds[-1]
+        if args.rounds > 1:
+            figures.update(report_rounds(rounds))
         if args.pyinstrument:
             profile(bench, args.pyinstrument)
         figures.update(summary(bench, args), baseline=asdict(baseline))

@@ -152,3 +152,29 @@ def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart
     )
     assert busy.returncode == 0
     assert sampler.stop()["run (client)"] >= 0.3
+
+
+def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
+    tmp_path, capsys
+):
+    figures = bench_stages.main(
+        ["--docs", "3", "--workdir", str(tmp_path / "work"),
+         "--single-mode", "in_memory", "--rounds", "2"]
+    )
+    out = capsys.readouterr().out
+    assert "round 1 of 2" in out and "round 2 of 2" in out
+    assert "over 2 rounds" in out and "Beam's share of the job's CPU" in out
+    rounds = figures["rounds"]
+    assert len(rounds) == 2
+    for name, median in figures["medians"].items():
+        values = [r[name] for r in rounds]
+        assert min(values) <= median <= max(values)
+    # A round's share is its own job against its own stage timing.
+    for r in rounds:
+        assert r["beam_share"] == pytest.approx(1 - r["stage_ms"] / r["job_cpu_ms"])
+
+
+def test_when_bench_stages_is_asked_for_no_round_then_it_says_so(tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        bench_stages.main(["--docs", "3", "--workdir", str(tmp_path), "--rounds", "0"])
+    assert exit_info.value.code == 2
