@@ -79,6 +79,7 @@ from deid_pipeline.store.publish import (
 from deid_pipeline.store.tables import read_counts
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
 from deid_pipeline.tagger.rules.site import load_site_rules
+from deid_pipeline.transforms.beam_costs import JobOptions
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.composites import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
@@ -248,7 +249,8 @@ def run(
         review_floor=args.review_floor, language=language,
     )
 
-    options = PipelineOptions(beam_args + quiet_worker_args(beam_args))
+    # Views kept per options class: Beam asks for one at every transform.
+    options = JobOptions(beam_args + quiet_worker_args(beam_args))
     # Beam hands the options to its file systems only when a pipeline is
     # built; the driver matches inputs and creates staging before that, and
     # S3 (endpoint, keys, region) cannot be reached without them.
