@@ -155,8 +155,16 @@ def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart
 
 
 def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
-    tmp_path, capsys
+    tmp_path, capsys, monkeypatch
 ):
+    timed_in = []
+
+    def recorded(function, *args):
+        timed_in.append(function.__name__)
+        return fresh_process(function, *args)
+
+    fresh_process = bench_stages.fresh_process
+    monkeypatch.setattr(bench_stages, "fresh_process", recorded)
     figures = bench_stages.main(
         ["--docs", "3", "--workdir", str(tmp_path / "work"),
          "--single-mode", "in_memory", "--rounds", "2"]
@@ -169,9 +177,30 @@ def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
     for name, median in figures["medians"].items():
         values = [r[name] for r in rounds]
         assert min(values) <= median <= max(values)
-    # A round's share is its own job against its own stage timing.
+    # A round's share is its own job against its own stage timing, the stage
+    # functions timed in a process of their own each round.
     for r in rounds:
         assert r["beam_share"] == pytest.approx(1 - r["stage_ms"] / r["job_cpu_ms"])
+    assert timed_in == ["time_stages", "time_stages"]
+
+
+def _texts_held() -> int:
+    """Token texts the shipped model's encoder holds rows for in this process."""
+    from deid_pipeline.tagger.crf_model import load_model
+
+    return len(load_model(None).encoder._rows)  # noqa: SLF001 - its cache
+
+
+def test_when_stages_are_timed_in_a_fresh_process_then_no_cache_is_warm():
+    from deid_pipeline.model import ClinicalDocument
+    from deid_pipeline.tagger.detectors import TaggerConfig
+    from deid_pipeline.tagger.tagging import PhiTagger
+
+    PhiTagger.from_config(TaggerConfig(detectors=("crf",))).tag(ClinicalDocument(
+        doc_id="n1", text="Pt seen by Dr. Rivera on 3/4. Family at bedside.",
+        source="test"))
+    assert _texts_held() > 0
+    assert bench_stages.fresh_process(_texts_held) == 0
 
 
 def test_when_bench_stages_is_asked_for_no_round_then_it_says_so(tmp_path):
