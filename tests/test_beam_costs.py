@@ -1,4 +1,4 @@
-"""Beam's DoFn spec scans and option views, computed once: same answers, fewer times."""
+"""Beam's DoFn spec scans and option views computed once, its bundles ended promptly."""
 
 from __future__ import annotations
 
@@ -12,12 +12,18 @@ from apache_beam.options.pipeline_options import (
     StandardOptions,
     TypeOptions,
 )
+from apache_beam.runners.worker import statesampler
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms import userstate
 from apache_beam.transforms.timeutil import TimeDomain
 
 import deid_pipeline.transforms  # noqa: F401 - installs the remembered scan
-from deid_pipeline.transforms.beam_costs import JobOptions, RememberedSpecs
+from deid_pipeline.transforms.beam_costs import (
+    SAMPLER_PERIOD_MS,
+    JobOptions,
+    PromptStateSampler,
+    RememberedSpecs,
+)
 from deid_pipeline.transforms.write import _WriteCountsFn
 
 _SCAN = userstate.get_dofn_specs.scan  # Beam's own
@@ -52,10 +58,11 @@ def _counted(scan):
 def test_importing_the_transforms_makes_beam_remember_each_dofns_specs():
     assert isinstance(userstate.get_dofn_specs, RememberedSpecs)
     first = userstate.get_dofn_specs
-    from deid_pipeline.transforms.beam_costs import remember_dofn_specs
+    from deid_pipeline.transforms.beam_costs import install
 
-    remember_dofn_specs()  # again: not wrapped twice
+    install()  # again: not wrapped twice
     assert userstate.get_dofn_specs is first and first.scan is _SCAN
+    assert statesampler.StateSampler is PromptStateSampler
 
 
 def test_a_remembered_answer_is_beams_own_for_stateful_and_plain_dofns():
@@ -129,3 +136,18 @@ def test_job_options_pickle_without_their_views():
     assert "_views" not in back.__dict__
     assert back.view_as(StandardOptions).runner == "DirectRunner"
     assert back.get_all_options() == options.get_all_options()
+
+
+def test_a_bundles_sampler_sleeps_at_most_the_short_period_unless_asked_otherwise():
+    from apache_beam.utils.counters import CounterFactory
+
+    # As a bundle processor makes it: Beam's default period is 200 ms.
+    made = statesampler.StateSampler("fnapi-step-1", CounterFactory())
+    assert isinstance(made, PromptStateSampler)
+    assert made.sampling_period_ms == SAMPLER_PERIOD_MS < 200
+    assert statesampler.StateSampler("x", CounterFactory(), 5).sampling_period_ms == 5
+    made.start()
+    with made.scoped_state("step", "process"):
+        pass
+    made.stop()  # joins the sampling thread
+    assert made.finished
