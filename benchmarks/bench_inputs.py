@@ -296,7 +296,8 @@ def fmt_bytes(n: int) -> str:
     return f"{n / GiB:.2f} GiB" if n >= GiB else f"{n / MiB:.0f} MiB"
 
 
-def _key_file(workdir: str) -> tuple[str, bytes]:
+def bench_key(workdir: str) -> tuple[str, bytes]:
+    """The benchmarks' key file in ``workdir`` (made once, random) and its key."""
     key_file = os.path.join(workdir, "bench.key")
     if not os.path.exists(key_file):
         with open(key_file, "wb") as fh:
@@ -322,7 +323,7 @@ def prepare(args: argparse.Namespace, scale: int, workdir: str, name: str) -> Be
         f"{psutil.virtual_memory().total / GiB:.1f} GiB RAM, "
         f"Python {platform.python_version()}"
     )
-    key_file, key = _key_file(workdir)
+    key_file, key = bench_key(workdir)
     input_dir = os.path.join(
         workdir, f"inputs-{profile}-{args.docs}x{scale}-seed{args.seed}"
     )
