@@ -83,6 +83,7 @@ def _pattern(needle: _Needle) -> re.Pattern:
 _NOT_ALNUM = re.compile(r"[\W_]")
 _NOT_DIGIT = re.compile(r"\D")
 _DIGIT_RUN = re.compile(r"\d+")
+_LONG_DIGIT_RUN = re.compile(r"\d{3}")
 # The same classes for ASCII text, as bytes to delete: a new value's needle
 # counts its letters and digits, and bytes.translate does that about ten
 # times faster than the regexes (the tests check that they agree).
@@ -97,6 +98,15 @@ def _alnum_count_and_digits(value: str) -> tuple[int, str]:
         return (len(raw.translate(None, _ASCII_NOT_ALNUM)),
                 raw.translate(None, _ASCII_NOT_DIGIT).decode("ascii"))
     return len(_NOT_ALNUM.sub("", value)), _NOT_DIGIT.sub("", value)
+
+
+def _new_needle(fields: tuple) -> _Needle:
+    """A needle from all its fields, in order.
+
+    About a third of the time ``_Needle(...)`` takes (its keyword defaults go
+    through a Python ``__new__``); a header makes hundreds per message.
+    """
+    return tuple.__new__(_Needle, fields)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -116,14 +126,17 @@ def _needle(value: str) -> _Needle | None:
         # Phones and ids are written with any separators or none. A value of
         # short runs (a date range "1/10 - 1/17") is not: read loosely, it is
         # in every other blood pressure of a long document ("151/110-117/41").
-        runs = tuple(len(run) for run in _DIGIT_RUN.findall(value))
-        if len(runs) > 1 and max(runs) <= 2:
-            return _Needle(digits, groups=runs)
-        return _Needle(digits)
+        # Most digit values (dates with their year, phones) have a run of
+        # three: those need no runs counted.
+        if _LONG_DIGIT_RUN.search(value) is None:
+            runs = tuple(map(len, _DIGIT_RUN.findall(value)))
+            if len(runs) > 1:
+                return _new_needle((digits, (), (), False, False, (), runs))
+        return _new_needle((digits, (), (), False, False, (), ()))
     # ASCII lower-casing keeps every blank where it was.
     words = tuple(value.lower().split()) if value.isascii() else ()
-    return _Needle("", parts, words, value[0].isalnum(), value[-1].isalnum(),
-                   tuple(filter(str.isalnum, words)))
+    return _new_needle(("", parts, words, value[0].isalnum(), value[-1].isalnum(),
+                        tuple(filter(str.isalnum, words)), ()))
 
 
 def value_pattern(value: str) -> re.Pattern | None:

@@ -29,6 +29,8 @@ from deid_pipeline.value_search import (
     _ASCII_TWINS,
     SearchText,
     _alnum_count_and_digits,
+    _Needle,
+    _needle,
     value_pattern,
 )
 
@@ -276,6 +278,24 @@ def test_when_searching_values_then_matches_are_exactly_the_regex_matches():
         for _ in range(8):
             value = _random_value(rng, text)
             assert search.matches(value) == _regex_spans(text, value), (text, value)
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("1/10 - 1/17", _Needle("110117", groups=(1, 2, 1, 2))),
+    ("12-3-45", _Needle("12345", groups=(2, 1, 2))),
+    ("06/28/1979", _Needle("06281979")),
+    ("(617) 555-0143", _Needle("6175550143")),
+    ("Dr. Smith", _Needle("", ("Dr.", "Smith"), ("dr.", "smith"), True, True,
+                          ("smith",))),
+    ("Mary-Ann  O'Neil ", _Needle("", ("Mary-Ann", "O'Neil"), ("mary-ann", "o'neil"),
+                                  True, True, ())),
+    ("(İlker Şahin)", _Needle("", ("(İlker", "Şahin)"), (), False, False, ())),
+    ("J.", None),
+])
+def test_a_value_s_needle_is_the_one_its_definition_gives(value, needle):
+    """Field by field, as _Needle documents them (a needle is built positionally)."""
+    assert _needle(value) == needle
+    assert _needle(value) is None or type(_needle(value)) is _Needle
 
 
 def test_when_many_short_run_values_then_one_pass_equals_the_regex():
