@@ -141,6 +141,20 @@ def report(summary: dict[str, dict]) -> None:
               f"({min(ratios):.3f} - {max(ratios):.3f})")
 
 
+def cpu_set(text: str) -> set[int]:
+    """``--cpus``: CPU numbers this machine has, comma-separated."""
+    try:
+        cpus = {int(c) for c in text.split(",")}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not CPU numbers: {text!r}") from None
+    unknown = cpus - os.sched_getaffinity(0)
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"CPUs {sorted(unknown)} are not among this process's "
+            f"{sorted(os.sched_getaffinity(0))}")
+    return cpus
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m deid_pipeline.benchmarks.bench_versions",
@@ -159,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pairs", type=int, default=3, help="timed pairs (default: 3)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed runs of each build first (default: 1)")
-    parser.add_argument("--cpus", help="pin every run to these CPUs, e.g. 0 or 0,1 "
+    parser.add_argument("--cpus", type=cpu_set,
+                        help="pin every run to these CPUs, e.g. 0 or 0,1 "
                         "(default: not pinned)")
     parser.add_argument("--same-output", action="store_true",
                         help="fail unless both builds wrote byte-identical files")
@@ -184,7 +199,7 @@ def _measure(args: argparse.Namespace, workdir: str) -> dict:
         print(f"{write_physionet_jsonl(args.physionet, path)} PhysioNet notes as JSONL")
         inputs = [path]
     key_file = args.key_file or bench_key(workdir)[0]
-    cpus = None if not args.cpus else {int(c) for c in args.cpus.split(",")}
+    cpus = args.cpus
 
     def one(build: str, tag: str) -> dict[str, float]:
         out = os.path.join(workdir, f"out-{build}")

@@ -84,6 +84,14 @@ def test_a_baseline_that_is_not_an_executable_is_refused_before_any_run(tmp_path
     assert not (tmp_path / "w" / "out-candidate").exists()
 
 
+@pytest.mark.parametrize("cpus", ["zero", "0,99999"])
+def test_cpus_that_are_not_this_machine_s_are_refused_at_the_command_line(
+        cpus, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        bench_versions.main(["--baseline", "x", "--input", "y", "--cpus", cpus])
+    assert exit_.value.code == 2 and "--cpus" in capsys.readouterr().err
+
+
 def test_a_run_that_fails_names_its_log(tmp_path):
     failing = tmp_path / "deid-pipeline"
     failing.write_text("#!/bin/sh\necho 'no such option' >&2\nexit 2\n")
