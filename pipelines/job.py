@@ -84,6 +84,7 @@ from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.composites import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
+from deid_pipeline.transforms.spread import direct_workers
 from deid_pipeline.transforms.write import WriteCounts, WriteSortedParquet
 
 log = logging.getLogger(__name__)
@@ -425,6 +426,7 @@ def _execute(
         max_file_bytes=args.max_file_bytes,
         filesystem_flags=flags,
         link_history=history,
+        workers=direct_workers(job.options),
     )
     # Documents and identifiers are written by DeidentifyFiles, chunk by chunk.
     persons_written = outputs.persons | "WritePersons" >> WriteSortedParquet(

@@ -87,6 +87,7 @@ from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
+from deid_pipeline.transforms.spread import chunk_weight
 from deid_pipeline.transforms.tag import acquire_tagger
 
 
@@ -98,6 +99,8 @@ class ChunkRef:
     file_index: int
     chunk_index: int
     count: int
+    # Estimated tagging cost (transforms/spread.py), to deal chunks to workers.
+    weight: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +267,7 @@ class SpillFileFn(beam.DoFn):
     def _spill(self, file_index: int, chunk_index: int, chunk: list) -> ChunkRef:
         path = spill_path(self._directory, "read", file_index, chunk_index)
         write_spill(path, chunk)
-        return ChunkRef(path, file_index, chunk_index, len(chunk))
+        return ChunkRef(path, file_index, chunk_index, len(chunk), chunk_weight(chunk))
 
 
 class TagChunkFn(beam.DoFn):

@@ -37,6 +37,7 @@ from deid_pipeline.transforms.link import Link
 from deid_pipeline.transforms.persons import Persons
 from deid_pipeline.transforms.quarantine import quarantined, with_quarantine
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, BrokenLinksFn
+from deid_pipeline.transforms.spread import SpreadChunks
 from deid_pipeline.transforms.surrogate import Surrogate
 from deid_pipeline.transforms.tag import Tag, acquire_tagger
 
@@ -153,6 +154,8 @@ class DeidentifyFiles(beam.PTransform):
     ``filesystem_flags`` (the job's Beam options) go to every worker step
     that touches files, so s3:// and gs:// paths work on any SDK harness.
     ``link_history`` (``--incremental``): persons of earlier runs to link to.
+    ``workers``: how many workers the runner splits a stage among, to deal
+    the chunks to by their cost (``transforms/spread.py``).
     Both outputs rewrite each document of a person with several documents
     against the originals of all of them (``PersonOriginals``).
     """
@@ -170,6 +173,7 @@ class DeidentifyFiles(beam.PTransform):
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         filesystem_flags: FileSystemFlags = None,
         link_history: LinkHistory | None = None,
+        workers: int = 1,
     ) -> None:
         super().__init__()
         if chunk_size < 1:
@@ -185,6 +189,7 @@ class DeidentifyFiles(beam.PTransform):
         self._max_file_bytes = max_file_bytes
         self._flags = filesystem_flags
         self._history = link_history
+        self._workers = workers
         self._shared = shared.Shared()
 
     def expand(self, pbegin) -> FileOutputs:
@@ -204,7 +209,7 @@ class DeidentifyFiles(beam.PTransform):
         )
         tagged, links, tag_failed = (
             chunks
-            | "SpreadChunks" >> beam.Reshuffle()
+            | "SpreadChunks" >> SpreadChunks(self._workers)
             | "Tag"
             >> beam.ParDo(
                 TagChunkFn(
