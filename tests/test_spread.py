@@ -5,6 +5,7 @@ five note files): full and short chunks of reports and of notes. Whole runs on
 two workers against one are in ``tests/test_run_job.py``.
 """
 
+import multiprocessing
 import random
 
 import apache_beam as beam
@@ -93,6 +94,12 @@ def test_a_chunk_weighs_its_text_and_its_header_entries():
 ])
 def test_workers_are_the_direct_runner_s_split_and_one_elsewhere(args, workers):
     assert direct_workers(PipelineOptions(args)) == workers
+
+
+def test_zero_workers_is_every_core_as_the_runner_counts_them():
+    options = PipelineOptions(["--direct_running_mode=multi_processing",
+                               "--direct_num_workers=0"])
+    assert direct_workers(options) == multiprocessing.cpu_count()
 
 
 @pytest.mark.parametrize("workers", [1, 2])

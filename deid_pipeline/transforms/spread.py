@@ -20,7 +20,7 @@ run took 4% longer with them).
 
 from __future__ import annotations
 
-import os
+import multiprocessing
 from collections.abc import Iterable
 from typing import Protocol
 
@@ -108,4 +108,5 @@ def direct_workers(options: PipelineOptions) -> int:
     direct = options.view_as(DirectOptions)
     if direct.direct_running_mode == "in_memory":
         return 1
-    return direct.direct_num_workers or os.cpu_count() or 1
+    # 0 is every core, counted as the runner counts them.
+    return direct.direct_num_workers or multiprocessing.cpu_count()
