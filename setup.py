@@ -47,6 +47,9 @@ setup(
         "psutil>=5.9",
         # One pass over a long document for all its PHI values (leak_guard).
         "pyahocorasick>=2.0",
+        # Skips a rule's scan on a text that cannot match it, one pass in C
+        # (tagger/rules/gate.py); wheels for x86-64 and ARM.
+        "hyperscan>=0.7",
         # Column policies of run --table (deid_pipeline/tables/policy.py):
         # validated models that forbid unknown keys, written in YAML or JSON.
         "pydantic>=2",

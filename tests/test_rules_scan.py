@@ -18,9 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deid_pipeline.tagger.rules.ascii_classes import ascii_exact
 from deid_pipeline.tagger.rules.detector import RuleDetector
 from deid_pipeline.tagger.rules.es import ALL_KINDS, spanish_recognizers
-from deid_pipeline.tagger.rules.scan import Scanner, ascii_exact
+from deid_pipeline.tagger.rules.scan import Scanner
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 

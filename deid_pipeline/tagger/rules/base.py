@@ -301,9 +301,10 @@ class PatternRecognizer:
                 guarded.append((pattern.guard, [(f"p{i}", body)]))
         return guarded
 
-    def _scan(self, indices: Iterable[int], regex: re.Pattern[str]) -> Scanner:
+    def _scan(self, indices: Iterable[int], regex: re.Pattern[str],
+              shares: Scanner | None = None) -> Scanner:
         """The scan of ``regex``, the expression of the patterns at ``indices``."""
-        return Scanner(regex, self._guarded(indices), self._flags)
+        return Scanner(regex, self._guarded(indices), self._flags, shares)
 
     def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
         """The scan for ``text``, less the patterns whose requirement it lacks.
@@ -321,7 +322,9 @@ class PatternRecognizer:
             kept = [i for i in range(len(self.patterns)) if i not in missing]
             if kept:
                 regex, by_index = self._compile(kept)
-                self._without[missing] = self._scan(kept, regex), by_index
+                # Fewer patterns match only where all do: all's gate serves.
+                self._without[missing] = (self._scan(kept, regex, self._scanner),
+                                          by_index)
             else:
                 self._without[missing] = None
         return self._without[missing]

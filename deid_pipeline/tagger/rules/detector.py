@@ -22,6 +22,7 @@ from deid_pipeline.tagger.rules.contact import (
 from deid_pipeline.tagger.rules.credentials import CredentialNameRecognizer
 from deid_pipeline.tagger.rules.dates import DateRecognizer
 from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
+from deid_pipeline.tagger.rules.gate import GATES
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -111,9 +112,10 @@ def is_date_lookalike(text: str, start: int, end: int,
 
 
 def _keep_made() -> None:
-    """Keep the expressions and scan plans this process made, for the next one."""
+    """Keep the expressions, scan plans and gates this process made, for the next."""
     regex_programs.save()
     PLANS.save()
+    GATES.save()
 
 
 class RuleDetector(Detector):

@@ -42,231 +42,18 @@ from re import _constants as sre  # noqa: N812 - re's own name for it
 from deid_pipeline.runtime import data_cache
 from deid_pipeline.runtime.kept_table import KeptTable
 from deid_pipeline.runtime.regex_programs import compile_regex
-
-_ASCII = tuple(chr(c) for c in range(128))
-# Escapes that match no character (positions): kept as written.
-_ZERO_WIDTH_ESCAPES = frozenset("AbBZ")
-
-
-class _UnsupportedError(Exception):
-    """A construct the rewrite does not handle; the original expression is kept."""
-
-
-@lru_cache(maxsize=4096)
-def _accepts(piece: str, flags: int) -> frozenset[str]:
-    """The ASCII characters one single-character ``piece`` matches under ``flags``."""
-    regex = re.compile(piece, flags)
-    return frozenset(c for c in _ASCII if regex.fullmatch(c))
-
-
-def _class_char(c: str) -> str:
-    """``c`` as written inside a class."""
-    if c in "\\]^-[":
-        return "\\" + c
-    return c if c.isprintable() and c != " " else f"\\x{ord(c):02x}"
-
-
-@lru_cache(maxsize=4096)
-def _as_class(chars: frozenset[str]) -> str:
-    """A character class of exactly ``chars`` (ASCII), escaped where needed."""
-    if not chars:
-        return "(?!)"
-    if len(chars) == 1:
-        return re.escape(next(iter(chars)))
-    body = []
-    codes = sorted(ord(c) for c in chars)
-    i = 0
-    while i < len(codes):
-        j = i
-        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
-            j += 1
-        if j - i >= 2:
-            body.append(f"{_class_char(chr(codes[i]))}-{_class_char(chr(codes[j]))}")
-        else:
-            body.extend(_class_char(chr(c)) for c in codes[i:j + 1])
-        i = j + 1
-    return "[" + "".join(body) + "]"
-
-
-def _escape_end(source: str, i: int) -> int:
-    r"""The end of the escape starting at ``source[i] == '\\'``."""
-    if i + 1 >= len(source):
-        raise _UnsupportedError("trailing backslash")
-    c = source[i + 1]
-    if c == "x":
-        return i + 4
-    if c == "u":
-        return i + 6
-    if c == "U":
-        return i + 10
-    if c == "N":
-        close = source.find("}", i)
-        if close < 0:
-            raise _UnsupportedError("bad \\N")
-        return close + 1
-    if c == "0":
-        j = i + 2
-        while j < len(source) and j < i + 4 and source[j] in "01234567":
-            j += 1
-        return j
-    if c.isdigit():
-        raise _UnsupportedError("numbered back-reference")
-    return i + 2
-
-
-def _class_end(source: str, i: int) -> int:
-    """The end of the character class starting at ``source[i] == '['``."""
-    j = i + 1
-    if j < len(source) and source[j] == "^":
-        j += 1
-    if j < len(source) and source[j] == "]":
-        j += 1
-    while j < len(source):
-        c = source[j]
-        if c == "\\":
-            j = _escape_end(source, j)
-            continue
-        if c == "[":
-            # A nested set or set operation ('[[' warns in 3.7+): not ours.
-            raise _UnsupportedError("'[' inside a class")
-        if c == "]":
-            return j + 1
-        j += 1
-    raise _UnsupportedError("unterminated class")
-
-
-_LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
-_SCOPED_FLAGS = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?:")
-
-
-@lru_cache(maxsize=1024)
-def _rewrite(source: str, flags: int) -> str:
-    r"""The source with every single-character piece written as its ASCII class.
-
-    Pieces inside a case-sensitive scope (``(?-i:...)``) and pieces whose
-    class is the same either way (digits, blanks, ``\\d``) are left as they
-    are, so the rewrite stays readable in a traceback.
-    """
-    out: list[str] = []
-    # The flags in force at each open group, innermost last.
-    scopes = [flags]
-    i = 0
-    n = len(source)
-    while i < n:
-        c = source[i]
-        here = scopes[-1]
-        if c == "(":
-            if source.startswith("(?P=", i):
-                end = source.index(")", i) + 1
-                ref = source[i:end]
-                # A back-reference compares case-blind under IGNORECASE.
-                out.append(f"(?i:{ref})" if here & re.IGNORECASE else ref)
-                i = end
-                continue
-            if source.startswith("(?#", i):
-                i = source.index(")", i) + 1
-                continue
-            scoped = _SCOPED_FLAGS.match(source, i)
-            if scoped is not None:
-                add, remove = scoped.group(1), scoped.group(2) or ""
-                inner = here
-                for letter in add:
-                    inner |= getattr(re, letter.upper())
-                for letter in remove:
-                    inner &= ~getattr(re, letter.upper())
-                if inner & ~(re.IGNORECASE | re.UNICODE | re.MULTILINE) != (
-                        here & ~(re.IGNORECASE | re.UNICODE | re.MULTILINE)):
-                    raise _UnsupportedError("scoped flags other than i and m")
-                # The rewritten pattern is case-sensitive; keep any other
-                # scoped flag as written, drop the i.
-                kept_add = add.replace("i", "")
-                kept_remove = remove.replace("i", "")
-                opener = ("(?" + kept_add + (f"-{kept_remove}" if kept_remove else "")
-                          + ":")
-                out.append("(?:" if opener == "(?:" or opener == "(?-:" else opener)
-                scopes.append(inner)
-                i = scoped.end()
-                continue
-            if source.startswith("(?P<", i):
-                end = source.index(">", i) + 1
-            elif source.startswith(("(?<=", "(?<!"), i):
-                end = i + 4
-            elif source.startswith(("(?:", "(?=", "(?!", "(?>"), i):
-                end = i + 3
-            elif source.startswith("(?", i):
-                raise _UnsupportedError("inline global flags or conditional group")
-            else:
-                end = i + 1
-            out.append(source[i:end])
-            scopes.append(here)
-            i = end
-            continue
-        if c == ")":
-            if len(scopes) == 1:
-                raise _UnsupportedError("unbalanced ')'")
-            scopes.pop()
-            out.append(c)
-            i += 1
-            continue
-        if c in "|^$*+?.":
-            out.append(c)
-            i += 1
-            continue
-        if c == "{":
-            quantifier = re.compile(r"\{\d*(?:,\d*)?\}[?+]?").match(source, i)
-            if quantifier is not None:
-                out.append(quantifier.group())
-                i = quantifier.end()
-                continue
-        if c == "\\":
-            end = _escape_end(source, i)
-            if source[i + 1] in _ZERO_WIDTH_ESCAPES:
-                out.append(source[i:end])
-                i = end
-                continue
-        elif c == "[":
-            end = _class_end(source, i)
-        else:
-            end = i + 1
-        piece = source[i:end]
-        blind = _accepts(piece, here)
-        if blind == _accepts(piece, here & ~re.IGNORECASE):
-            out.append(piece)
-        else:
-            out.append(_as_class(blind))
-        i = end
-    if len(scopes) != 1:
-        raise _UnsupportedError("unbalanced '('")
-    return "".join(out)
-
-
-def ascii_exact(regex: re.Pattern[str]) -> re.Pattern[str]:
-    """``regex`` compiled case-sensitively, the same on ASCII text; else itself.
-
-    The result's groups are the original's, by number and by name. It is
-    only ever used on a text for which ``text.isascii()`` holds.
-    """
-    if not regex.flags & re.IGNORECASE and "(?i" not in regex.pattern:
-        return regex
-    if regex.flags & (re.VERBOSE | re.LOCALE | re.ASCII):
-        return regex
-    source = regex.pattern
-    leading = _LEADING_FLAGS.match(source)
-    if leading is not None:  # already in regex.flags
-        source = source[leading.end():]
-    try:
-        source = _rewrite(source, regex.flags & ~re.UNICODE)
-        fast = compile_regex(source, regex.flags & ~(re.IGNORECASE | re.UNICODE))
-    except (_UnsupportedError, re.error):
-        return regex
-    if fast.groupindex != regex.groupindex or fast.groups != regex.groups:
-        return regex
-    return fast
-
+from deid_pipeline.tagger.rules.ascii_classes import (
+    ASCII,
+    UnsupportedError,
+    as_class,
+    ascii_exact,
+    rewrite,
+)
+from deid_pipeline.tagger.rules.gate import ascii_bytes, gate_for
 
 # ------------------------------------------------------------ candidate scan
 
-_ALL = frozenset(_ASCII)
+_ALL = frozenset(ASCII)
 _ONE_CHAR = (sre.LITERAL, sre.NOT_LITERAL, sre.IN, sre.ANY)
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
@@ -285,7 +72,7 @@ _ONE_CHAR_SETS: dict[tuple[object, str, int], frozenset[str]] = {}
 def _one_char_uncached(op: object, av: object, state: object, flags: int
                        ) -> frozenset[str]:
     regex = _compiler.compile(_parser.SubPattern(state, [(op, av)]), flags)
-    return frozenset(c for c in _ASCII if regex.fullmatch(c))
+    return frozenset(c for c in ASCII if regex.fullmatch(c))
 
 
 def _first(items: list, state: object, flags: int) -> tuple[frozenset[str], bool]:
@@ -425,11 +212,11 @@ def dispatch_twin(guarded: Guarded, flags: int,
     parts = []
     try:
         for guard, items in guarded:
-            guard_fast = _rewrite(guard, flags & ~re.UNICODE)
+            guard_fast = rewrite(guard, flags & ~re.UNICODE)
             alternatives = []
             starts: set[str] = set()
             for name, body in items:
-                plain = _rewrite(f"(?P<{name}>{body})", flags & ~re.UNICODE)
+                plain = rewrite(f"(?P<{name}>{body})", flags & ~re.UNICODE)
                 if keep is not None and name not in keep:
                     alternatives.append(_NEVER + plain)
                     continue
@@ -442,7 +229,7 @@ def dispatch_twin(guarded: Guarded, flags: int,
             else:
                 parts.append(_skipping(frozenset(starts), False, group))
         return compile_regex("|".join(parts), cased)
-    except (_UnsupportedError, re.error):
+    except (UnsupportedError, re.error):
         return None
 
 
@@ -455,7 +242,7 @@ def _skipping(first: frozenset[str], empty: bool, source: str) -> str:
     if (empty or not first or _weight(first) >= _weight(_ALL) * 0.9
             or _GROUP_REF.search(source) or _OTHER_REFS.search(source)):
         return source
-    return f"{_as_class(first)}(?<=(?={source})[\\s\\S])"
+    return f"{as_class(first)}(?<=(?={source})[\\s\\S])"
 
 
 @lru_cache(maxsize=1024)
@@ -550,8 +337,8 @@ def _plan(regex: re.Pattern[str], guarded: Guarded | None, flags: int) -> tuple:
             if made is not None and (made.groupindex, made.groups) == (
                     regex.groupindex, regex.groups):
                 twin, at_last = made, True
-                units = [(name, *_sets(_rewrite(guard, flags & ~re.UNICODE)
-                                       + _rewrite(f"(?P<{name}>{body})",
+                units = [(name, *_sets(rewrite(guard, flags & ~re.UNICODE)
+                                       + rewrite(f"(?P<{name}>{body})",
                                                   flags & ~re.UNICODE), cased))
                          for guard, items in guarded for name, body in items]
         if not units:
@@ -599,9 +386,9 @@ def _plan(regex: re.Pattern[str], guarded: Guarded | None, flags: int) -> tuple:
             body, exact = _without_refs(body, _parser.parse(body, cased)), False
         if _OTHER_REFS.search(body):
             return sets_found
-        lead = _as_class(found)
+        lead = as_class(found)
         if offset == 1:  # the one before, then one a pattern starts with
-            lead += _as_class(frozenset().union(*(u[1] for u in group)))
+            lead += as_class(frozenset().union(*(u[1] for u in group)))
             at_zero = True
         parts.append((f"{lead}(?<=(?={body})[\\s\\S])", cased, offset, exact))
     return (*sets_found[:5], tuple(parts), at_zero, *sets_found[7:])
@@ -649,16 +436,19 @@ class Scanner:
     WORTH = 1.0
 
     def __init__(self, regex: re.Pattern[str], guarded: Guarded | None = None,
-                 flags: int = 0) -> None:
+                 flags: int = 0, shares: Scanner | None = None) -> None:
         """Prepare the scans of ``regex`` (built once, never per text).
 
         ``guarded`` and ``flags``: ``regex`` is a recognizer's expression
         of these parts (see :func:`dispatch_twin`), its wrapper groups the
         last to close in each match. The plan of the scans is read from
         :data:`PLANS` when an earlier process made it (reading the patterns
-        cost about 0.4 CPU-s of every process's start-up).
+        cost about 0.4 CPU-s of every process's start-up). An ASCII text
+        the :class:`~.gate.Gate` of ``regex`` (or of ``shares``, a scanner
+        that matches wherever this one does) rejects is not scanned.
         """
         self.regex = regex
+        self.gate = gate_for(regex) if shares is None else shares.gate
         key = hashlib.sha256(repr((regex.pattern, regex.flags, guarded, flags,
                                    self.WORTH)).encode()).hexdigest()
         plan = PLANS.get(key)
@@ -702,6 +492,8 @@ class Scanner:
         """The matches of the expression in ``text``, as ``finditer`` finds them."""
         if not text.isascii():
             yield from self.regex.finditer(text)
+            return
+        if self.gate is not None and not self.gate.passes(ascii_bytes(text)):
             return
         twin, end = self._twin, self._end
         parts = self._parts
