@@ -147,6 +147,19 @@ def test_a_damaged_kept_database_is_compiled_again(monkeypatch):
     assert GATES.used()[key] != b"not a database"
 
 
+def test_a_gate_that_fails_to_scan_passes_every_text(monkeypatch):
+    """A CPU or build Hyperscan cannot scan on costs speed, never a match."""
+    scanner = _gated(r"(?<![a-z])wife[ \t]+(?P<n>[A-Z][a-z]+)")
+    assert not scanner.gate.passes(b"no one")
+
+    def broken(database: object) -> object:
+        raise gate_module.hyperscan.error("no scratch")
+
+    monkeypatch.setattr(gate_module, "_scratch", broken)
+    assert scanner.gate.passes(b"no one")
+    assert [m.span("n") for m in scanner.finditer("his wife Anna")] == [(9, 13)]
+
+
 def test_without_hyperscan_every_text_is_scanned(monkeypatch):
     monkeypatch.setattr(gate_module, "hyperscan", None)
     scanner = Scanner(re.compile(r"dr\.?[ \t]+(?P<n>[A-Z]\w+)", re.IGNORECASE))

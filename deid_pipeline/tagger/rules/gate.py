@@ -33,7 +33,7 @@ from deid_pipeline.tagger.rules.ascii_classes import gate_source
 
 try:  # a wheel exists for Linux, macOS and Windows on x86-64 and ARM
     import hyperscan
-except ImportError:  # pragma: no cover - the gate then passes every text
+except (ImportError, OSError):  # pragma: no cover - every text is then scanned
     hyperscan = None
 
 _VERSION = getattr(hyperscan, "__version__", "none")
@@ -138,8 +138,12 @@ class Gate:
         if database is False:
             return True
         seen: list[bool] = []
-        database.scan(data, match_event_handler=_found, context=seen,
-                      scratch=_scratch(database))
+        try:
+            database.scan(data, match_event_handler=_found, context=seen,
+                          scratch=_scratch(database))
+        except hyperscan.error:  # a CPU or build it cannot run on: scan everything
+            self._database = False
+            return True
         return bool(seen)
 
 
