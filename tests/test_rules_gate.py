@@ -20,7 +20,7 @@ import pytest
 from deid_pipeline.tagger.rules import gate as gate_module
 from deid_pipeline.tagger.rules.ascii_classes import gate_source
 from deid_pipeline.tagger.rules.detector import RuleDetector
-from deid_pipeline.tagger.rules.gate import GATES, Gate, ascii_bytes
+from deid_pipeline.tagger.rules.gate import GATES, Gate, encoded
 from deid_pipeline.tagger.rules.scan import Scanner
 
 # A nursing note with no PHI in it (the shape of the PhysioNet notes).
@@ -42,15 +42,22 @@ def _gated(pattern: str, flags: int = 0) -> Scanner:
 def test_most_rule_scans_are_skipped_on_a_note_without_phi():
     """The point of it: on a plain note most recognizers' gates say no."""
     recognizers = RuleDetector().recognizers
-    data = ascii_bytes(PLAIN_NOTE)
-    verdicts = [r._scanner.gate.passes(data) for r in recognizers]  # noqa: SLF001
+    verdicts = [r._scanner.gate.passes(PLAIN_NOTE) for r in recognizers]  # noqa: SLF001
+    assert verdicts.count(False) >= 2 * len(verdicts) // 3
+
+
+def test_most_rule_scans_are_skipped_on_a_note_with_a_curly_quote_too():
+    """Beyond ASCII the gate reads UTF-8: one ’ must not cost every scan."""
+    recognizers = RuleDetector().recognizers
+    text = PLAIN_NOTE + "PT\u2019S WIFE AT BEDSIDE, 37.5\u00b0C.\n"
+    verdicts = [r._scanner.gate.passes(text) for r in recognizers]  # noqa: SLF001
     assert verdicts.count(False) >= 2 * len(verdicts) // 3
 
 
 def test_a_phone_number_opens_its_gate():
     by_name = {r.name: r._scanner.gate for r in RuleDetector().recognizers}  # noqa: SLF001
-    assert not by_name["phone"].passes(ascii_bytes(PLAIN_NOTE))
-    assert by_name["phone"].passes(ascii_bytes(PLAIN_NOTE + "CALL 617-555-1234.\n"))
+    assert not by_name["phone"].passes(PLAIN_NOTE)
+    assert by_name["phone"].passes(PLAIN_NOTE + "CALL 617-555-1234.\n")
 
 
 @pytest.mark.parametrize("pattern, flags, matching, other", [
@@ -76,7 +83,41 @@ def test_what_re_and_hyperscan_read_differently_never_hides_a_match(
     for text in (matching, other, f"x {matching} y\n", matching.upper()):
         assert [m.regs for m in scanner.finditer(text)] == [
             m.regs for m in scanner.regex.finditer(text)], (pattern, text)
-    assert scanner.gate.passes(ascii_bytes(matching))
+    assert scanner.gate.passes(matching)
+
+
+@pytest.mark.parametrize("pattern, flags, matching, other", [
+    (r"(?P<k>k\w+)", re.IGNORECASE, "\u212aelvin", "elvin"),
+    (r"mi\w+", re.IGNORECASE, "M\u0130LLER", "MALLER"),
+    (r"\bmr\b[ \t]+\w+", re.IGNORECASE, "mr Mu\u00f1oz", "\u00e9mr x"),
+    (r"(?<!\w)\d{3}-\d{4}", 0, "tel \u0665\u0665\u0665-\uff11\uff12\uff13\uff14",
+     "tel 55-1234"),
+    (r"dr\s+\w+", re.IGNORECASE, "Dr\u00a0G\u00f3mez", "Dr-Gomez"),
+    (r"[a-z]+[\u2019']s[ \t]+wife", re.IGNORECASE, "Smith\u2019s wife",
+     "Smith\u2019 wife"),
+    (r"\u00b0f", re.IGNORECASE, "98.6\u00b0F", "98.6 F\u2019"),
+    # A word boundary between ’ and é is re's, not Hyperscan's (é is no word
+    # character to it): the gate drops boundaries beyond ASCII.
+    (r"\b\w\b", 0, "\u2019\u00e9\u2019", "\u2019\u2019"),
+    (r"[^\W\d_]{2,}[ \t]+\d{5}", 0, "S\u00e3o Paulo 01310", "n\u00ba 12"),
+])
+def test_beyond_ascii_the_gate_never_hides_a_match(pattern, flags, matching, other):
+    scanner = _gated(pattern, flags)
+    for text in (matching, other, f"x {matching} y\n", matching.upper(),
+                 matching.lower()):
+        assert [m.regs for m in scanner.finditer(text)] == [
+            m.regs for m in scanner.regex.finditer(text)], (pattern, text)
+    assert scanner.gate.passes(matching)
+
+
+def test_a_lone_surrogate_is_one_byte_beyond_ascii_too():
+    scanner = _gated(r"dr\.?[ \t]+(?P<n>[A-Z]\w+)", re.IGNORECASE)
+    text = "seen by Dr. Kim \ud800"
+    assert scanner.gate.passes(text)
+    assert [m.span("n") for m in scanner.finditer(text)] == [(12, 15)]
+    for other in ("Dr \ud800x", "Dr x\ud800yz", "\ud800Dr Kim"):
+        assert [m.regs for m in scanner.finditer(other)] == [
+            m.regs for m in scanner.regex.finditer(other)]
 
 
 def test_random_texts_of_a_pattern_s_own_characters():
@@ -87,7 +128,8 @@ def test_random_texts_of_a_pattern_s_own_characters():
                  re.IGNORECASE),
                 (r"\s{2,}[a-z]{,3}\S", re.IGNORECASE)]
     rng = random.Random(45)
-    alphabet = "0123456789/-.,dDrRsSmM \t\n\x1c\x1f\x0bxa"
+    alphabet = ("0123456789/-.,dDrRsSmM \t\n\x1c\x1f\x0bxa"
+                "\u00e9\u2019\u017f\u0130\u0131\u0661\uff12\u00a0\u0085\u2028")
     for pattern, flags in patterns:
         scanner = _gated(pattern, flags)
         for _ in range(400):
@@ -101,7 +143,7 @@ def test_a_pattern_the_gate_cannot_read_is_scanned_everywhere():
     assert gate_source(regex.pattern, regex.flags) is None
     scanner = Scanner(regex)
     assert [m.span("n") for m in scanner.finditer("seen by Dr Kim")] == [(11, 14)]
-    assert scanner.gate.passes(b"anything")
+    assert scanner.gate.passes("anything")
 
 
 def test_gates_on_many_threads_at_once():
@@ -115,7 +157,7 @@ def test_gates_on_many_threads_at_once():
 
     def work(index: int) -> None:
         try:
-            results[index] = [scanner.gate.passes(t.encode()) for t in texts * 5][:60]
+            results[index] = [scanner.gate.passes(t) for t in texts * 5][:60]
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -130,33 +172,33 @@ def test_gates_on_many_threads_at_once():
 
 def test_a_scanner_and_its_gate_pickle():
     scanner = _gated(r"(?i:mrn)[ \t]*:?[ \t]*(?P<id>\d{6,})")
-    scanner.gate.passes(b"MRN: 1234567")
+    scanner.gate.passes("MRN: 1234567")
     copy = pickle.loads(pickle.dumps(scanner))
     assert copy.gate is not scanner.gate
-    assert copy.gate.passes(b"MRN: 1234567")
-    assert not copy.gate.passes(b"no number here")
+    assert copy.gate.passes("MRN: 1234567")
+    assert not copy.gate.passes("no number here")
 
 
 def test_a_damaged_kept_database_is_compiled_again(monkeypatch):
     pattern = r"(?<![a-z])wife[ \t]+(?P<n>[A-Z][a-z]+)"
-    key = Gate(pattern, 0)._key  # noqa: SLF001
+    key = Gate(pattern, 0)._key(False)  # noqa: SLF001
     monkeypatch.setitem(GATES.stored(), key, b"not a database")
     gate = Gate(pattern, 0)
-    assert gate.passes(b"his wife Anna")
-    assert not gate.passes(b"his wife")
+    assert gate.passes("his wife Anna")
+    assert not gate.passes("his wife")
     assert GATES.used()[key] != b"not a database"
 
 
 def test_a_gate_that_fails_to_scan_passes_every_text(monkeypatch):
     """A CPU or build Hyperscan cannot scan on costs speed, never a match."""
     scanner = _gated(r"(?<![a-z])wife[ \t]+(?P<n>[A-Z][a-z]+)")
-    assert not scanner.gate.passes(b"no one")
+    assert not scanner.gate.passes("no one")
 
     def broken(database: object) -> object:
         raise gate_module.hyperscan.error("no scratch")
 
     monkeypatch.setattr(gate_module, "_scratch", broken)
-    assert scanner.gate.passes(b"no one")
+    assert scanner.gate.passes("no one")
     assert [m.span("n") for m in scanner.finditer("his wife Anna")] == [(9, 13)]
 
 
@@ -169,7 +211,22 @@ def test_without_hyperscan_every_text_is_scanned(monkeypatch):
 
 def test_the_last_text_s_bytes_are_kept_by_identity():
     text = "seen by dr kim " * 3
-    first = ascii_bytes(text)
-    assert ascii_bytes(text) is first
+    first, wide = encoded(text)
+    assert encoded(text)[0] is first and not wide
     other = "".join(["seen by dr kim "] * 3)  # equal, another object
-    assert ascii_bytes(other) == first and ascii_bytes(other) is not first
+    assert encoded(other)[0] == first and encoded(other)[0] is not first
+    # One byte a character beyond ASCII: a piece's count is its count of bytes.
+    assert encoded("Dr. Mu\u00f1oz \u2019s") == (b"Dr. Mu\xf1oz \x80s", True)
+    assert encoded("bad \ud800 half") == (b"bad \x80 half", True)
+
+
+def test_a_changed_rewrite_never_reads_databases_written_the_old_way(
+        tmp_path, monkeypatch):
+    from deid_pipeline.tagger.rules import ascii_classes
+
+    before = gate_module._gates_key()  # noqa: SLF001
+    changed = tmp_path / "ascii_classes.py"
+    with open(ascii_classes.__file__, encoding="utf-8") as fh:
+        changed.write_text(fh.read() + "\n# another way of writing a gate\n")
+    monkeypatch.setattr(ascii_classes, "__file__", str(changed))
+    assert gate_module._gates_key() != before  # noqa: SLF001

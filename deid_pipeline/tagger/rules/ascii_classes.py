@@ -17,6 +17,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+# ``re._parser`` is private, but the only way to read a pattern as ``re`` does.
+from re import _constants as sre  # noqa: N812 - re's own name for it
+from re import _parser
+
 from deid_pipeline.runtime.regex_programs import compile_regex
 
 ASCII = tuple(chr(c) for c in range(128))
@@ -115,15 +119,62 @@ _LEADING_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 _SCOPED_FLAGS = re.compile(r"\(\?([aiLmsux]*)(?:-([imsx]+))?:")
 
 
+# Any character beyond ASCII, read one byte a character (gate.encoded).
+_BEYOND_ASCII = "[\\x80-\\xff]"
+
+
+def _beyond_ascii(code: int, caseless: bool) -> bool:
+    return code >= 128 or caseless and chr(code).isalpha()
+
+
+@lru_cache(maxsize=4096)
+def _may_be_wide(piece: str, flags: int) -> bool:
+    r"""Whether a single-character piece can match a character beyond ASCII.
+
+    Read from ``re``'s own parse of it, erring towards yes: a category
+    (``\w``, ``\d``, ``\s``), a negation, ``.``, a member beyond ASCII, or
+    a letter under IGNORECASE (``k`` matches the Kelvin sign, ``s`` the long
+    s). A yes only makes a gate pass more texts.
+    """
+    try:
+        items = list(_parser.parse(piece, flags & ~re.VERBOSE))
+    except re.error:
+        return True
+    if len(items) != 1:
+        return True
+    op, av = items[0]
+    caseless = bool(flags & re.IGNORECASE)
+    if op is sre.LITERAL:
+        return _beyond_ascii(av, caseless)
+    if op is not sre.IN:
+        return True  # ., a negated literal, anything else
+    for item, value in av:
+        if item is sre.LITERAL:
+            if _beyond_ascii(value, caseless):
+                return True
+        elif item is sre.RANGE:
+            low, high = value
+            if high >= 128 or caseless and any(
+                    chr(c).isalpha() for c in range(low, high + 1)):
+                return True
+        else:  # a negation, a category
+            return True
+    return False
+
+
 @lru_cache(maxsize=1024)
-def rewrite(source: str, flags: int, every: bool = False) -> str:
+def rewrite(source: str, flags: int, every: bool = False, wide: bool = False) -> str:
     r"""The source with every single-character piece written as its ASCII class.
 
     Pieces inside a case-sensitive scope (``(?-i:...)``) and pieces whose
     class is the same either way (digits, blanks, ``\\d``) are left as they
     are, so the rewrite stays readable in a traceback; ``every`` writes
     them too (and ``.``, and ``{,n}`` as ``{0,n}``), so that the result
-    means the same to another engine (:mod:`~deid_pipeline.tagger.rules.gate`).
+    means the same to another engine (:mod:`~deid_pipeline.tagger.rules.gate`)
+    on ASCII text. ``wide`` (with ``every``) is for any text, and matches
+    wherever the source can: a piece that can match a character beyond ASCII
+    also matches every such character, and word boundaries (which engines
+    read differently beyond ASCII) are dropped.
     """
     out: list[str] = []
     # The flags in force at each open group, innermost last.
@@ -202,7 +253,8 @@ def rewrite(source: str, flags: int, every: bool = False) -> str:
         if c == "\\":
             end = _escape_end(source, i)
             if source[i + 1] in _ZERO_WIDTH_ESCAPES:
-                out.append(source[i:end])
+                if not (wide and source[i + 1] in "bB"):
+                    out.append(source[i:end])
                 i = end
                 continue
         elif c == "[":
@@ -213,6 +265,9 @@ def rewrite(source: str, flags: int, every: bool = False) -> str:
         blind = _accepts(piece, here)
         if not every and blind == _accepts(piece, here & ~re.IGNORECASE):
             out.append(piece)
+        elif wide and _may_be_wide(piece, here):
+            out.append(f"(?:{as_class(blind)}|{_BEYOND_ASCII})" if blind
+                       else _BEYOND_ASCII)
         else:
             out.append(as_class(blind))
         i = end
@@ -245,10 +300,11 @@ def ascii_exact(regex: re.Pattern[str]) -> re.Pattern[str]:
     return fast
 
 
-def gate_source(pattern: str, flags: int) -> str | None:
-    """``pattern`` as only explicit ASCII classes, for :mod:`.gate`; None if not.
+def gate_source(pattern: str, flags: int, wide: bool = False) -> str | None:
+    """``pattern`` as only explicit classes, for :mod:`.gate`; None if not.
 
-    Read on ASCII text only, where it matches where ``pattern`` does.
+    Read on ASCII text only, where it matches where ``pattern`` does; or,
+    ``wide``, on any text as UTF-8, where it matches wherever ``pattern`` does.
     """
     if flags & (re.VERBOSE | re.LOCALE):
         return None
@@ -256,6 +312,6 @@ def gate_source(pattern: str, flags: int) -> str | None:
     if leading is not None:  # already in flags
         pattern = pattern[leading.end():]
     try:
-        return rewrite(pattern, flags & ~re.UNICODE, True)
+        return rewrite(pattern, flags & ~re.UNICODE, True, wide)
     except (UnsupportedError, re.error):
         return None

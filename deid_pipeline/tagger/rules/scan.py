@@ -49,7 +49,7 @@ from deid_pipeline.tagger.rules.ascii_classes import (
     ascii_exact,
     rewrite,
 )
-from deid_pipeline.tagger.rules.gate import ascii_bytes, gate_for
+from deid_pipeline.tagger.rules.gate import gate_for
 
 # ------------------------------------------------------------ candidate scan
 
@@ -443,9 +443,9 @@ class Scanner:
         of these parts (see :func:`dispatch_twin`), its wrapper groups the
         last to close in each match. The plan of the scans is read from
         :data:`PLANS` when an earlier process made it (reading the patterns
-        cost about 0.4 CPU-s of every process's start-up). An ASCII text
-        the :class:`~.gate.Gate` of ``regex`` (or of ``shares``, a scanner
-        that matches wherever this one does) rejects is not scanned.
+        cost about 0.4 CPU-s of every process's start-up). A text the
+        :class:`~.gate.Gate` of ``regex`` (or of ``shares``, a scanner that
+        matches wherever this one does) rejects is not scanned.
         """
         self.regex = regex
         self.gate = gate_for(regex) if shares is None else shares.gate
@@ -484,16 +484,18 @@ class Scanner:
 
     def exists(self, text: str) -> bool:
         """Whether the expression matches anywhere in ``text`` (``search``)."""
+        if self.gate is not None and not self.gate.passes(text):
+            return False
         if not text.isascii():
             return self.regex.search(text) is not None
         return next(self.finditer(text), None) is not None
 
     def finditer(self, text: str) -> Iterator[re.Match[str]]:
         """The matches of the expression in ``text``, as ``finditer`` finds them."""
+        if self.gate is not None and not self.gate.passes(text):
+            return
         if not text.isascii():
             yield from self.regex.finditer(text)
-            return
-        if self.gate is not None and not self.gate.passes(ascii_bytes(text)):
             return
         twin, end = self._twin, self._end
         parts = self._parts
