@@ -56,8 +56,10 @@ def _gates_key() -> str:
                                   f"{_FORMAT}\0{_VERSION}")
 
 
-# Serialised databases by a digest of their source (one per rule scan).
-GATES = KeptTable("scan-gates", _gates_key, 600)
+# Serialised databases by a digest of their source: two per rule scan, about
+# 80 for the English and Spanish rules (6 MB); a process holds the file in
+# memory, so it keeps no more than those and a site's or a test's few.
+GATES = KeptTable("scan-gates", _gates_key, 200)
 
 _FLAGS = 0 if hyperscan is None else (
     hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_SINGLEMATCH
