@@ -346,6 +346,14 @@ class PatternRecognizer:
         """Every label this recognizer can emit."""
         return (self.label,)
 
+    def scanners(self) -> tuple[Scanner, ...]:
+        """The scans this recognizer runs over a whole text (their gates are grouped).
+
+        A subclass that scans with more adds them; one left out only reads
+        the text for its own gate (:class:`~.gate.GateGroup`).
+        """
+        return tuple(s for s in (self._scanner, self._prefilter) if s is not None)
+
     def applies(self, text: str) -> bool:
         """Tell whether ``text`` can hold a match at all (a cheap pre-check)."""
         return self._prefilter is None or self._prefilter.exists(text)

@@ -22,7 +22,7 @@ from deid_pipeline.tagger.rules.contact import (
 from deid_pipeline.tagger.rules.credentials import CredentialNameRecognizer
 from deid_pipeline.tagger.rules.dates import DateRecognizer
 from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
-from deid_pipeline.tagger.rules.gate import GATES
+from deid_pipeline.tagger.rules.gate import GATES, group_for
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -147,6 +147,10 @@ class RuleDetector(Detector):
                                     for label in r.labels}))
         self.version = f"{CODE_VERSION}+data{data_version}" + (
             f"+site-sha256:{site.sha256}" if site is not None else "")
+        # One Hyperscan scan of a document for every recognizer's gates.
+        self._gates = group_for(scanner.gate for recognizer in (
+            *self.recognizers, *self.site_recognizers)
+            for scanner in recognizer.scanners())
         _keep_made()
 
     @classmethod
@@ -158,12 +162,19 @@ class RuleDetector(Detector):
         """Return every recognizer's spans, sorted by offsets."""
         text = doc.text
         spans: list[PhiSpan] = []
-        for recognizer in self.recognizers:
-            spans.extend(recognizer.analyze(text))
-        if self.site is not None:
-            spans = list(drop_allowed(text, spans, self.site))
-            for recognizer in self.site_recognizers:
+        gates = self._gates
+        if gates is not None:
+            gates.expect(text)
+        try:
+            for recognizer in self.recognizers:
                 spans.extend(recognizer.analyze(text))
+            if self.site is not None:
+                spans = list(drop_allowed(text, spans, self.site))
+                for recognizer in self.site_recognizers:
+                    spans.extend(recognizer.analyze(text))
+        finally:
+            if gates is not None:
+                gates.expect(None)
         spans.sort()
         _keep_made()  # a new mix of patterns this text compiled
         return tuple(spans)

@@ -546,6 +546,11 @@ class NameRecognizer(PatternRecognizer):
                                      self.source, self.patterns[0].confidence))
         return spans
 
+    def scanners(self) -> tuple[Scanner, ...]:
+        """Its expression's scans, the cue scan and the doctors' and full names'."""
+        return (*super().scanners(), self._cue_after_scan, _MORE_DOCTORS_SCAN,
+                _FULL_NAME_SCAN)
+
     def analyze(self, text: str) -> list[PhiSpan]:
         """The shapes after a cue, then the one or two names before ``aware``.
 

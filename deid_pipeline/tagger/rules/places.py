@@ -436,6 +436,10 @@ class UniversityRecognizer(PatternRecognizer):
         super().__init__("universities", "HOSPITAL", [
             Pattern("university", _UNIVERSITY.pattern, confidence=0.9)])
 
+    def scanners(self) -> tuple[Scanner, ...]:
+        """Its expression's scans and the universities' scan."""
+        return (*super().scanners(), _UNIVERSITY_SCAN)
+
     def analyze(self, text: str) -> list[PhiSpan]:
         """A HOSPITAL span for each university whose place is a state."""
         from deid_pipeline.tagger import lexicons
