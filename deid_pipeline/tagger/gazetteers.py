@@ -30,6 +30,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import accumulate
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger import lexicons
@@ -47,6 +48,7 @@ _JOINER = re.compile(r"[ \t.\-'\u2019/]{0,3}")
 # Words as this detector sees them: letter-and-digit runs, a possessive kept
 # with its word ("Mary's" is one word), and "&" (= "and").
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][sS](?![^\W_]))?|&")
+_WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 _HYPHEN = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
 _POSSESSIVE = re.compile(r"['\u2019]s\b", re.IGNORECASE)
 _FOLD = {
@@ -112,22 +114,53 @@ def canonical_tokens(text: str) -> list[str]:
     return _folded([m[0] for m in _WORD.finditer(text)])
 
 
+class _FoldedWords(dict):
+    """Word -> its folded form (the ``St`` rule aside), kept per process.
+
+    A lookup of each word, mapped in C, instead of folding each word of
+    every note in Python. A missing word is folded and kept; bounded as
+    :class:`~deid_pipeline.tagger.generations.Generations` (a full dict
+    becomes the previous one, and a word met again is moved up from it).
+    """
+
+    limit = 50_000
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.previous: dict[str, str] = {}
+
+    def __missing__(self, word: str) -> str:
+        lower = self.previous.get(word)
+        if lower is None:
+            lower = word.lower()
+            if "'" in lower or "\u2019" in lower:
+                lower = _POSSESSIVE.sub("", lower)
+            lower = _FOLD.get(lower, lower)
+        if len(self) >= self.limit:
+            self.previous = dict(self)
+            self.clear()
+        self[word] = lower
+        return lower
+
+
+_FOLDED = _FoldedWords()
+
+
 def _folded(words: list[str]) -> list[str]:
     """Words folded alike: ``Saint``/``St``, ``Ctr``/``Center``, ``St Marys``.
 
     After ``St`` a final ``s`` is dropped, as CMS and people drop the
     apostrophe of ``St Mary's`` or not (``St Francis`` folds to ``st franci``
-    on both sides, which is all a lookup needs).
+    on both sides, which is all a lookup needs). No word that loses its
+    ``s`` becomes ``st`` (it keeps three letters or more), so each word's
+    ``s`` depends only on the folded word before it.
     """
-    out = []
-    for word in words:
-        lower = word.lower()
-        if "'" in lower or "\u2019" in lower:
-            lower = _POSSESSIVE.sub("", lower)
-        lower = _FOLD.get(lower, lower)
-        if out and out[-1] == "st" and len(lower) > _MIN_SAINT and lower[-1] == "s":
-            lower = lower[:-1]
-        out.append(lower)
+    out = list(map(_FOLDED.__getitem__, words))
+    if "st" in out:
+        for i in range(1, len(out)):
+            lower = out[i]
+            if out[i - 1] == "st" and len(lower) > _MIN_SAINT and lower[-1] == "s":
+                out[i] = lower[:-1]
     return out
 
 
@@ -140,6 +173,15 @@ class Gazetteer:
     firsts: dict[str, int]
     # Second words of "st X" hospital names by their initial, for "St A.".
     saint_initials: frozenset[str]
+    # The first two words of each entry of two or more; the words that are
+    # an affiliation alone (``Adventist``, the half a compound needs).
+    pairs: frozenset[tuple[str, str]] = frozenset()
+    affiliations: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def first_words(self) -> frozenset[str]:
+        """The words an entry begins with (``firsts``' keys), as a set."""
+        return frozenset(self.firsts)
 
 
 _LOCK = threading.Lock()
@@ -167,28 +209,42 @@ def load(data_dir: str = DATA_DIR) -> Gazetteer:
             firsts: dict[str, int] = {}
             for phrase in entries:
                 firsts[phrase[0]] = max(firsts.get(phrase[0], 0), len(phrase))
-            _CACHE[data_dir] = Gazetteer(entries, firsts, saints)
+            pairs = frozenset(p[:2] for p in entries if len(p) >= 2)
+            affiliations = frozenset(p[0] for p, k in entries.items()
+                                     if len(p) == 1 and "affiliation" in k)
+            _CACHE[data_dir] = Gazetteer(entries, firsts, saints, pairs, affiliations)
     return _CACHE[data_dir]
 
 
 class _Words:
-    """The words of one text, with offsets, folded forms and joins."""
+    """The words of one text, with offsets, folded forms and joins.
+
+    One split of the text gives the words and what stands between them;
+    offsets are summed from their lengths when first needed (a match
+    object per word cost more than the rest of this detector).
+    """
 
     def __init__(self, text: str) -> None:
         self.text = text
-        matches = list(_WORD.finditer(text))
-        spans = [m.span() for m in matches]
-        self.spans = spans
-        self.raw = [m[0] for m in matches]
+        # Between words and words, alternately: gap, word, gap, ..., gap.
+        self._pieces: list[str] = _WORD_SPLIT.split(text)
+        self.raw: list[str] = self._pieces[1::2]
         self.folded = _folded(self.raw)
-        # Words followed by a hyphen and another word ("Kessler-Adventist").
-        if "-" in text:
-            index = {a: k for k, (a, _) in enumerate(spans)}
-            self.hyphened = {index[m.end()] - 1 for m in _HYPHEN.finditer(text)
-                             if m.end() in index and index[m.end()] > 0}
-        else:
-            self.hyphened = set()
         self._caseless: dict[int, bool] = {}
+
+    @functools.cached_property
+    def spans(self) -> list[tuple[int, int]]:
+        bounds = list(accumulate(map(len, self._pieces), initial=0))
+        return list(zip(bounds[1::2], bounds[2::2]))
+
+    @functools.cached_property
+    def hyphened(self) -> set[int]:
+        """Words followed by a hyphen and another word ("Kessler-Adventist")."""
+        if "-" not in self.text:
+            return set()
+        index = {a: k for k, (a, _) in enumerate(self.spans)}
+        return {index[m.end()] - 1 for m in _HYPHEN.finditer(self.text)
+                if m.end() in index and index[m.end()] > 0}
 
     def caseless(self, i: int) -> bool:
         """Whether word ``i`` stands on a line with no capital letter at all.
@@ -202,11 +258,11 @@ class _Words:
         if known is None:
             end = self.text.find("\n", start)
             line = self.text[start:end if end >= 0 else len(self.text)]
-            known = self._caseless[start] = not any(c.isupper() for c in line)
+            known = self._caseless[start] = not any(map(str.isupper, line))
         return known
 
     def __len__(self) -> int:
-        return len(self.spans)
+        return len(self.raw)
 
     def joined(self, i: int) -> bool:
         """Whether word ``i`` continues word ``i - 1`` within one name."""
@@ -214,7 +270,7 @@ class _Words:
 
     def gap(self, i: int) -> str:
         """The characters between word ``i - 1`` and word ``i``."""
-        return self.text[self.spans[i - 1][1]:self.spans[i][0]]
+        return self._pieces[2 * i]
 
     def before(self, i: int) -> str | None:
         return self.folded[i - 1] if i > 0 else None
@@ -262,28 +318,40 @@ class GazetteerDetector(Detector):
         return tuple(spans)
 
     def _matches(self, words: _Words) -> Iterator[_Match]:
-        firsts = self.gazetteer.firsts
+        """Left to right, each match tried after the last one ends.
+
+        A match can begin at a word that begins an entry (one alone, or
+        whose next word is the entry's second), at ``st``, or, when an
+        affiliation word is in the text, at a word hyphened to the next.
+        Most words of a note begin none: they are passed over in C.
+        """
+        gazetteer = self.gazetteer
+        firsts, entries, pairs = gazetteer.firsts, gazetteer.entries, gazetteer.pairs
         folded = words.folded
-        hyphened = words.hyphened
         n = len(folded)
-        i = 0
-        while i < n:
-            word = folded[i]
-            if word not in firsts and i not in hyphened and word != "st":
-                i += 1
+        present = gazetteer.first_words.intersection(folded)
+        if "st" in folded:
+            present = present | {"st"}
+        starts = {i for i, word in enumerate(folded) if word in present} \
+            if present else set()
+        hyphened = (words.hyphened if not gazetteer.affiliations.isdisjoint(folded)
+                    else set())
+        end = 0
+        for i in sorted(starts | hyphened):
+            if i < end:
                 continue
+            word = folded[i]
             found = None
-            if word in firsts:
+            if word in firsts and ((word,) in entries
+                                   or i + 1 < n and (word, folded[i + 1]) in pairs):
                 found = self._longest_at(words, i)
             if found is None and i in hyphened:
                 found = self._compound(words, i)
             if found is None and word == "st":
                 found = self._saint_initial(words, i)
-            if found is None:
-                i += 1
-                continue
-            yield found
-            i = found.end
+            if found is not None:
+                yield found
+                end = found.end
 
     def _longest_at(self, words: _Words, i: int) -> _Match | None:
         entries = self.gazetteer.entries
@@ -319,8 +387,11 @@ class GazetteerDetector(Detector):
         """The label the phrase ``words[i:j]`` gets in its context, or None."""
         before = words.before(i)
         cue = before in PLACE_CUES
-        capitalised = words.raw[i][:1].isupper() or (
-            words.caseless(i) and _rare_word(words.folded[i], _CASELESS_CITY_BAND))
+
+        def capitalised() -> bool:  # asked only where it decides
+            return words.raw[i][:1].isupper() or (
+                words.caseless(i) and _rare_word(words.folded[i], _CASELESS_CITY_BAND))
+
         if "hospital" in kinds:
             return "HOSPITAL"
         if kinds & _NAMES_BEFORE_FACILITY and words.after(j) in FACILITY_WORDS:
@@ -335,14 +406,14 @@ class GazetteerDetector(Detector):
             return "HOSPITAL"
         if kinds & _CITY_KINDS and self._state_follows(words, j):
             return "CITY"
-        if cue and ("city" in kinds or "city_capital" in kinds and capitalised):
+        if cue and ("city" in kinds or "city_capital" in kinds and capitalised()):
             return "CITY"
         if "state" in kinds and (cue or self._after_city(words, i)):
             return "STATE"
         if ("stab" in kinds and self._state_code(words, i)
                 and self._after_city(words, i)):
             return "STATE"
-        if kinds & _NAMES_BEFORE_FACILITY and before in FACILITY_CUES and capitalised:
+        if kinds & _NAMES_BEFORE_FACILITY and before in FACILITY_CUES and capitalised():
             return "HOSPITAL"  # from Holy Cross, at Brigham, to Emory
         return None
 
