@@ -35,7 +35,6 @@ from deid_pipeline.model import (
 )
 from deid_pipeline.runtime.interrupts import reraise_interrupt
 from deid_pipeline.surrogates import Originals
-from deid_pipeline.tagger.tagging import reconcile_documents
 
 __all__ = [
     "DocumentFlow",
@@ -160,8 +159,12 @@ class DocumentFlow:
         Reports of one HL7 message share every value, documents of one
         patient their sure names, places and ids
         (:func:`~deid_pipeline.tagger.tagging.reconcile_documents`). Part of
-        the tag stage: the caller runs it inside its own ``stage``.
+        the tag stage: the caller runs it inside its own ``stage``. Imported
+        here: a process that builds a pipeline and never tags (its client)
+        does not load the tagger (its rules alone were 0.1 CPU-s).
         """
+        from deid_pipeline.tagger.tagging import reconcile_documents
+
         return reconcile_documents(tagged)
 
     @staticmethod

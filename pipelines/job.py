@@ -78,7 +78,6 @@ from deid_pipeline.store.publish import (
 )
 from deid_pipeline.store.tables import read_counts
 from deid_pipeline.tagger.detectors import TaggerConfig, check_names, create
-from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.transforms.beam_costs import JobOptions
 from deid_pipeline.transforms.chunks import delete_spill
 from deid_pipeline.transforms.composites import DeidentifyFiles
@@ -131,6 +130,8 @@ def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
 
         versions["neural"] = neural_id(tagger_config.model_path)
     if tagger_config.rules_path:
+        from deid_pipeline.tagger.rules.site import load_site_rules
+
         # The site rules file, by its sha256, in the rule detector's version.
         versions["site_rules"] = load_site_rules(tagger_config.rules_path).sha256
         if "rules" in tagger_config.detectors:
@@ -214,7 +215,9 @@ def _prepare(argv: list[str] | None):
     try:
         detectors = check_names(d for d in args.detectors.split(",") if d)
         key, key_source = load_key(args.key_file, args.ephemeral_key)
-        if args.rules:
+        if args.rules:  # the rules load where they tag, and here only if asked
+            from deid_pipeline.tagger.rules.site import load_site_rules
+
             load_site_rules(args.rules)
         if args.bias is None:  # the model's own, recorded in run.json as used
             from deid_pipeline.tagger.crf_model import default_bias

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
@@ -10,8 +12,10 @@ from deid_pipeline.flow import DocumentFlow, StageError
 from deid_pipeline.model import ClinicalDocument
 from deid_pipeline.runtime.process import settle
 from deid_pipeline.tagger.detectors import TaggerConfig
-from deid_pipeline.tagger.tagging import PhiTagger
 from deid_pipeline.transforms.quarantine import dead_letter, with_quarantine
+
+if TYPE_CHECKING:
+    from deid_pipeline.tagger.tagging import PhiTagger
 
 
 class _TaggerHolder:
@@ -22,6 +26,9 @@ class _TaggerHolder:
 
 
 def _load(config: TaggerConfig) -> _TaggerHolder:
+    # Imported where a tagger is built: a pipeline's client never builds one.
+    from deid_pipeline.tagger.tagging import PhiTagger
+
     holder = _TaggerHolder(PhiTagger.from_config(config))
     settle()  # the model and lexicons live as long as the worker process
     return holder
