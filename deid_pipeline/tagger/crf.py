@@ -25,6 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 
 import numpy as np
 
@@ -70,8 +71,8 @@ class Posterior:
 def token_phi(posterior: Posterior) -> TokenPhi:
     """The posterior's tokens and their P(PHI) = 1 - P(O) (document confidence)."""
     tokens = posterior.tokens
-    return TokenPhi(np.fromiter((t[1] for t in tokens), np.int64, len(tokens)),
-                    np.fromiter((t[2] for t in tokens), np.int64, len(tokens)),
+    return TokenPhi(np.fromiter(map(itemgetter(1), tokens), np.int64, len(tokens)),
+                    np.fromiter(map(itemgetter(2), tokens), np.int64, len(tokens)),
                     1.0 - np.asarray(posterior.p_outside, dtype=float))
 
 
