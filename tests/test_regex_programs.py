@@ -155,3 +155,20 @@ def test_when_a_table_key_cannot_be_read_then_nothing_is_kept_and_nothing_fails(
     table.save()
     assert not table.enabled
     assert not any(tmp_path.iterdir())
+
+
+def test_when_a_table_has_a_byte_budget_then_what_it_read_is_kept_within_it(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(data_cache.CACHE_ENV, str(tmp_path))
+    first = KeptTable("scan-gates", lambda: "k", 100, max_bytes=10)
+    for name in "abc":
+        first.use(name, name.encode() * 4, new=True)
+    first.save()  # what a process used is kept, whatever its size
+    assert sorted(KeptTable("scan-gates", lambda: "k", 100).stored()) == ["a", "b", "c"]
+    second = KeptTable("scan-gates", lambda: "k", 100, max_bytes=10)
+    assert second.get("a") == b"aaaa"
+    second.use("d", b"dddd", new=True)
+    second.save()  # then what it read, while all stay within 10 bytes
+    kept = KeptTable("scan-gates", lambda: "k", 100).stored()
+    assert sorted(kept) == ["a", "d"]
+    assert sum(map(len, kept.values())) <= 10

@@ -24,14 +24,19 @@ class KeptTable:
 
     A file keeps at most ``limit`` entries: those this process used, then
     those it read, in that order, so a table does not grow without bound
-    when the rules change.
+    when the rules change. With ``max_bytes``, the entries read are kept
+    only while the bytes of all stay under it (a process holds the whole
+    file in memory: a test run's many gate databases made every later
+    process 17 MB bigger); those used are kept whatever their size.
     """
 
-    def __init__(self, name: str, key: Callable[[], str], limit: int) -> None:
+    def __init__(self, name: str, key: Callable[[], str], limit: int,
+                 max_bytes: int | None = None) -> None:
         """``key()`` names the interpreter and format the values are for."""
         self.name = name
         self._key = key
         self.limit = limit
+        self.max_bytes = max_bytes
         self._lock = threading.Lock()
         self._stored: dict | None = None
         self._used: dict = {}
@@ -76,11 +81,22 @@ class KeptTable:
                 return
             self._dirty = False
             kept = dict(self._used)
+            size = sum(map(_size, kept.values()))
             for key, value in self.stored().items():
                 if len(kept) >= self.limit:
                     break
-                kept.setdefault(key, value)
+                if key in kept:
+                    continue
+                size += _size(value)
+                if self.max_bytes is not None and size > self.max_bytes:
+                    break
+                kept[key] = value
             self.stored().update(self._used)
             if not self.enabled:
                 return
         data_cache.store(self.name, self._key(), kept)
+
+
+def _size(value: object) -> int:
+    """The bytes a kept value holds, for ``max_bytes`` (0 for any but bytes)."""
+    return len(value) if isinstance(value, (bytes, bytearray)) else 0

@@ -66,9 +66,10 @@ def _gates_key() -> str:
 
 
 # Serialised databases by a digest of their source: two per rule scan, about
-# 80 for the English and Spanish rules (6 MB); a process holds the file in
-# memory, so it keeps no more than those and a site's or a test's few.
-GATES = KeptTable("scan-gates", _gates_key, 200)
+# 80 for the English and Spanish rules (6 MB), and two per group (about
+# 1.4 MB each); a process holds the file in memory, so it keeps no more than
+# those and a site's or a test's few.
+GATES = KeptTable("scan-gates", _gates_key, 200, max_bytes=12_000_000)
 
 _FLAGS = 0 if hyperscan is None else (
     hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_SINGLEMATCH
