@@ -179,14 +179,16 @@ def test_a_scanner_and_its_gate_pickle():
     assert not copy.gate.passes("no number here")
 
 
-def test_a_damaged_kept_database_is_compiled_again(monkeypatch):
+@pytest.mark.parametrize("damaged", [b"not a database", (b"not a database", (0,)),
+                                     ("not bytes", (0,)), (b"", "not ids")])
+def test_a_damaged_kept_database_is_compiled_again(monkeypatch, damaged):
     pattern = r"(?<![a-z])wife[ \t]+(?P<n>[A-Z][a-z]+)"
     key = Gate(pattern, 0)._key(False)  # noqa: SLF001
-    monkeypatch.setitem(GATES.stored(), key, b"not a database")
+    monkeypatch.setitem(GATES.stored(), key, damaged)
     gate = Gate(pattern, 0)
     assert gate.passes("his wife Anna")
     assert not gate.passes("his wife")
-    assert GATES.used()[key] != b"not a database"
+    assert GATES.used()[key] != damaged
 
 
 def test_a_gate_that_fails_to_scan_passes_every_text(monkeypatch):

@@ -98,5 +98,7 @@ class KeptTable:
 
 
 def _size(value: object) -> int:
-    """The bytes a kept value holds, for ``max_bytes`` (0 for any but bytes)."""
+    """The bytes a kept value holds, for ``max_bytes`` (its bytes, in tuples too)."""
+    if isinstance(value, tuple):
+        return sum(map(_size, value))
     return len(value) if isinstance(value, (bytes, bytearray)) else 0

@@ -129,27 +129,33 @@ def _read(owner: Gate | GateGroup, text: str
 
 
 _ONE = frozenset({0})
+# A compiled database and the ids of the expressions it reads.
+Loaded = tuple[object, frozenset[int]]
 
 
-def _kept_or_compiled(key: str, compile_new: Callable[[], object | bool]
-                      ) -> object | bool:
+def _kept_or_compiled(key: str, compile_new: Callable[[], Loaded | bool]
+                      ) -> Loaded | bool:
     """The database kept under ``key``, else ``compile_new()``'s; False if none.
 
-    Whatever is used is recorded in :data:`GATES` for the next process.
+    Kept as its bytes and the ids it reads, recorded in :data:`GATES` for the
+    next process. A damaged or foreign entry is compiled again.
     """
     kept = GATES.get(key)
-    database: object | bool = False
-    if isinstance(kept, bytes):
+    loaded: Loaded | bool = False
+    if (isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[0], bytes)
+            and isinstance(kept[1], tuple)):
         try:
-            database = hyperscan.loadb(kept, hyperscan.HS_MODE_BLOCK)
-        except hyperscan.error:  # another build or CPU, or damaged: compiled again
-            database = False
-    new = database is False
+            loaded = (hyperscan.loadb(kept[0], hyperscan.HS_MODE_BLOCK),
+                      frozenset(kept[1]))
+        except (hyperscan.error, TypeError):  # another build or CPU, or damaged
+            loaded = False
+    new = loaded is False
     if new:
-        database = compile_new()
-    if database is not False:
-        GATES.use(key, hyperscan.dumpb(database) if new else kept, new)
-    return database
+        loaded = compile_new()
+    if loaded is not False:
+        GATES.use(key, (hyperscan.dumpb(loaded[0]), tuple(sorted(loaded[1])))
+                  if new else kept, new)
+    return loaded
 
 
 class Gate:
@@ -191,17 +197,16 @@ class Gate:
         with self._lock:
             if self._databases[wide] is not None:
                 return self._databases[wide]
-            database = _kept_or_compiled(self._key(wide),
-                                         lambda: self._compile(wide))
-            loaded = False if database is False else (database, _ONE)
+            loaded = _kept_or_compiled(self._key(wide), lambda: self._compile(wide))
             self._databases[wide] = loaded
             return loaded
 
-    def _compile(self, wide: bool) -> object | bool:
+    def _compile(self, wide: bool) -> Loaded | bool:
         source = gate_source(self.pattern, self.flags, wide)
         if source is None:
             return False
-        return _compiled({0: (source, _flags_for(self))})
+        database = _compiled({0: (source, _flags_for(self))})
+        return False if database is False else (database, _ONE)
 
     def passes(self, text: str) -> bool:
         """False only when the expression cannot match anywhere in ``text``."""
@@ -265,26 +270,28 @@ class GateGroup:
     def _scan(self, text: str) -> tuple[set[int], frozenset[int]] | bool:
         return _read(self, text) or False
 
-    def _load(self, wide: bool) -> tuple[object, frozenset[int]] | bool:
+    def _load(self, wide: bool) -> Loaded | bool:
         with self._lock:
             if self._databases[wide] is not None:
                 return self._databases[wide]
-            sources = {index: gate_source(gate.pattern, gate.flags, wide)
-                       for index, gate in enumerate(self.gates)}
-            members = [(index, gate) for index, gate in enumerate(self.gates)
-                       if sources[index] is not None]
-            # The ids are the gates' places: the key holds both.
+            # The ids are the gates' places: the key holds both. Read from
+            # the gates' expressions, so that a kept database is found
+            # without writing any of them for Hyperscan.
             key = hashlib.sha256("\0".join(
-                ["group", *(f"{index}:{gate._key(wide)}" for index, gate in members)]
+                ["group", *(f"{index}:{gate._key(wide)}"
+                            for index, gate in enumerate(self.gates))]
             ).encode()).hexdigest()
-            database = _kept_or_compiled(key, lambda: _compiled(
-                {index: (sources[index], _flags_for(gate)) for index, gate in members}
-            ) if members else False)
-            loaded: tuple[object, frozenset[int]] | bool = False
-            if database is not False:
-                loaded = (database, frozenset(i for i, _ in members))
+            loaded = _kept_or_compiled(key, lambda: self._compile(wide))
             self._databases[wide] = loaded
             return loaded
+
+    def _compile(self, wide: bool) -> Loaded | bool:
+        sources = {index: gate_source(gate.pattern, gate.flags, wide)
+                   for index, gate in enumerate(self.gates)}
+        members = {index: (source, _flags_for(self.gates[index]))
+                   for index, source in sources.items() if source is not None}
+        database = _compiled(members) if members else False
+        return False if database is False else (database, frozenset(members))
 
 
 def _compiled(expressions: dict[int, tuple[str, int]]) -> object | bool:
