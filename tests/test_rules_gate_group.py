@@ -39,12 +39,8 @@ HOSTILE = (
 
 def _individually(gate: Gate, text: str) -> bool:
     """The gate's answer from its own database (no group announced)."""
-    held = gate._group  # noqa: SLF001
-    gate._group = None  # noqa: SLF001
-    try:
-        return gate.passes(text)
-    finally:
-        gate._group = held  # noqa: SLF001
+    assert getattr(gate_module._ANNOUNCED, "group", None) is None  # noqa: SLF001
+    return gate.passes(text)
 
 
 def _answers(group: GateGroup, text: str) -> tuple[list[bool], list[bool]]:
@@ -100,13 +96,14 @@ def test_the_detector_finds_the_same_spans_with_the_group_and_without(
 
 def test_only_the_announced_text_is_answered_by_the_group(group):
     gate = group.gates[0]
+    piece = NOTE[:40]
+    alone = _individually(gate, piece)
     group.expect(NOTE)
     try:
         assert group.found(NOTE) is not None
-        piece = NOTE[:40]
         assert group.found(piece) is None  # a piece: the gate reads it alone
         assert group.found(str(NOTE.encode().decode())) is None  # equal, not it
-        assert gate.passes(piece) == _individually(gate, piece)
+        assert gate.passes(piece) == alone
     finally:
         group.expect(None)
     assert group.found(NOTE) is None
@@ -191,23 +188,44 @@ def test_a_damaged_kept_group_database_is_compiled_again(monkeypatch):
     assert grouped == alone == [True]
 
 
-def test_a_gate_joins_the_first_group_only():
-    gate = Gate(r"\d{3}-\d{4}", 0)
-    first = GateGroup([gate, gate])
-    second = GateGroup([gate])
-    assert first.gates == (gate,)
-    assert gate._group == (first, 0)  # noqa: SLF001
-    second.expect("555-1234")
-    try:  # the second group answers nothing for it: the gate reads alone
-        assert gate.passes("555-1234")
-    finally:
-        second.expect(None)
+def test_gates_answer_from_the_group_announced_in_their_thread():
+    """Two detectors may share gates: each announces its own group."""
+    phone, zip_code = Gate(r"\d{3}-\d{4}", 0), Gate(r"\b\d{5}\b", 0)
+    first = GateGroup([phone, phone, zip_code])
+    second = GateGroup([zip_code, phone])
+    assert first.gates == (phone, zip_code)
+    text = "call 555-1234"
+    for group in (first, second, first):
+        group.expect(text)
+        try:
+            assert [phone.passes(text), zip_code.passes(text)] == [True, False]
+            assert group.found(text) is not None
+        finally:
+            group.expect(None)
+    assert getattr(gate_module._ANNOUNCED, "group", None) is None  # noqa: SLF001
+
+
+def test_two_detectors_each_answer_from_their_own_group(physionet_docs):
+    """The run builds a rule detector before the tagger's: both must read once."""
+    early, tagger_s = RuleDetector(), RuleDetector()
+    text = physionet_docs[0].text
+    for detector in (early, tagger_s):
+        group = detector._gates  # noqa: SLF001
+        scanned = []
+        real = group._scan  # noqa: SLF001
+        group._scan = lambda text, real=real: scanned.append(1) or real(text)  # noqa: SLF001
+        try:
+            detector.detect(ClinicalDocument(doc_id="1", text=text, source="test"))
+        finally:
+            del group._scan  # noqa: SLF001
+        assert scanned == [1]
 
 
 def test_a_detector_pickles_with_its_group():
     detector = pickle.loads(pickle.dumps(RuleDetector()))
     group = detector._gates  # noqa: SLF001
-    assert all(gate._group[0] is group for gate in group.gates)  # noqa: SLF001
+    scanners = [s for r in detector.recognizers for s in r.scanners()]
+    assert all(s.gate in group.index for s in scanners if s.gate is not None)
     doc = ClinicalDocument(doc_id="1", text=NOTE, source="test")
     assert detector.detect(doc) == RuleDetector().detect(doc)
 

@@ -22,7 +22,7 @@ from deid_pipeline.tagger.rules.contact import (
 from deid_pipeline.tagger.rules.credentials import CredentialNameRecognizer
 from deid_pipeline.tagger.rules.dates import DateRecognizer
 from deid_pipeline.tagger.rules.fields import PatientFieldRecognizer
-from deid_pipeline.tagger.rules.gate import GATES, group_for
+from deid_pipeline.tagger.rules.gate import GATES, GateGroup, group_for
 from deid_pipeline.tagger.rules.ids import (
     IdNearWordRecognizer,
     IdRecognizer,
@@ -147,11 +147,24 @@ class RuleDetector(Detector):
                                     for label in r.labels}))
         self.version = f"{CODE_VERSION}+data{data_version}" + (
             f"+site-sha256:{site.sha256}" if site is not None else "")
-        # One Hyperscan scan of a document for every recognizer's gates.
-        self._gates = group_for(scanner.gate for recognizer in (
+        self._gates = self._gate_group()
+        _keep_made()
+
+    def _gate_group(self) -> GateGroup | None:
+        """One Hyperscan scan of a document for every recognizer's gates."""
+        return group_for(scanner.gate for recognizer in (
             *self.recognizers, *self.site_recognizers)
             for scanner in recognizer.scanners())
-        _keep_made()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        # Grouped again where unpickled: some scans are module-level there.
+        del state["_gates"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._gates = self._gate_group()
 
     @classmethod
     def from_dict(cls, config: Mapping[str, Any]) -> RuleDetector:

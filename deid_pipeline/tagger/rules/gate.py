@@ -75,6 +75,8 @@ _FLAGS = 0 if hyperscan is None else (
     hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_SINGLEMATCH
     | hyperscan.HS_FLAG_ALLOWEMPTY)
 _LOCAL = threading.local()
+# The group that answers for its gates in this thread (``GateGroup.expect``).
+_ANNOUNCED = threading.local()
 
 
 def _scratch(database: object) -> object:
@@ -170,7 +172,7 @@ class Gate:
     compiles one, and a gate pickles as its expression.
     """
 
-    __slots__ = ("pattern", "flags", "_databases", "_lock", "_group")
+    __slots__ = ("pattern", "flags", "_databases", "_lock")
 
     def __init__(self, pattern: str, flags: int) -> None:
         """Gate the expression ``pattern`` compiled with ``flags``."""
@@ -180,9 +182,6 @@ class Gate:
         self._databases: list[tuple[object, frozenset[int]] | bool | None] = [
             None, None]
         self._lock = threading.Lock()
-        # The group that answers for this gate on its documents, and the
-        # gate's id in it (the first group it joined).
-        self._group: tuple[GateGroup, int] | None = None
 
     def __reduce__(self) -> tuple:
         return Gate, (self.pattern, self.flags)
@@ -210,11 +209,13 @@ class Gate:
 
     def passes(self, text: str) -> bool:
         """False only when the expression cannot match anywhere in ``text``."""
-        held = self._group
-        if held is not None:
-            found = held[0].found(text)
-            if found is not None and held[1] in found[1]:
-                return held[1] in found[0]
+        group = getattr(_ANNOUNCED, "group", None)
+        if group is not None:
+            index = group.index.get(self)
+            if index is not None:
+                found = group.found(text)
+                if found is not None and index in found[1]:
+                    return index in found[0]
         read = _read(self, text)
         return read is None or bool(read[0])
 
@@ -228,7 +229,8 @@ class GateGroup:
     answers only for the text announced with :meth:`expect`, in the thread
     that announced it: a recognizer that scans a piece of the document, or
     a gate asked about another text, reads that text alone, as before.
-    A gate joins the first group built with it. Compiled on first use and
+    Gates answer from the group announced last in their thread (one
+    detector's; two detectors may share gates). Compiled on first use and
     kept in the data cache like the gates (:data:`GATES`); when Hyperscan
     cannot compile the whole, every gate answers for itself.
     """
@@ -236,14 +238,12 @@ class GateGroup:
     def __init__(self, gates: Iterable[Gate]) -> None:
         """Answer for ``gates`` (duplicates are one gate)."""
         self.gates = tuple(dict.fromkeys(gates))
+        self.index = {gate: index for index, gate in enumerate(self.gates)}
         # (database, the ids it covers), or False: ASCII, wide.
         self._databases: list[tuple[object, frozenset[int]] | bool | None] = [
             None, None]
         self._lock = threading.Lock()
         self._local = threading.local()
-        for index, gate in enumerate(self.gates):
-            if gate._group is None:
-                gate._group = (self, index)
 
     def __reduce__(self) -> tuple:
         return GateGroup, (self.gates,)
@@ -252,6 +252,7 @@ class GateGroup:
         """Answer for ``text`` in this thread from now on (None: for no text)."""
         self._local.text = text
         self._local.found = None
+        _ANNOUNCED.group = self if text is not None else None
 
     def found(self, text: str) -> tuple[set[int], frozenset[int]] | None:
         """The ids of the expressions that can match ``text``, and the ids read.
