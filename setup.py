@@ -8,7 +8,16 @@ claims generic top-level names in site-packages, and Beam workers that install
 it with ``--setup_file`` get them too.
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
+
+# The tagger's kernels (CRF forward-backward and Viterbi, the features' layout
+# passes) in C. No contraction into fused multiply-adds: the marginals must be
+# CRFsuite's sums, term by term, on every CPU.
+KERNELS = Extension(
+    "deid_pipeline.tagger._kernels",
+    sources=["deid_pipeline/tagger/_kernels.c"],
+    extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
+)
 
 setup(
     name="deid-pipeline",
@@ -24,12 +33,11 @@ setup(
         "deid_pipeline.builders": "builders",
         "deid_pipeline.schemas": "schemas",
     },
+    ext_modules=[KERNELS],
     package_data={"deid_pipeline": ["models/*.crfsuite", "models/*.json", "data/*"]},
     install_requires=[
         "apache-beam>=2.60",
         "python-crfsuite>=0.9.10",
-        # Compiles the CRF decoder's Viterbi and forward-backward kernels.
-        "numba>=0.59",
         "numpy>=1.24",
         # At run time, not only as the tests' parser oracle: hl7/fields.py reads
         # HL7 2.5's field, data type and table definitions from it (the typed

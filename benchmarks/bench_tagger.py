@@ -85,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     model = load_model(args.model)
     t_model = time.perf_counter() - t0
     detector = CrfDetector(model, args.bias)
-    # The decoder's kernels are compiled (or read from numba's cache) on
-    # first use: once per process, like the loads above, so outside the timing.
+    # The first note loads what the tagger loads on first use (lexicons, rule
+    # gates): once per process, like the loads above, so outside the timing.
     t0 = time.perf_counter()
     detector.analyze(docs[0])
     t_compile = time.perf_counter() - t0

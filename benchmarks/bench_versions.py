@@ -18,7 +18,7 @@ and runs on it; ``--input`` runs on any input instead. ``--same-output``
 also checks that the two builds wrote byte-identical files (all but
 ``run.json``): for a change meant to leave the outputs alone. Untimed
 warm-up runs come first (``--warmup``): the first run of a fresh install
-writes its ``.pyc`` and numba caches. Only counts, timings and sizes are
+writes its ``.pyc`` and data caches. Only counts, timings and sizes are
 printed; never document content.
 """
 

@@ -1,6 +1,6 @@
 """The ``deid-pipeline`` console script: signals handled before anything loads.
 
-A SIGINT during the first second of ``run`` (importing Beam, numba, Faker)
+A SIGINT during the first second of ``run`` (importing Beam, Faker)
 raised ``KeyboardInterrupt`` inside some library's import, where a bare
 ``except`` swallowed it: the run went on and published. So the script
 installs the run's handlers before importing anything heavy; the handler

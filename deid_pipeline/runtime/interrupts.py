@@ -1,9 +1,9 @@
 """Interrupts end a run; they are never a record's error.
 
 A per-record handler quarantines what fails on a record (errors are data).
-An interrupt is not a record's failure: Ctrl-C that lands inside the compiled
-CRF decoder comes out of numba's dispatcher as a ``SystemError`` whose cause
-is the ``KeyboardInterrupt``, and a handler catching ``Exception`` took it for
+An interrupt is not a record's failure: Ctrl-C that landed inside the compiled
+CRF decoder (numba's, then) came out of its dispatcher as a ``SystemError`` whose
+cause is the ``KeyboardInterrupt``, and a handler catching ``Exception`` took it for
 a bad record, quarantined the record (its raw text) and let the run publish
 an extract missing it. So every handler that turns an exception into data
 asks :func:`reraise_interrupt` first, which looks through the exception's

@@ -1,7 +1,7 @@
 """The PHI tagger: tokens in, labelled spans out.
 
 Everything that decides at run time what is PHI lives here: features and
-lexicons, the CRF (loading a model, the numba decoder, biased tagging), the
+lexicons, the CRF (loading a model, the compiled decoder, biased tagging), the
 high-precision rules, the header-seeded patient dictionary, the gazetteer,
 and the merge that reconciles them. The public face is small:
 :class:`~deid_pipeline.tagger.tagging.PhiTagger` (tag a document),

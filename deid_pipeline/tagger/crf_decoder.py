@@ -7,7 +7,7 @@ C++ string and looked up in the model's hash database, one by one. Here the
 model file is read once (:func:`read_model`) into arrays, a document's
 attribute strings become ids with one dict lookup each, and the state scores,
 Viterbi path and forward-backward marginals are computed by small compiled
-kernels (numba, :mod:`deid_pipeline.tagger.crf_kernels`) that follow
+kernels (C, :mod:`deid_pipeline.tagger.crf_kernels`) that follow
 CRFsuite's own order of operations, so the path is the one CRFsuite finds and
 the probabilities agree with its to ~1e-12.
 
@@ -25,6 +25,8 @@ from itertools import accumulate, chain, repeat
 from typing import Sequence
 
 import numpy as np
+
+from deid_pipeline.tagger.crf_kernels import best_path, marginal_arrays
 
 __all__ = ["CrfWeights", "Decoded", "ModelFormatError", "decode", "decode_ids",
            "read_model"]
@@ -195,8 +197,6 @@ class Decoded:
     def _best(self) -> tuple[np.ndarray, float]:
         if not len(self._state):
             return np.zeros(0, np.int64), 1.0
-        from deid_pipeline.tagger.crf_kernels import best_path
-
         path, score = best_path(self._state, self._transitions)
         return path, float(np.exp(score - self._log_norm))
 
@@ -228,10 +228,6 @@ def decode_ids(weights: CrfWeights, ids: np.ndarray, offsets: np.ndarray) -> Dec
         n_labels = len(weights.labels)
         return Decoded(np.zeros((0, n_labels)), np.zeros((0, n_labels)),
                        weights.transitions, 0.0)
-    # The kernels (numba, a second to import) load with the first decode, so a
-    # process that only reads a model's header (the run's client) never pays.
-    from deid_pipeline.tagger.crf_kernels import marginal_arrays
-
     state, marginals, log_norm = marginal_arrays(ids, offsets, weights.state_rows,
                                                  weights.transitions)
     return Decoded(marginals, state, weights.transitions, log_norm)

@@ -47,6 +47,7 @@ from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PatientDictionary
 from deid_pipeline.tagger import clusters as clusters_module
 from deid_pipeline.tagger import lexicons as lexicons_module
+from deid_pipeline.tagger.feature_kernels import lay_out_ids
 from deid_pipeline.tagger.generations import Generations
 from deid_pipeline.tagger.text_rows import NewRow, TextRows
 from deid_pipeline.tagger.token_layout import CASES as _CASES
@@ -692,9 +693,6 @@ class FeatureEncoder:
         lowers = list(map(held.lowers.__getitem__, rows.tolist()))
         sparse = _sparse_features(lowers, dictionary, lex)
         get = self.attribute_ids.get
-        # The kernels (numba) load with the first encode, as the decoder's do.
-        from deid_pipeline.tagger.feature_kernels import lay_out_ids
-
         opens = layout.cpos == 0
         chunk_ids = [self._chunk_ids(text[s:e]) for s, e in
                      zip(layout.chunk_start[opens].tolist(),

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from deid_pipeline.tagger.feature_kernels import layout_codes
+
 # The case words, in the order a text code's case bits index them.
 CASES = ("ALLCAPS", "LOWER", "INITCAPS", "MIXEDCAPS")
 SHORT_LINE_MAX = 4
@@ -63,9 +65,6 @@ def token_layout(text: str, starts: np.ndarray, ends: np.ndarray, code: np.ndarr
     lower-cased text; ``letters``: its upper- and lower-case letter counts
     (two columns).
     """
-    # The kernel (numba) loads with the first layout, as the decoder's do.
-    from deid_pipeline.tagger.feature_kernels import layout_codes
-
     newlines = np.fromiter((m.start() for m in _NEWLINE.finditer(text)), np.int64)
     return Layout(*layout_codes(
         newlines, starts, ends, code, word, np.ascontiguousarray(letters[:, 0]),
