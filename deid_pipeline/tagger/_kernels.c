@@ -405,6 +405,24 @@ static void within_reach(const i64 *values, i64 n, i64 reach, i64 *out,
 
 /* Per token, how often its word stands at most ``reach`` tokens away. */
 static int counts_within_reach(const i64 *word, i64 n, i64 reach, i64 *out) {
+    if (n <= reach + 1) {  /* every token reaches every other: count them all */
+        i64 top = 0;
+        for (i64 t = 0; t < n; t++) {
+            top = word[t] > top ? word[t] : top;
+        }
+        i64 *counts = calloc((size_t)top + 1, sizeof(i64));
+        if (counts == NULL) {
+            return 0;
+        }
+        for (i64 t = 0; t < n; t++) {
+            counts[word[t]] += 1;
+        }
+        for (i64 t = 0; t < n; t++) {
+            out[t] = counts[word[t]];
+        }
+        free(counts);
+        return 1;
+    }
     i64 *key = malloc((size_t)(n > 0 ? n : 1) * sizeof(i64));
     if (key == NULL) {
         return 0;
@@ -526,8 +544,7 @@ static PyObject *layout_codes(PyObject *Py_UNUSED(self), PyObject *args) {
             letters[t] += up[t];
         }
     }
-    ok = counts_within_reach(wd, n, n <= document_reach + 1 ? n : document_reach,
-                             counts);
+    ok = counts_within_reach(wd, n, document_reach, counts);
     i64 last_key = -1;
     for (i64 t = 0; ok && t < n; t++) {
         if (chunk_end[t] - chunk_start[t] == en[t] - st[t]) {
