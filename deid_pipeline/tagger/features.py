@@ -49,6 +49,7 @@ from deid_pipeline.tagger import clusters as clusters_module
 from deid_pipeline.tagger import lexicons as lexicons_module
 from deid_pipeline.tagger.feature_kernels import lay_out_ids
 from deid_pipeline.tagger.generations import Generations
+from deid_pipeline.tagger.row_ids import RowIds, TextParts
 from deid_pipeline.tagger.text_rows import NewRow, TextRows
 from deid_pipeline.tagger.token_layout import CASES as _CASES
 from deid_pipeline.tagger.token_layout import DOCUMENT_CASES as _DOCUMENT_CASES
@@ -91,6 +92,8 @@ _NO_CLUSTERS = clusters_module.Clusters({})
 _CHUNK_CACHE = Generations(_CHUNK_CACHE_LIMIT)
 
 _OFFSETS = (-4, -3, -2, -1, 1, 2, 3, 4)
+# The offsets whose context features hold the shape and lexicon signature too.
+_NEAR_OFFSETS = (-2, -1, 1, 2)
 _LINE_POSITIONS = ("lp=0", "lp=1", "lp=2", "lp=3", "lp=4+")
 
 
@@ -175,51 +178,60 @@ def _cluster_features(path: str | None) -> tuple[list[str], dict[int, tuple[str,
                  for off in (-1, 1)}
 
 
-def _base(text: str, lex: lexicons_module.Lexicons,
-          clusters: clusters_module.Clusters) -> _Base:
-    """Everything that depends on the token text alone (cached per process)."""
+def _parts(text: str, lex: lexicons_module.Lexicons,
+           clusters: clusters_module.Clusters) -> TextParts:
+    """Everything that depends on the token text alone, unspelled."""
     lower = text.lower().replace("\x00", "?")
     if clusters is _NO_CLUSTERS:
         cluster_own, cluster_ctx = (), {}
     else:
-        cluster_own, cluster_ctx = _cluster_features(clusters.path(text))
+        own_clusters, cluster_ctx = _cluster_features(clusters.path(text))
+        cluster_own = tuple(own_clusters)
     long, collapsed = _shape(text)
     flags = lex.flags(lower)
     lexsig, lexicon_features, not_english = _flag_parts(flags)
-    own = [f"w={lower}", f"sh={long}", f"shc={collapsed}", f"len={min(len(text), 12)}",
-           f"L={lexsig}"]
-    own.extend(lexicon_features)
-    own.extend(cluster_own)
+    tail = []
     if text.isalpha():
-        own.append(_case(text))
+        tail.append(_case(text))
         if len(text) == 1:
-            own.append("ONECHAR")
+            tail.append("ONECHAR")
         elif text.isupper() and _ROMAN.fullmatch(text):
-            own.append("ROMAN")
+            tail.append("ROMAN")
         if not_english:
-            own.append("NOTENGLISH")
+            tail.append("NOTENGLISH")
         if len(text) > 1:
-            own.extend((f"p1={lower[:1]}", f"p2={lower[:2]}", f"p3={lower[:3]}",
-                        f"s1={lower[-1:]}", f"s2={lower[-2:]}", f"s3={lower[-3:]}"))
+            tail.extend((f"p1={lower[:1]}", f"p2={lower[:2]}", f"p3={lower[:3]}",
+                         f"s1={lower[-1:]}", f"s2={lower[-2:]}", f"s3={lower[-3:]}"))
             if len(text) > 4:
-                own.extend((f"p4={lower[:4]}", f"s4={lower[-4:]}"))
+                tail.extend((f"p4={lower[:4]}", f"s4={lower[-4:]}"))
         word_ctx = lower
     elif is_digits(text):
-        own.extend(_number_features(text))
+        tail.extend(_number_features(text))
         word_ctx = f"#{long}"
     else:
-        own.append("PUNCT")
+        tail.append("PUNCT")
         word_ctx = lower
-    ctx = []
-    for off in _OFFSETS:
-        if -2 <= off <= 2:
-            ctx.append((f"{off}w={word_ctx}", f"{off}s={collapsed}",
-                        f"{off}L={lexsig}", *cluster_ctx.get(off, ())))
-        else:
-            ctx.append((f"{off}w={word_ctx}",))
     case = _case(text) if lower.isalpha() else None
     letters = (sum(map(str.isupper, text)), sum(map(str.islower, text)))
-    return (tuple(own), *ctx, lower, case, _text_code(text, case), letters)
+    return TextParts(lower, long, collapsed, min(len(text), 12), lexsig, flags,
+                     lexicon_features, cluster_own, cluster_ctx, tuple(tail), word_ctx,
+                     case, _text_code(text, case), letters)
+
+
+def _base(text: str, lex: lexicons_module.Lexicons,
+          clusters: clusters_module.Clusters) -> _Base:
+    """Everything that depends on the token text alone (cached per process)."""
+    p = _parts(text, lex, clusters)
+    own = (f"w={p.lower}", f"sh={p.long}", f"shc={p.collapsed}", f"len={p.length}",
+           f"L={p.lexsig}", *p.lexicon_features, *p.cluster_own, *p.tail)
+    ctx = []
+    for off in _OFFSETS:
+        if off in _NEAR_OFFSETS:
+            ctx.append((f"{off}w={p.word_ctx}", f"{off}s={p.collapsed}",
+                        f"{off}L={p.lexsig}", *p.cluster_ctx.get(off, ())))
+        else:
+            ctx.append((f"{off}w={p.word_ctx}",))
+    return (own, *ctx, p.lower, p.case, p.code, p.letters)
 
 
 _FLAG_PARTS: dict[tuple[str, ...], tuple[str, tuple[str, ...], bool]] = {}
@@ -616,6 +628,7 @@ class FeatureEncoder:
         self.clusters = any(name.startswith(drop) for name in attribute_ids)
         self._chunks = Generations(_CHUNK_CACHE_LIMIT)
         self._feature_ids = Generations(_CHUNK_CACHE_LIMIT)
+        self._row_ids = RowIds(attribute_ids, _OFFSETS, _NEAR_OFFSETS)
         pad_ids, pad_lengths = self._block_ids(((),) + _PADS)
         self._rows = TextRows(NewRow(pad_ids, pad_lengths, 0, (0, 0), ""),
                               _BASE_CACHE_LIMIT)
@@ -680,9 +693,9 @@ class FeatureEncoder:
         table = clusters_module.load() if self.clusters else _NO_CLUSTERS
 
         def new_row(text_: str) -> NewRow:
-            base = _base(text_, lex, table)
-            ids, lengths = self._block_ids(base[:9])
-            return NewRow(ids, lengths, base[11], base[12], base[9])
+            parts = _parts(text_, lex, table)
+            ids, lengths = self._row_ids.row(parts)
+            return NewRow(ids, lengths, parts.code, parts.letters, parts.lower)
 
         held = self._rows.rows(list(map(itemgetter(0), tokens)), new_row)
         rows = held.rows

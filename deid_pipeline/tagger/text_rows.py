@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -38,7 +38,7 @@ _FIRST_ROWS = 1024
 class NewRow(NamedTuple):
     """What a text never met needs to become a row."""
 
-    ids: np.ndarray          # its blocks of ids, one after another
+    ids: Sequence[int]       # its blocks of ids, one after another
     lengths: Sequence[int]   # the length of each block
     code: int                # its layout code (features._text_code)
     letters: tuple[int, int]  # its upper- and lower-case letter counts
@@ -79,7 +79,7 @@ class _Generation:
     def extend(self, texts: list[str], rows: list[NewRow]) -> None:
         """Append a row per text, in one go (a note brings a few new texts)."""
         at, used, count = self.size, self.used, len(rows)
-        ids = np.concatenate([row.ids for row in rows])
+        ids = np.fromiter(chain.from_iterable(row.ids for row in rows), np.int64)
         while at + count > len(self.code):
             self._grow_rows()
         while used + len(ids) > len(self.pool):
