@@ -714,8 +714,8 @@ class FeatureEncoder:
         chunk_pool = np.concatenate(chunk_ids) if chunk_ids else _NO_IDS
         # A line key's ids, once per run of tokens it keys (key words never
         # decrease along the document).
-        keyed = layout.key_word[layout.key_word >= 0]
-        key_words = keyed[np.flatnonzero(np.diff(keyed, prepend=-1))].tolist()
+        keyed = layout.key_word[layout.key_word >= 0].tolist()
+        key_words = [w for w, before in zip(keyed, [-1, *keyed]) if w != before]
         key_ids = np.fromiter((get(f"key={lowers[w][:_LINE_KEY_MAX]}", -1)
                                for w in key_words), np.int64, len(key_words))
         where = np.fromiter(sparse, np.int64, len(sparse))
