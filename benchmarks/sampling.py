@@ -146,8 +146,13 @@ class RoleSampler:
             cpu = times.user + times.system
             if baseline:
                 self._start[proc.pid] = cpu
-            else:
-                self._last[proc.pid] = (self._role(proc.info["cmdline"] or []), cpu)
+                continue
+            # A process that has exited and is not yet reaped (a zombie) shows
+            # no command line but all its CPU: it keeps the role it was seen in.
+            cmdline = proc.info["cmdline"]
+            known = self._last.get(proc.pid)
+            role = (self._role(cmdline) if cmdline or known is None else known[0])
+            self._last[proc.pid] = (role, cpu)
 
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):

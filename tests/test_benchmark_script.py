@@ -154,6 +154,23 @@ def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart
     assert sampler.stop()["run (client)"] >= 0.3
 
 
+def test_when_a_process_has_exited_unreaped_then_it_keeps_the_role_it_was_seen_in():
+    """A zombie shows no command line but all its CPU: not counted as ``other``."""
+    from types import SimpleNamespace
+
+    def process(cmdline, cpu):
+        times = SimpleNamespace(user=cpu, system=0.0)
+        return SimpleNamespace(pid=41, info={"cmdline": cmdline, "cpu_times": times})
+
+    seen = [[process(["python", "-m", "deid_pipeline.pipelines.job"], 0.2)],
+            [process([], 0.6)]]
+    sampler = sampling.RoleSampler(interval=60)
+    sampler._start.clear()  # the machine's processes: none of them is pid 41's
+    sampler._psutil = SimpleNamespace(process_iter=lambda attrs: seen.pop(0))
+    sampler._sample()
+    assert sampler.start().stop() == {"run (client)": 0.6}  # its last sample
+
+
 def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
     tmp_path, capsys, monkeypatch
 ):
