@@ -386,10 +386,13 @@ class SearchText:
             folded = self._folded = (text if text.isascii()
                                      else text.translate(_ASCII_TWINS)).lower()
             # The fold keeps every character a word character or not (tests),
-            # so these are the folded text's words wherever they stand.
-            # One word at a time into the set: a list of every word of a 35 MB
-            # text first (7 million strings) was the guard's peak memory.
-            self._words = frozenset(m.group() for m in _WORD_RUN.finditer(folded))
+            # so these are the folded text's words wherever they stand. A long
+            # text's go one at a time into the set: a list of every word of a
+            # 35 MB text first (7 million strings) was the guard's peak memory;
+            # a note's list costs less than a match object a word.
+            self._words = frozenset(
+                _WORD_RUN.findall(folded) if len(folded) <= BULK_CHARS
+                else (m.group() for m in _WORD_RUN.finditer(folded)))
         return folded
 
     def _squeezed_text(self) -> str:
