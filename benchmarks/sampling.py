@@ -103,6 +103,7 @@ class TreeSampler:
 _ROLES = (
     # First: the client's own command line names the job server jar.
     ("run (client)", "deid_pipeline.pipelines.job"),
+    ("run (client)", "deid_pipeline.pipelines.entry"),
     ("flink jobmanager", "StandaloneSessionClusterEntrypoint"),
     ("flink taskmanagers", "TaskManagerRunner"),
     ("beam job server", "FlinkJobServerDriver"),
