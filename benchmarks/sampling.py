@@ -152,7 +152,8 @@ class RoleSampler:
             # no command line but all its CPU: it keeps the role it was seen in.
             cmdline = proc.info["cmdline"]
             known = self._last.get(proc.pid)
-            role = (self._role(cmdline) if cmdline or known is None else known[0])
+            role = (self._role(cmdline or []) if cmdline or known is None
+                    else known[0])
             self._last[proc.pid] = (role, cpu)
 
     def _loop(self) -> None:

@@ -158,17 +158,18 @@ def test_when_a_process_has_exited_unreaped_then_it_keeps_the_role_it_was_seen_i
     """A zombie shows no command line but all its CPU: not counted as ``other``."""
     from types import SimpleNamespace
 
-    def process(cmdline, cpu):
+    def process(cmdline, cpu, pid=41):
         times = SimpleNamespace(user=cpu, system=0.0)
-        return SimpleNamespace(pid=41, info={"cmdline": cmdline, "cpu_times": times})
+        return SimpleNamespace(pid=pid, info={"cmdline": cmdline, "cpu_times": times})
 
-    seen = [[process(["python", "-m", "deid_pipeline.pipelines.job"], 0.2)],
+    seen = [[process(["python", "-m", "deid_pipeline.pipelines.job"], 0.2),
+             process(None, 0.1, pid=42)],  # a command line that cannot be read
             [process([], 0.6)]]
     sampler = sampling.RoleSampler(interval=60)
     sampler._start.clear()  # the machine's processes: none of them is pid 41's
     sampler._psutil = SimpleNamespace(process_iter=lambda attrs: seen.pop(0))
     sampler._sample()
-    assert sampler.start().stop() == {"run (client)": 0.6}  # its last sample
+    assert sampler.start().stop() == {"other": 0.1, "run (client)": 0.6}
 
 
 def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
