@@ -28,8 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-/* The score loops vectorize four doubles wide where the CPU can. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) \
+    && defined(__GLIBC__)
+/* The score loops vectorize four doubles wide where the CPU can (a clone per
+ * CPU kind, chosen at load: glibc's ifunc, which musl lacks). */
 #define WIDE_WHERE_ABLE __attribute__((target_clones("avx2", "default")))
 #else
 #define WIDE_WHERE_ABLE
