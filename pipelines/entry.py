@@ -6,7 +6,8 @@ raised ``KeyboardInterrupt`` inside some library's import, where a bare
 installs the run's handlers before importing anything heavy; the handler
 records the signal, and the run refuses to publish once one was recorded,
 whoever caught the exception it raised. This module imports only
-``deid_pipeline.runtime`` (interrupts, process) at load time.
+``deid_pipeline.runtime`` (interrupts, process) at load time: numpy, which
+it asks for one BLAS thread, is not loaded yet.
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ from __future__ import annotations
 import sys
 
 from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
-from deid_pipeline.runtime.process import collections_deferred
+from deid_pipeline.runtime.process import collections_deferred, one_blas_thread
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; ``run`` under the interrupt handlers from the start."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    one_blas_thread()  # before numpy loads, here and in the workers started
     command = next((a for a in argv if not a.startswith("-")), None)
     if command != "run":
         from deid_pipeline.pipelines.cli import main as cli_main

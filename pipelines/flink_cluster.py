@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import yaml
 
 from deid_pipeline.pipelines.flink_worker_pool import serve_worker_pool
+from deid_pipeline.runtime.process import one_blas_thread
 
 log = logging.getLogger(__name__)
 
@@ -631,6 +632,7 @@ def config_from_args(args: argparse.Namespace) -> ClusterConfig:
 
 def main(argv: list[str] | None = None) -> int:
     """``deid-flink-cluster start|stop|status|jar``; exit 1 on ``ClusterError``."""
+    one_blas_thread()  # the worker pool's SDK workers inherit it
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     args = _parser().parse_args(argv)
     cfg = config_from_args(args)

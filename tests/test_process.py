@@ -99,3 +99,50 @@ def test_a_run_collects_nothing_until_its_pipeline_runs(tmp_path):
     assert seen["enabled"] and seen["frozen"] > 50_000
     # Collections are on again once the command returns.
     assert seen["after_enabled"]
+
+
+# Threads named as the process is: OpenBLAS's are (pyarrow's jemalloc one is not).
+_THREADS_AFTER_NUMPY = (
+    "import os\n"
+    "import numpy\n"
+    "name = open('/proc/self/comm').read()\n"
+    "unnamed = [t for t in os.listdir('/proc/self/task')\n"
+    "           if open(f'/proc/self/task/{t}/comm').read() == name]\n"
+    "print(len(unnamed), os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+)
+
+
+def _threads_after_numpy(prelude: str, **env: str) -> tuple[int, str]:
+    """(unnamed threads once numpy is loaded, OPENBLAS_NUM_THREADS), fresh interpreter.
+
+    ``prelude`` may load numpy itself (the console's ``--help`` does).
+    """
+    environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", prelude + _THREADS_AFTER_NUMPY],
+                         capture_output=True, text=True, check=True, timeout=120,
+                         env={**environ, **env})
+    threads, value = out.stdout.split()
+    return int(threads), value
+
+
+_ENTRY_HELP = (
+    "import contextlib, io\n"
+    "from deid_pipeline.pipelines.entry import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+    "    main(['--help'])\n"
+)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task") or len(allowed_cpus()) < 2,
+                    reason="counts threads in /proc; OpenBLAS starts none on one CPU")
+def test_after_the_console_entry_numpy_starts_no_blas_threads():
+    # Bare, numpy's OpenBLAS starts a spinning thread per further CPU.
+    bare, _ = _threads_after_numpy("")
+    assert bare > 1
+    threads, value = _threads_after_numpy(_ENTRY_HELP)
+    assert (threads, value) == (1, "1")
+
+
+def test_the_console_entry_keeps_a_blas_thread_count_the_user_set():
+    _, value = _threads_after_numpy(_ENTRY_HELP, OPENBLAS_NUM_THREADS="2")
+    assert value == "2"

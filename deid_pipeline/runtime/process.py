@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterator
 
 __all__ = ["GC_THRESHOLDS", "allowed_cpus", "collect_from_here",
-           "collections_deferred", "settle"]
+           "collections_deferred", "one_blas_thread", "settle"]
 
 # Young generation every 10,000 net allocations; the older ones 50 and 100
 # times less often (the defaults are 700, 10, 10). Cycles are still
@@ -71,6 +71,21 @@ def collect_from_here() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+def one_blas_thread() -> None:
+    """Ask numpy's OpenBLAS for one thread in this process and those it starts.
+
+    numpy's OpenBLAS starts a thread per CPU when numpy is imported, and
+    each spins for a while waiting for work that never comes: 0.1 CPU-s per
+    process (a two-process ``run`` spent 0.2 CPU-s so, 10% of a one-document
+    run's CPU), taken from the other core's worker or, under ``taskset`` to
+    one core, from the job itself. This tool parallelises by processes, one
+    per core, and its few matrix products are small; one thread also keeps
+    their summation order the same on every machine. A value the user set
+    stays. Call before numpy is imported: Beam's worker processes inherit it.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def allowed_cpus() -> list[int]:
