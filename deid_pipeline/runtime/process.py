@@ -37,9 +37,11 @@ def settle() -> None:
     """Freeze what is loaded now out of the collector's way; collect less often.
 
     Call after the models are loaded (and, ideally, one document processed,
-    so lazy imports and caches are in place). Idempotent.
+    so lazy imports and caches are in place). Idempotent. No full collection
+    first: the collector ran through the loading, and one here found six
+    unreachable objects in a Beam worker's 114,000 and took 0.06 CPU-s of
+    that worker's one-second start-up.
     """
-    gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
 
