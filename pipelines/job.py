@@ -24,6 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (
     PipelineOptions,
     StandardOptions,
+    TypeOptions,
 )
 
 from deid_pipeline import __version__
@@ -179,6 +180,20 @@ def output_shards(total_bytes: int, requested: int | None) -> int:
 _DIRECT_RUNNERS = frozenset({"DirectRunner", "SwitchingDirectRunner"})
 
 
+def skip_type_inference(options: PipelineOptions) -> None:
+    """On the DirectRunner, build the graph without Beam's type inference.
+
+    Beam reads each transform's output type from its bytecode (and checks
+    it) while the graph is built: half of building this job's graph, 0.044
+    of 0.087 CPU-s in every run. The graph is this module's own and fixed;
+    a test builds and runs it with the check on too. Grouping keys are typed
+    as the runner needs them either way (Beam does that for every runner).
+    Other runners (Flink) are left as they were.
+    """
+    if options.view_as(StandardOptions).runner in (None, *_DIRECT_RUNNERS):
+        options.view_as(TypeOptions).pipeline_type_check = False
+
+
 def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
     """A pipeline for ``options``; on the DirectRunner, one that never tries Prism.
 
@@ -255,6 +270,7 @@ def run(
 
     # Views kept per options class: Beam asks for one at every transform.
     options = JobOptions(beam_args + quiet_worker_args(beam_args))
+    skip_type_inference(options)
     # Beam hands the options to its file systems only when a pipeline is
     # built; the driver matches inputs and creates staging before that, and
     # S3 (endpoint, keys, region) cannot be reached without them.

@@ -414,3 +414,52 @@ def test_jsonl_person_key_links_and_lends_and_other_keys_stay_out_of_the_extract
     published = b"".join(
         p.read_bytes() for p in (tmp_path / "plain" / "documents").glob("*.parquet"))
     assert b"48213377" not in published
+
+
+def test_the_direct_runner_graph_is_built_without_type_inference(
+        tmp_path, key_file, monkeypatch):
+    from apache_beam.transforms import ptransform
+
+    import deid_pipeline.pipelines.job as job
+
+    checked = []
+    check = ptransform.PTransform.type_check_inputs
+
+    def counting(self, pvalueish):
+        checked.append(type(self).__name__)
+        return check(self, pvalueish)
+
+    monkeypatch.setattr(ptransform.PTransform, "type_check_inputs", counting)
+    notes = tmp_path / "in"
+    notes.mkdir()
+    (notes / "a.txt").write_text("Seen by Dr. Quentin Mirabel on 3/14/2011.\n")
+    (notes / "b.txt").write_text("Discharged home with daughter Ines Vasquez.\n")
+    tables = []
+    for name in ("plain", "checked"):
+        if name == "checked":  # Beam's inference and checks, as other runners get
+            monkeypatch.setattr(job, "skip_type_inference", lambda options: None)
+        checked.clear()
+        out = tmp_path / name
+        summary = run(["--input", str(notes / "*.txt"), "--output", str(out),
+                       "--key-file", key_file, "--detectors", "rules"])
+        assert summary["records_written"] == 2
+        tables.append((len(checked), _table(out / "documents")))
+    (plain, plain_rows), (with_checks, checked_rows) = tables
+    # By default Beam checked nothing; with its checks on, the whole graph
+    # passed them;
+    assert plain == 0 and with_checks > 20
+    # and the outputs are the same either way.
+    assert plain_rows == checked_rows
+
+
+def test_other_runners_keep_beams_type_inference():
+    from apache_beam.options.pipeline_options import TypeOptions
+
+    from deid_pipeline.pipelines.job import skip_type_inference
+    from deid_pipeline.transforms.beam_costs import JobOptions
+
+    for args, checked in ((["--runner=FlinkRunner"], True), ([], False),
+                          (["--runner=DirectRunner"], False)):
+        options = JobOptions(args)
+        skip_type_inference(options)
+        assert options.view_as(TypeOptions).pipeline_type_check is checked, args
