@@ -3,10 +3,10 @@
 Times the Beam-free stage functions in a fresh process (CPU time, as the
 job's is counted, so other load on the machine does not inflate them) over the
 same documents the job reads: parse, seed, tag split by detector (each timed
-inside the tag calls) and the view+merge rest, link, surrogate, leak guard,
-write, and ``load``, the one-off loads a job does once (the tagger's model,
-lexicons, rules and kernels, the rewriter). The baseline, measured in the
-same run, is one ``run`` job on 1 worker over those documents
+inside the tag calls), the view+merge rest and the chunks' reconcile, link,
+surrogate, leak guard, write, and ``load``, the one-off loads a job does
+once (the tagger's model, lexicons, rules and kernels, the rewriter). The
+baseline, measured in the same run, is one ``run`` job on 1 worker over those documents
 (``bench_scaling.run_set``): its CPU-ms per document in its process tree, of
 which the stage functions are a share and Beam (encoding, data plane,
 shuffles, its start-up) the rest. Until 2026-11-30 the loads were counted as
@@ -99,15 +99,18 @@ def time_stages(
 
     Reads ``files`` in order until ``limit`` documents. The tag stage is split
     by detector (``tag:rules``, ``tag:dictionary``, ``tag:crf``: each timed
-    inside the tag calls) and the rest of ``PhiTagger.tag`` (visible view,
-    merge). The one-off loads (rules, lexicons, the model, their compiled
-    kernels and scan gates, the rewriter: building them and what the first
+    inside the tag calls), the rest of ``PhiTagger.tag`` (visible view,
+    merge) and the job's last tag step, each chunk's documents reconciled
+    (``tag:reconcile``; until 2026-12-01 it was counted as Beam's). The
+    one-off loads (rules, lexicons, the model, their compiled kernels and scan
+    gates, the rewriter: building them and what the first
     documents load on first use) are the ``load`` stage, once a job; then the
     garbage collector is set as a worker sets it (``settle``): with the
     default thresholds the stages ran slower here than in the job. Returns
     (seconds by stage, documents timed).
     """
     from deid_pipeline.document_rewriter import Rewriter
+    from deid_pipeline.flow import DocumentFlow
     from deid_pipeline.hl7.documents import build_documents, parse_hl7_message
     from deid_pipeline.hl7.framing import decode_message, frame_file
     from deid_pipeline.linking.graph import link_record, resolve
@@ -115,6 +118,7 @@ def time_stages(
     from deid_pipeline.model import ClinicalDocument
     from deid_pipeline.outputs.rows import document_row, identifier_rows
     from deid_pipeline.readers.formats import read_records
+    from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
     from deid_pipeline.runtime.process import settle
     from deid_pipeline.store.tables import SCHEMAS, sort_key, write_table_file
     from deid_pipeline.tagger.tagging import PhiTagger
@@ -127,9 +131,11 @@ def time_stages(
         return now
 
     docs: list[ClinicalDocument] = []
+    firsts: list[int] = []  # where each file's documents start
     for path in files:
         if len(docs) >= limit:
             break
+        firsts.append(len(docs))
         with open(path, "rb") as fh:
             data = fh.read()
         if path.endswith(".hl7"):
@@ -170,6 +176,13 @@ def time_stages(
     seconds["tag:view+merge"] = max(
         0.0, tag_total - sum(v for k, v in seconds.items() if k.startswith("tag:"))
     )
+    # The tag stage's last step: each chunk's documents lend each other what
+    # they found (one message's reports, one patient's notes), in the job's
+    # chunks (a file's documents, DEFAULT_CHUNK_SIZE at a time).
+    t0 = time.process_time()
+    tagged = [t for chunk in _chunks(len(tagged), firsts, DEFAULT_CHUNK_SIZE)
+              for t in DocumentFlow.reconcile(tagged[chunk])]
+    add("tag:reconcile", t0)
     t0 = time.process_time()
     records = [link_record(t) for t in tagged]
     t0 = add("link:records", t0)
@@ -200,6 +213,13 @@ def time_stages(
     each = (tag_total + seconds.get("surrogate", 0.0)) / max(len(docs), 1)
     seconds["load"] = max(0.0, loading - len(warm) * each)
     return seconds, len(docs)
+
+
+def _chunks(total: int, firsts: Sequence[int], size: int) -> list[slice]:
+    """The job's chunks of ``total`` documents: each file's, ``size`` at a time."""
+    ends = [*firsts[1:], total]
+    return [slice(start, min(start + size, end))
+            for first, end in zip(firsts, ends) for start in range(first, end, size)]
 
 
 def profile_in_memory(

@@ -110,6 +110,7 @@ def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
         "running N 1w (the baseline)",
         "per-stage share of time",
         "tag:rules",
+        "tag:reconcile",
         "CPU-ms/doc in its process tree",
         "running 1 doc 1w (start-up)",
         "a 1-document run (start-up): client",
@@ -123,6 +124,12 @@ def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
         assert figures["startup_driver_cpu"] == pytest.approx(figures["startup_cpu"])
     else:
         assert 0 < figures["startup_driver_cpu"] < figures["startup_cpu"]
+
+
+def test_the_stage_timings_reconcile_documents_in_the_jobs_chunks():
+    # Each file's documents, so many at a time: what the job reconciles together.
+    chunks = bench_stages._chunks(10, [0, 3, 3], 4)
+    assert [(c.start, c.stop) for c in chunks] == [(0, 3), (3, 7), (7, 10)]
 
 
 def test_when_processes_sampled_by_role_then_flink_client_and_workers_told_apart():
