@@ -18,8 +18,6 @@ import functools
 import random
 import re
 
-from faker.providers.job.en_US import Provider as _JobData
-
 from deid_pipeline.policy import Policy
 from deid_pipeline.runtime import data_cache
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
@@ -497,14 +495,22 @@ def job_table(jobs) -> WeightedTable:
                                  if "," not in j and "(" not in j and "/" not in j}))
 
 
-_JOBS = job_table(_JobData.jobs)
+@functools.cache
+def english_jobs() -> WeightedTable:
+    """Faker's en_US jobs, once (Faker imported where first drawn from)."""
+    from faker.providers.job.en_US import Provider as JobData
+
+    return job_table(JobData.jobs)
 
 
 class ProfessionGenerator(SurrogateGenerator):
     """A Faker job title (the simple ones, without ``Engineer, civil`` inversions)."""
 
     labels = ("PROFESSION",)
-    jobs: WeightedTable = _JOBS
+
+    @property
+    def jobs(self) -> WeightedTable:
+        return english_jobs()
 
     def generate(self, value: str, label: str, ctx: SurrogateContext) -> str:
         """Return a different job title in the original's case."""

