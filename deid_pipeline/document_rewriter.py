@@ -44,12 +44,11 @@ def originals_of(*tagged: TaggedDocument) -> Originals:
         if dictionary is not None:
             # A header name's forms ("Smith, John", "J. Smith") are made of its
             # parts, each an entry too: the one-word entries are enough.
-            for e in dictionary.entries:
-                value = e.value
+            for value, label, _field in dictionary.rows():
                 if value not in seen and (value.isalpha()
-                                          or e.label not in _NAME_LABELS):
+                                          or label not in _NAME_LABELS):
                     seen.add(value)
-                    pairs.append((value, e.label))
+                    pairs.append((value, label))
         pairs.extend((value, builtin_label(s.label, value)) for s in t.spans
                      for value in (doc.text[s.start:s.end],))
     return Originals.of(pairs)

@@ -247,8 +247,7 @@ def header_values(dictionary: PatientDictionary, policy: str) -> HeaderPlan:
     planned = by_kind.get(limited)
     if planned is None:
         labels: dict[str, str] = {}
-        for entry in dictionary.entries:
-            value, label = entry.value, entry.label
+        for value, label, _field in dictionary.rows():
             if value in labels:
                 continue
             # Outside the limited data set only ages and dates can be kept.
@@ -268,8 +267,8 @@ def suspects_of(
     values = list(_replaced(result, policy))
     dictionary = tagged.document.dictionary
     if dictionary is not None:
-        values.extend((e.value, e.label) for e in dictionary.entries
-                      if not policy_keeps(e.label, e.value, policy))
+        values.extend((value, label) for value, label, _field in dictionary.rows()
+                      if not policy_keeps(label, value, policy))
     return [Suspect(value, label) for value, label in values]
 
 

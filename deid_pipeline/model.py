@@ -1,5 +1,8 @@
 """The one data model shared by every stage: small frozen dataclasses.
 
+One is a hand-written class: :class:`PatientDictionary` keeps its entries as
+columns (see there), immutable and compared by content as the others.
+
 Nothing here carries behaviour beyond geometry helpers. No repr contains text
 or values (``repr=False`` on every field that can hold PHI), so an object that
 ends up in a log line (Beam logs element reprs at DEBUG) leaks nothing.
@@ -7,7 +10,8 @@ ends up in a log line (Beam logs element reprs at DEBUG) leaks nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import FrozenInstanceError, dataclass, field
 
 from deid_pipeline.labels import check_label
 
@@ -63,34 +67,101 @@ class DictionaryEntry:
         check_label(self.label)
 
 
-@dataclass(frozen=True, slots=True)
 class PatientDictionary:
     """Identifiers of the document's patient (and relatives, providers) from its header.
 
     ``person_key`` is the strong key the header gives (MRN with assigning
     authority); linking and surrogates key on it.
+
+    Held as three columns, ``values``, ``labels`` and ``fields``: a report's
+    header expands to hundreds of entries, and every document is pickled
+    twice or more between a run's steps (its spill files). Columns pickle as
+    three tuples of strings; the :class:`DictionaryEntry` objects
+    (``entries``) are made on first use, where a step reads them (tagging),
+    and a step that reads the columns only (the leak guard) never makes
+    them. Immutable, compared by content, and no repr shows a value.
     """
 
-    entries: tuple[DictionaryEntry, ...] = ()
-    person_key: str | None = None
+    __slots__ = ("values", "labels", "fields", "person_key", "_entries")
+
+    values: tuple[str, ...]
+    labels: tuple[str, ...]
+    fields: tuple[str, ...]
+    person_key: str | None
+
+    def __init__(self, entries: Iterable[DictionaryEntry] = (),
+                 person_key: str | None = None) -> None:
+        entries = tuple(entries)
+        _set_columns(self, tuple(e.value for e in entries),
+                     tuple(e.label for e in entries),
+                     tuple(e.field for e in entries), person_key, entries)
+
+    @classmethod
+    def from_columns(cls, values: Sequence[str], labels: Sequence[str],
+                     fields: Sequence[str], person_key: str | None = None
+                     ) -> PatientDictionary:
+        """A dictionary of these columns (each label checked once)."""
+        values, labels, fields = tuple(values), tuple(labels), tuple(fields)
+        if not len(values) == len(labels) == len(fields):
+            raise ValueError("dictionary columns of different lengths")
+        for label in set(labels):
+            check_label(label)
+        dictionary = object.__new__(cls)
+        _set_columns(dictionary, values, labels, fields, person_key, None)
+        return dictionary
+
+    @property
+    def entries(self) -> tuple[DictionaryEntry, ...]:
+        """One entry per row, made on first use (two threads may both make them)."""
+        entries = self._entries
+        if entries is None:
+            entries = tuple(map(DictionaryEntry, self.values, self.labels, self.fields))
+            object.__setattr__(self, "_entries", entries)
+        return entries
+
+    def rows(self) -> Iterator[tuple[str, str, str]]:
+        """``(value, label, field)`` of each entry, read from the columns."""
+        return zip(self.values, self.labels, self.fields)
+
+    def _key(self) -> tuple:
+        return (self.values, self.labels, self.fields, self.person_key)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PatientDictionary):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"PatientDictionary(<{len(self.values)} entries>)"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __reduce__(self):  # noqa: ANN204 - pickle protocol
-        """Pickle the entries as three columns.
-
-        A report's header expands to hundreds of entries and every spill file
-        carries them; columns pickle four times faster than entry objects.
-        """
-        entries = self.entries
+        """Pickle the three columns; entries are made again where used."""
         return (_dictionary_from_columns,
-                (tuple(e.value for e in entries), tuple(e.label for e in entries),
-                 tuple(e.field for e in entries), self.person_key))
+                (self.values, self.labels, self.fields, self.person_key))
+
+
+def _set_columns(dictionary: PatientDictionary, values: tuple[str, ...],
+                 labels: tuple[str, ...], fields: tuple[str, ...],
+                 person_key: str | None,
+                 entries: tuple[DictionaryEntry, ...] | None) -> None:
+    for name, value in (("values", values), ("labels", labels), ("fields", fields),
+                        ("person_key", person_key), ("_entries", entries)):
+        object.__setattr__(dictionary, name, value)
 
 
 def _dictionary_from_columns(values: tuple[str, ...], labels: tuple[str, ...],
                              fields: tuple[str, ...], person_key: str | None
                              ) -> PatientDictionary:
-    return PatientDictionary(tuple(map(DictionaryEntry, values, labels, fields)),
-                             person_key)
+    return PatientDictionary.from_columns(values, labels, fields, person_key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,3 +56,62 @@ def test_quarantine_records_round_trip():
     records = [x for x in items if isinstance(x, QuarantineRecord)]
     assert records
     assert pickle.loads(pickle.dumps(records)) == records
+
+
+def _header_documents(n: int) -> list[ClinicalDocument]:
+    messages, _ = oru_messages(n, 3)
+    items = list(read_hl7("feed.hl7", "\n".join(messages).encode()))
+    return [d for d in items if isinstance(d, ClinicalDocument)]
+
+
+def test_a_dictionary_pickles_as_columns_and_makes_entries_only_when_read():
+    doc = _header_documents(1)[0]
+    dictionary = doc.dictionary
+    data = pickle.dumps(dictionary, protocol=pickle.HIGHEST_PROTOCOL)
+    # Three tuples of strings cross a spill file, not one object per entry.
+    assert b"DictionaryEntry" not in data
+    back = pickle.loads(data)
+    assert back == dictionary and hash(back) == hash(dictionary)
+    assert list(back.rows()) == [(e.value, e.label, e.field)
+                                 for e in dictionary.entries]
+    assert back.entries == dictionary.entries
+
+
+def test_tagging_linking_rewriting_and_guarding_read_a_header_without_entries(
+        monkeypatch):
+    from deid_pipeline.document_rewriter import Rewriter
+    from deid_pipeline.flow import DocumentFlow
+    from deid_pipeline.linking.graph import link_record
+    from deid_pipeline.tagger.detectors import TaggerConfig
+    from deid_pipeline.tagger.tagging import PhiTagger
+
+    docs = pickle.loads(pickle.dumps(_header_documents(4)))
+    flow = DocumentFlow(PhiTagger.from_config(TaggerConfig(("rules", "dictionary"))),
+                        rewriter=Rewriter(mode="surrogate", key=b"k" * 32))
+    made = []
+    monkeypatch.setattr(DictionaryEntry, "__post_init__",
+                        lambda self: made.append(self.label))
+    tagged = [flow.tag(d) for d in docs]
+    assert any("dictionary" in s.source for t in tagged for s in t.spans)
+    for t in flow.reconcile(tagged):
+        link_record(t)
+        flow.write(t, None, flow.originals(t))
+    # The steps a run takes over spilled documents read the columns only.
+    assert made == []
+
+
+def test_a_dictionary_is_immutable_checked_and_shows_no_value():
+    import dataclasses
+
+    import pytest
+
+    dictionary = PatientDictionary((DictionaryEntry("MOSS", "PATIENT", "PID-5.1"),),
+                                   "MRN-0091")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        dictionary.person_key = "other"
+    assert "MOSS" not in repr(dictionary) and "0091" not in repr(dictionary)
+    with pytest.raises(ValueError):
+        PatientDictionary.from_columns(("MOSS",), ("PATIENX",), ("PID-5.1",))
+    with pytest.raises(ValueError):
+        PatientDictionary.from_columns(("MOSS", "X"), ("PATIENT",), ("PID-5.1",))
+    assert PatientDictionary() == PatientDictionary.from_columns((), (), ())

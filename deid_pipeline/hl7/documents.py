@@ -355,9 +355,8 @@ _COLUMN_FIELDS = (
 
 def _raw_date(dictionary: PatientDictionary, field: str) -> str | None:
     """Find the ``YYYYMMDD`` form the seeder writes first for a date field."""
-    for entry in dictionary.entries:
-        if entry.field == field and entry.label == "DATE":
-            value = entry.value
+    for value, label, entry_field in dictionary.rows():
+        if entry_field == field and label == "DATE":
             if len(value) == 8 and is_digits(value):
                 return value
     return None

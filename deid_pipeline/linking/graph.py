@@ -114,15 +114,15 @@ def link_record(tagged: TaggedDocument) -> LinkRecord:
     names: set[str] = set()
     births: set[str] = set()
     if doc.dictionary is not None:
-        for entry in doc.dictionary.entries:
-            if entry.label == "MEDICALRECORD" and _digits(entry.value):
-                ids.add(("mrn", _digits(entry.value)))
-            elif entry.label == "SSN" and len(_digits(entry.value)) >= 7:
-                ids.add(("ssn", _digits(entry.value)))
-            elif entry.label == "PATIENT" and entry.field.startswith("PID.5"):
-                names.add(_name_key(entry.value))
-            elif entry.label == "DATE" and entry.field.startswith("PID.7"):
-                births.add(_date_key(entry.value))
+        for value, label, field in doc.dictionary.rows():
+            if label == "MEDICALRECORD" and _digits(value):
+                ids.add(("mrn", _digits(value)))
+            elif label == "SSN" and len(_digits(value)) >= 7:
+                ids.add(("ssn", _digits(value)))
+            elif label == "PATIENT" and field.startswith("PID.5"):
+                names.add(_name_key(value))
+            elif label == "DATE" and field.startswith("PID.7"):
+                births.add(_date_key(value))
     text = doc.text
     for span in tagged.spans:
         value = text[span.start : span.end]

@@ -43,16 +43,16 @@ def quasi_identifiers(doc: ClinicalDocument) -> QuasiIdentifiers:
 
     birth = zip3 = None
     if doc.dictionary is not None:
-        for entry in doc.dictionary.entries:
+        for value, label, field in doc.dictionary.rows():
             if (
-                entry.label == "DATE"
-                and entry.field.startswith("PID.7")
+                label == "DATE"
+                and field.startswith("PID.7")
                 and not birth
-                and parse_birth(entry.value) is not None
+                and parse_birth(value) is not None
             ):
-                birth = entry.value.strip()
-            elif entry.label == "ZIP" and entry.field.startswith("PID.11") and not zip3:
-                digits = "".join(ch for ch in entry.value if ch in ASCII_DIGITS)
+                birth = value.strip()
+            elif label == "ZIP" and field.startswith("PID.11") and not zip3:
+                digits = "".join(ch for ch in value if ch in ASCII_DIGITS)
                 if len(digits) >= 5:
                     zip3 = safe_harbor_zip3(digits[:3])
     sex = dict(doc.metadata).get("sex") or None

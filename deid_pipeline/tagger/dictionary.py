@@ -16,12 +16,11 @@ from __future__ import annotations
 import bisect
 import operator
 from collections import defaultdict
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass
 
 from deid_pipeline.model import (
     ClinicalDocument,
-    DictionaryEntry,
     PatientDictionary,
     PhiSpan,
 )
@@ -52,12 +51,13 @@ def _forms(dictionary: PatientDictionary,
     line breaks (no token spans whitespace, so each value is cut exactly as
     on its own).
     """
+    values = dictionary.values  # the columns: no entry object is made
     if vocabulary is None:
-        entries = [e for e in dictionary.entries
-                   if len(e.value.strip()) >= _MIN_LENGTH]
+        rows = [i for i, value in enumerate(values)
+                if len(value.strip()) >= _MIN_LENGTH]
     else:
-        entries = _possible_entries(dictionary.entries, vocabulary)
-    joined = "\n".join(e.value for e in entries)
+        rows = _possible_rows(values, vocabulary)
+    joined = "\n".join([values[i] for i in rows])
     spans = token_spans(joined)
     starts = [a for a, _ in spans]
     ends = [b for _, b in spans]
@@ -69,15 +69,16 @@ def _forms(dictionary: PatientDictionary,
     known = None if vocabulary is None else vocabulary.__contains__
     offset = 0
     first = 0
-    for entry in entries:
-        end = offset + len(entry.value)
+    labels, fields = dictionary.labels, dictionary.fields
+    for i in rows:
+        end = offset + len(values[i])
         after = bisect.bisect_left(starts, end, first)
         if after > first and (known is None
                               or all(map(known, tokens[first:after]))):
             # Whitespace before token k: it starts after token k - 1 ends.
             spaced = tuple(map(operator.gt, starts[first + 1:after],
                                ends[first:after - 1]))
-            yield _Form(tokens[first:after], spaced, entry.label, entry.field)
+            yield _Form(tokens[first:after], spaced, labels[i], fields[i])
         offset, first = end + 1, after
 
 
@@ -102,9 +103,8 @@ def _may_occur(value: str, vocabulary: Container[str]) -> bool:
                if word.isalpha() or is_digits(word))
 
 
-def _possible_entries(entries: tuple[DictionaryEntry, ...],
-                      vocabulary: Container[str]) -> list[DictionaryEntry]:
-    """The entries long enough and :func:`_may_occur` in ``vocabulary``, in order.
+def _possible_rows(values: Sequence[str], vocabulary: Container[str]) -> list[int]:
+    """The rows whose values are long enough and :func:`_may_occur` in ``vocabulary``.
 
     The same test as :func:`_may_occur` per entry, done for all entries at
     once: a message's dictionary has ~300 entries per report, and calling
@@ -116,13 +116,12 @@ def _possible_entries(entries: tuple[DictionaryEntry, ...],
     break of its own would misalign the lines: then each entry is tested
     on its own.
     """
-    values = [e.value for e in entries]
     joined = "\n".join(values)
     cut = joined.lower().translate(_WORD_BREAKS)
     lines = cut.split("\n")
     if len(lines) != len(values):
-        return [e for e in entries if len(e.value.strip()) >= _MIN_LENGTH
-                and _may_occur(e.value, vocabulary)]
+        return [i for i, value in enumerate(values) if len(value.strip()) >= _MIN_LENGTH
+                and _may_occur(value, vocabulary)]
     unknown = set(cut.split())
     if isinstance(vocabulary, (set, frozenset)):
         unknown.difference_update(vocabulary)
@@ -133,13 +132,13 @@ def _possible_entries(entries: tuple[DictionaryEntry, ...],
     # Each line's words are made and dropped at once: holding a list per
     # entry would cost more in garbage collection than it saves.
     if joined.isascii():
-        return [e for e, value, line in zip(entries, values, lines, strict=True)
+        return [i for i, (value, line) in enumerate(zip(values, lines, strict=True))
                 if missing.isdisjoint(line.split())
                 and len(value.strip()) >= _MIN_LENGTH]
     # _may_occur keeps every non-ASCII value (it is decided token by token); a
     # non-ASCII value's line may hold words of any script, which no ASCII
     # value has, so the missing words stay right for the others.
-    return [e for e, value, line in zip(entries, values, lines, strict=True)
+    return [i for i, (value, line) in enumerate(zip(values, lines, strict=True))
             if len(value.strip()) >= _MIN_LENGTH
             and (not value.isascii() or missing.isdisjoint(line.split()))]
 
@@ -213,7 +212,7 @@ class DictionaryDetector(Detector):
     version = "2"
 
     def detect(self, doc: ClinicalDocument) -> tuple[PhiSpan, ...]:
-        if doc.dictionary is None or not doc.dictionary.entries:
+        if doc.dictionary is None or not doc.dictionary.values:
             return ()
         return tuple(find_entries(doc.text, doc.dictionary))
 

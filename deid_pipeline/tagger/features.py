@@ -348,17 +348,16 @@ def dictionary_token_features(dictionary: PatientDictionary | None,
     A name part matches alone (the note says ``Mrs. Smith``, the header
     ``SMITH^JANE``); any other value must match as its whole token sequence.
     """
-    if dictionary is None or not dictionary.entries:
+    if dictionary is None or not dictionary.values:
         return {}
     single: dict[str, set[str]] = {}
     multi: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-    for entry in dictionary.entries:
-        feature = _DICT_FEATURE.get(entry.label) or _DICT_CATEGORY_FEATURE[
-            category(entry.label)]
-        parts = tuple(t.text.lower() for t in tokenize(entry.value))
+    for value, label, _field in dictionary.rows():
+        feature = _DICT_FEATURE.get(label) or _DICT_CATEGORY_FEATURE[category(label)]
+        parts = tuple(t.text.lower() for t in tokenize(value))
         if not parts:
             continue
-        if category(entry.label) == "NAME":
+        if category(label) == "NAME":
             for part in parts:
                 if part.isalpha() and len(part) > 1:
                     single.setdefault(part, set()).add(feature)

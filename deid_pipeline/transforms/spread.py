@@ -49,7 +49,7 @@ class _Weighed(Protocol):
 def chunk_weight(documents: Iterable) -> int:
     """Estimated tagging cost of a chunk: its text, plus its headers' entries."""
     return sum(len(doc.text) + HEADER_ENTRY_CHARS * (
-        len(doc.dictionary.entries) if doc.dictionary is not None else 0)
+        len(doc.dictionary.values) if doc.dictionary is not None else 0)
         for doc in documents)
 
 
