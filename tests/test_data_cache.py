@@ -7,7 +7,7 @@ import os
 import pytest
 
 from deid_pipeline.runtime import data_cache
-from deid_pipeline.tagger import clusters, lexicons
+from deid_pipeline.tagger import clusters, gazetteers, lexicons
 
 
 @pytest.fixture()
@@ -110,3 +110,19 @@ def test_lexicon_index_misses_words_it_lacks_and_refuses_shared_digests(monkeypa
     monkeypatch.setattr(lexicons, "token_digest", lambda token: 42)
     with pytest.raises(ValueError, match="share a digest"):
         lexicons._index({"alpha": ("w3",), "beta": ("w2",)})
+
+
+def test_the_cached_gazetteer_equals_the_parsed_file(cache):
+    gazetteers._CACHE.clear()
+    try:
+        for _ in range(2):  # built, then read back
+            gazetteers._CACHE.clear()
+            read = gazetteers.load()
+        parsed = gazetteers._parse(os.path.join(gazetteers.DATA_DIR,
+                                                gazetteers.DATA_FILE))
+        assert (read.entries, read.firsts, read.saint_initials, read.pairs,
+                read.affiliations) == parsed
+        assert os.listdir(cache)[0].startswith("gazetteer-")
+        assert len(os.listdir(cache)) == 1
+    finally:
+        gazetteers._CACHE.clear()
