@@ -90,6 +90,8 @@ class RunFigures:
     other_cpu: float
     beam_args: list[str]
     cpu_by_role: dict[str, float] | None = None
+    # CPU-s the job's de-identification steps took, timed inside it (run.json).
+    stage_cpu: float | None = None
 
     @property
     def docs_per_s(self) -> float:
@@ -181,6 +183,7 @@ def run_job(
         other_cpu=round(max(0.0, sampler.machine_cpu - sampler.tree_cpu), 2),
         beam_args=beam_args,
         cpu_by_role=cpu_by_role,
+        stage_cpu=summary.get("stage_cpu_seconds"),
     )
 
 # ---------------------------------------------------------------- running

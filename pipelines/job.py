@@ -85,6 +85,7 @@ from deid_pipeline.transforms.composites import DeidentifyFiles
 from deid_pipeline.transforms.hl7_output import STAGE_PREFIX as HL7_STAGE_PREFIX
 from deid_pipeline.transforms.hl7_output import Hl7Output
 from deid_pipeline.transforms.spread import direct_workers
+from deid_pipeline.transforms.stage_clock import COUNTER as STAGE_CPU_COUNTER
 from deid_pipeline.transforms.write import WriteCounts, WriteSortedParquet
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,11 @@ def _counter(result, name: str) -> int | None:
         for c in found["counters"]
     ]
     return sum(v for v in values if v is not None) if values else 0
+
+
+def _stage_cpu_seconds(result) -> float | None:
+    micros = _counter(result, STAGE_CPU_COUNTER)
+    return None if micros is None else round(micros / 1e6, 3)
 
 
 def _versions(tagger_config: TaggerConfig) -> dict[str, str]:
@@ -508,6 +514,9 @@ def _summary(job: _Job, result, elapsed: float, staging: str) -> dict:
         "spans_by_label": _by(counts, "identifiers"),
         "seconds": round(elapsed, 3),
         "documents_per_second": round(written / elapsed, 1) if elapsed else None,
+        # CPU the de-identification steps took in the workers' threads
+        # (transforms/stage_clock.py); the rest of the job's CPU is the runner's.
+        "stage_cpu_seconds": _stage_cpu_seconds(result),
         "options": {
             k: v for k, v in sorted(vars(args).items()) if k not in _SECRET_OPTIONS
         },

@@ -112,6 +112,7 @@ def test_when_bench_stages_runs_alone_then_shares_are_set_against_a_job_run(
         "tag:rules",
         "tag:reconcile",
         "CPU-ms/doc in its process tree",
+        "timed inside the job, its de-identification steps took",
         "running 1 doc 1w (start-up)",
         "a 1-document run (start-up): client",
     ):
@@ -210,6 +211,10 @@ def test_when_bench_stages_runs_rounds_then_each_figure_has_a_median_and_range(
         assert r["stage_ms"] > r["unloaded_ms"]
         assert r["beam_share_with_loads"] > r["beam_share"]
     assert "the one-off loads counted as Beam's" in out
+    # And each round's job timed its own steps: one run, one moment.
+    assert "the steps timed inside the job" in out
+    for r in rounds:
+        assert 0 < r["beam_share_in_job"] < 1
     assert figures["stage_seconds"]["load"] > 0
     assert timed_in == ["time_stages", "time_stages"]
 

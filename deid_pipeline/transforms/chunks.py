@@ -88,6 +88,7 @@ from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
 from deid_pipeline.transforms.spread import chunk_weight
+from deid_pipeline.transforms.stage_clock import StageClock
 from deid_pipeline.transforms.tag import acquire_tagger
 
 
@@ -245,6 +246,7 @@ class SpillFileFn(beam.DoFn):
         self._read = ReadFileFn(input_format, max_file_bytes)
         self._chunk_size = chunk_size
         self._flags = filesystem_flags
+        self._clock = StageClock()
 
     def setup(self) -> None:
         use_filesystem_flags(self._flags)
@@ -253,7 +255,7 @@ class SpillFileFn(beam.DoFn):
         file_index, metadata = element
         chunk: list[ClinicalDocument] = []
         chunk_index = 0
-        for record in self._read.process(ReadableFile(metadata)):
+        for record in self._clock.each(self._read.process(ReadableFile(metadata))):
             if isinstance(record, ClinicalDocument):
                 chunk.append(record)
                 if len(chunk) == self._chunk_size:
@@ -261,6 +263,7 @@ class SpillFileFn(beam.DoFn):
                     chunk, chunk_index = [], chunk_index + 1
             else:  # a TaggedOutput of the read quarantine
                 yield record
+        self._clock.flush()
         if chunk:
             yield self._spill(file_index, chunk_index, chunk)
 
@@ -298,10 +301,13 @@ class TagChunkFn(beam.DoFn):
         self._flags = filesystem_flags
         self._docs = Metrics.counter("deid", "documents_tagged")
         self._spans = Metrics.counter("deid", "spans_tagged")
+        self._clock = StageClock()
 
     def setup(self) -> None:
         use_filesystem_flags(self._flags)
-        self._flow = DocumentFlow(acquire_tagger(self._shared, self._config))
+        with self._clock:  # the tagger's load (once a process)
+            self._flow = DocumentFlow(acquire_tagger(self._shared, self._config))
+        self._clock.flush()
 
     def process(self, ref: ChunkRef):
         # A chunk may be one huge document, some of whose steps count nothing
@@ -310,7 +316,7 @@ class TagChunkFn(beam.DoFn):
             yield from self._tag(ref)
 
     def _tag(self, ref: ChunkRef):
-        flow = self._flow
+        flow, clock = self._flow, self._clock
         tagged_chunk: list[TaggedDocument] = []
         items: list[LinkItem] = []
         originals: list[Originals] = []
@@ -322,18 +328,22 @@ class TagChunkFn(beam.DoFn):
         for doc in read_spill(ref.path):
             progress.add(documents_tagged=1)
             try:
-                tagged_docs.append(flow.tag(doc))
+                with clock:
+                    tagged = flow.tag(doc)
+                tagged_docs.append(tagged)
             except StageError as error:
                 yield dead_letter(error, doc)
         # A file's reports of one HL7 message are consecutive, so in one chunk
         # (but for a message cut by a chunk boundary): one value, every report.
         # A patient's notes lend each other their sure names, places and ids
         # within the chunk too (a patient cut by a chunk boundary: each part).
-        for tagged in flow.reconcile(tagged_docs):
+        with clock:
+            reconciled = flow.reconcile(tagged_docs)
+        for tagged in reconciled:
             self._docs.inc()
             self._spans.inc(len(tagged.spans))
             try:
-                with stage("link"):
+                with stage("link"), clock:
                     item = link_item(tagged, chunk_id, len(tagged_chunk), self._key)
                     own = flow.originals(tagged)
             except StageError as error:
@@ -342,6 +352,7 @@ class TagChunkFn(beam.DoFn):
             tagged_chunk.append(tagged)
             items.append(item)
             originals.append(own)
+        clock.flush()
         if tagged_chunk:
             path = spill_path(
                 self._directory, "tagged", ref.file_index, ref.chunk_index
@@ -367,6 +378,7 @@ class _SolveFn(beam.DoFn):
         self._rewriter = rewriter
         self._key = rewriter.key
         self._history = history
+        self._clock = StageClock()
 
     def setup(self) -> None:
         if self._history is not None:
@@ -380,7 +392,9 @@ class _SolveFn(beam.DoFn):
             [] if history is None
             else [p for path in history.prior_paths for p in read_history(path)]
         )
-        solution = solve_links_with_prior(items, self._rewriter, prior)
+        with self._clock:
+            solution = solve_links_with_prior(items, self._rewriter, prior)
+        self._clock.flush()
         if history is not None:
             self._write_history(solution.history, solution.merges)
         by_chunk = solution.keys_by_chunk
@@ -560,6 +574,7 @@ class WriteChunkFn(beam.DoFn):
         self._spill = spill_directory
         self._flow = DocumentFlow(rewriter=rewriter)
         self._docs = Metrics.counter("deid", "documents_written")
+        self._clock = StageClock()
 
     def setup(self) -> None:
         use_filesystem_flags(self._flags)
@@ -623,9 +638,10 @@ class WriteChunkFn(beam.DoFn):
             own = read_spill(spill_path(
                 self._spill, "originals", ref.file_index, ref.chunk_index
             ))
-        flow = self._flow
+        flow, clock = self._flow, self._clock
         chunk = read_spill(ref.path)
-        batch = self._batch_originals(chunk, own, person_keys, avoid)
+        with clock:
+            batch = self._batch_originals(chunk, own, person_keys, avoid)
         for position in range(len(chunk)):
             # Each document is let go once its rows are made: one huge document
             # (and its rewrite) held through the table building and writing
@@ -637,38 +653,42 @@ class WriteChunkFn(beam.DoFn):
                     duplicate_message(duplicates[position]))), tagged)
                 continue
             try:
-                with stage(SURROGATE):
-                    if position >= len(person_keys):
-                        raise NoPersonAssignmentError(
-                            "document got no person assignment")
-                    key = person_keys[position]
-                    originals = batch.get(position) or (
-                        avoid.get(rewriter.person_id_for(tagged, key))
-                        if avoid else None)
-                    if originals is None and position < len(own):
-                        originals = own[position]
-                result = flow.write(tagged, key, originals)
+                with clock:
+                    with stage(SURROGATE):
+                        if position >= len(person_keys):
+                            raise NoPersonAssignmentError(
+                                "document got no person assignment")
+                        key = person_keys[position]
+                        originals = batch.get(position) or (
+                            avoid.get(rewriter.person_id_for(tagged, key))
+                            if avoid else None)
+                        if originals is None and position < len(own):
+                            originals = own[position]
+                    result = flow.write(tagged, key, originals)
             except StageError as error:
                 yield dead_letter(error, tagged)
                 continue
             self._docs.inc()
             progress.add(documents=1, spans=result.n_phi)
-            documents.append(document_row(result))
-            identifiers.add(result)
+            with clock:
+                documents.append(document_row(result))
+                identifiers.add(result)
             del tagged, result
-        documents.sort(key=sort_key("documents"))
-        tables = {"documents": documents}
-        if identifiers:
-            tables["identifiers"] = identifiers.table(
-                SCHEMAS["identifiers"], sort_columns("identifiers"))
-        counts = written_counts("documents", documents) + written_counts(
-            "identifiers", tables.get("identifiers", []))
-        for table, rows in tables.items():
-            if len(rows):
-                path = chunk_path(
-                    self._directory, table, ref.file_index, ref.chunk_index
-                )
-                write_table_file(path, SCHEMAS[table], rows)
+        with clock:
+            documents.sort(key=sort_key("documents"))
+            tables = {"documents": documents}
+            if identifiers:
+                tables["identifiers"] = identifiers.table(
+                    SCHEMAS["identifiers"], sort_columns("identifiers"))
+            counts = written_counts("documents", documents) + written_counts(
+                "identifiers", tables.get("identifiers", []))
+            for table, rows in tables.items():
+                if len(rows):
+                    path = chunk_path(
+                        self._directory, table, ref.file_index, ref.chunk_index
+                    )
+                    write_table_file(path, SCHEMAS[table], rows)
+        clock.flush()
         yield ChunkWritten(
             ref.file_index, ref.chunk_index, len(documents), len(identifiers), counts
         )
