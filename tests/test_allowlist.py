@@ -13,14 +13,16 @@ from hypothesis import strategies as st
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.tagger.allowlist import (
-    _METHOD_OR_DISEASE_WORD,
-    _METHOD_OR_DISEASE_WORDS,
-    _has_method_or_disease_word,
-    drop_eponyms,
+    METHOD_OR_DISEASE_WORDS,
     eponym_regions,
     load,
 )
 from deid_pipeline.tagger.detectors import TaggerConfig
+from deid_pipeline.tagger.eponym_spans import (
+    _METHOD_OR_DISEASE_WORD,
+    _has_method_or_disease_word,
+    drop_eponyms,
+)
 from deid_pipeline.tagger.tagging import PhiTagger
 
 
@@ -395,7 +397,7 @@ def test_when_long_text_read_in_parts_then_same_regions_as_one_pass(physionet_do
 
 
 
-_SHAPE_WORD = st.sampled_from(sorted(_METHOD_OR_DISEASE_WORDS))
+_SHAPE_WORD = st.sampled_from(sorted(METHOD_OR_DISEASE_WORDS))
 _ASCII = st.text(alphabet=st.characters(max_codepoint=127), max_size=6)
 
 
@@ -406,3 +408,23 @@ def test_when_ascii_text_then_the_word_check_is_the_expressions(text):
     # expression: glued, underscored, cased and bounded words must agree.
     assert _has_method_or_disease_word(text) == (
         _METHOD_OR_DISEASE_WORD.search(text) is not None)
+
+
+def test_a_method_word_far_from_every_span_costs_no_eponym_scan(monkeypatch):
+    """Regions are read within a line: a method word three lines from any span
+    makes none a span can meet, so the text is not read for them."""
+    from deid_pipeline.tagger import eponym_spans
+
+    text = ("son Bill called at noon, will visit.\n" + "vitals stable.\n" * 3
+            + "insulin drip per protocol.\n")
+    spans = [_span(text, "Bill", "RELATIVE", "rules")]
+    read = []
+    real = eponym_spans.eponym_regions
+    monkeypatch.setattr(eponym_spans, "eponym_regions",
+                        lambda *a, **k: read.append(1) or real(*a, **k))
+    assert drop_eponyms(text, spans) == tuple(spans)
+    assert not read
+    near = text + "Hartford insulin protocol q1h checks\n"
+    hartford = _span(near, "Hartford", "CITY")
+    assert drop_eponyms(near, [*spans, hartford]) == tuple(spans)
+    assert read

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from deid_pipeline.model import PhiSpan
-from deid_pipeline.tagger.allowlist import drop_eponyms
+from deid_pipeline.tagger.eponym_spans import drop_eponyms
 from deid_pipeline.tagger.intervals import Intervals
 
 _PAIR = st.tuples(st.integers(0, 60), st.integers(0, 10)).map(

@@ -222,13 +222,15 @@ def test_the_last_text_s_bytes_are_kept_by_identity():
     assert encoded("bad \ud800 half") == (b"bad \x80 half", True)
 
 
+@pytest.mark.parametrize("module", ["ascii_classes", "lookarounds"])
 def test_a_changed_rewrite_never_reads_databases_written_the_old_way(
-        tmp_path, monkeypatch):
-    from deid_pipeline.tagger.rules import ascii_classes
+        tmp_path, monkeypatch, module):
+    import importlib
 
+    rewriting = importlib.import_module(f"deid_pipeline.tagger.rules.{module}")
     before = gate_module._gates_key()  # noqa: SLF001
-    changed = tmp_path / "ascii_classes.py"
-    with open(ascii_classes.__file__, encoding="utf-8") as fh:
+    changed = tmp_path / f"{module}.py"
+    with open(rewriting.__file__, encoding="utf-8") as fh:
         changed.write_text(fh.read() + "\n# another way of writing a gate\n")
-    monkeypatch.setattr(ascii_classes, "__file__", str(changed))
+    monkeypatch.setattr(rewriting, "__file__", str(changed))
     assert gate_module._gates_key() != before  # noqa: SLF001

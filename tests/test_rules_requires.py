@@ -108,3 +108,14 @@ def test_a_text_not_in_ascii_is_never_spared():
         flags=re.IGNORECASE)
     assert [s.start for s in recognizer.analyze("seen at Lahey Clınic")] == [8]
     assert recognizer.analyze("seen at Lahey hospital") == []
+
+
+def test_a_text_s_requirements_are_answered_for_that_text_only():
+    """Kept for the last text asked about (by identity), never for another."""
+    from deid_pipeline.tagger.rules.base import holds_any
+
+    first = "Baby Hope born at 0310, to NICU."
+    assert holds_any(first, ("baby",)) and not holds_any(first, ("thank",))
+    other = "".join(["Thank you for seeing ", "Mr. Ode today."])
+    assert holds_any(other, ("thank", "x")) and not holds_any(other, ("baby",))
+    assert holds_any(first, ("baby",)) and not holds_any(first, ("thank", "x"))

@@ -50,7 +50,6 @@ from deid_pipeline.evaluation.swapped import (
 )
 from deid_pipeline.evaluation.swapped import payload as swapped_payload
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
-from deid_pipeline.tagger.allowlist import drop_eponyms
 from deid_pipeline.tagger.confidence import TokenPhi, document_confidence
 from deid_pipeline.tagger.detectors import (
     DEFAULT_BIAS,
@@ -60,6 +59,7 @@ from deid_pipeline.tagger.detectors import (
     check_names,
     effective_detectors,
 )
+from deid_pipeline.tagger.eponym_spans import drop_eponyms
 from deid_pipeline.tagger.merge import reconcile
 from deid_pipeline.tagger.rules.site import load_site_rules
 from deid_pipeline.tagger.tagging import document_parts, reconcile_documents, shifted

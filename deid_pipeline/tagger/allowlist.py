@@ -4,9 +4,10 @@ Scores, signs, tests, diseases and devices named after people and places
 (``deid_pipeline/data/eponyms.tsv``, with its sources) look exactly like the
 names and places every detector is built to find, and a search query full of
 them lost a quarter of its words to redaction. Once all detectors have run,
-:func:`drop_eponyms` removes the spans that lie inside an eponym standing in
-its clinical context (a clinical word after it, the possessive of a disease
-eponym, or an eponym no one is called), whichever detector proposed them. An
+:func:`~.eponym_spans.drop_eponyms` removes the spans that lie inside an
+eponym standing in its clinical context (a clinical word after it, the
+possessive of a disease eponym, or an eponym no one is called), whichever
+detector proposed them. An
 eponym after a person title (``Dr. Parkinson``, ``Mr. Graves``) is a person
 and stays tagged; so does a span from the header dictionary, and a value
 that is also tagged elsewhere in the same text, since the leak guard would
@@ -26,14 +27,12 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger import lexicons
 from deid_pipeline.tagger.gazetteers import FACILITY_WORDS
-from deid_pipeline.tagger.intervals import Intervals
 
 DATA_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
                          "eponyms.tsv")
@@ -97,6 +96,7 @@ _APOSTROPHES = "'\u2019"
 # What may stand between two words of one eponym or its clinical words (an
 # arrow too: a graft's ``LIMA->LAD``).
 _JOINER = re.compile(r"[ \t\-'\u2019.>]{0,3}")
+_HYPHEN = re.compile("-")
 # A version or grade between an eponym and its clinical word: "Rome III
 # criteria", "Rome 4 criteria", "Gleason 7 cancer".
 _VERSION = re.compile(r"(?:[ivx]{1,4}|\d{1,2})")
@@ -560,7 +560,12 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
     """
     regions = []
     n, text, i = len(words.bare), words.text, 0
-    while i < n - 2:
+    for candidate in _hyphened_to_next(words):
+        if candidate < i:
+            continue  # inside the compound before
+        i = candidate
+        if i >= n - 2:
+            break
         lower = _is_lower_name(text, words.spans[i])
         end = i + 1
         while end < n and _hyphenated_name(words, end, lower):
@@ -580,6 +585,21 @@ def _compound_regions(words: _Words, found: dict) -> list[tuple[int, int]]:
             regions.append((words.spans[i][0], words.spans[k][1]))
         i = end
     return regions
+
+
+def _hyphened_to_next(words: _Words) -> list[int]:
+    """The words followed by one hyphen and then the next word, in order.
+
+    Only there can a compound start: every other word was a step of one in
+    the walk over the whole text (a fifth of the eponym check, issue 45).
+    """
+    text = words.text
+    if "-" not in text:
+        return []
+    after = {start: k for k, (start, _end) in enumerate(words.spans)}
+    ends = {end for _start, end in words.spans}
+    return sorted(after[m.start() + 1] - 1 for m in _HYPHEN.finditer(text)
+                  if m.start() in ends and m.start() + 1 in after)
 
 
 # Clinical words that also follow what a relative does or has: "son Bill test
@@ -695,99 +715,5 @@ def _after_history_cue(words: _Words, i: int) -> bool:
 
 # A word that starts a region found by shape: a text with none of them and no
 # eponym's word or hyphen in a span has no region to read.
-_METHOD_OR_DISEASE_WORDS = frozenset(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS
+METHOD_OR_DISEASE_WORDS = frozenset(METHOD_WORDS | _NAMED_WORDS | _INSTITUTION_WORDS
                                      | ARTICLE_EPONYM_WORDS | _SIGN_WORDS)
-_METHOD_OR_DISEASE_WORD = re.compile(r"(?i)\b(?:%s)\b" % "|".join(
-    sorted(_METHOD_OR_DISEASE_WORDS)))
-_WORD_RUN = re.compile(r"\w+")
-
-
-def _has_method_or_disease_word(text: str) -> bool:
-    r"""Whether ``text`` holds one of those words, as ``_METHOD_OR_DISEASE_WORD`` finds.
-
-    On ASCII text a whole-word match is a maximal ``\w`` run equal to the word:
-    a set lookup per word, where the expression tried all 94 words case-blind
-    at every word start (0.5 ms a note, issue 45). Other text keeps ``re``'s
-    case folding.
-    """
-    if text.isascii():
-        return not _METHOD_OR_DISEASE_WORDS.isdisjoint(_WORD_RUN.findall(text.lower()))
-    return _METHOD_OR_DISEASE_WORD.search(text) is not None
-
-
-def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
-    """``spans`` without those inside a clinical eponym (see the module docstring)."""
-    index = load()
-    if not any(word in index.words for s in spans
-               for word in _WORD.findall(text[s.start:s.end].lower())) \
-            and not any("-" in text[max(s.start - 1, 0):s.end + 1] for s in spans) \
-            and not (spans and _has_method_or_disease_word(text)):
-        return tuple(spans)  # no eponym's word, hyphen or method word: no scan
-    regions = eponym_regions(text, index)
-    if not regions:
-        return tuple(spans)
-    eponyms = Intervals(regions)
-    inside = [(eponyms.contains(_after_article(text, s), s.end)
-               or _only_filler_outside(text, s, regions))
-              and "dictionary" not in s.source for s in spans]
-    kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
-    # Also kept: a span holding a word that is a value tagged elsewhere (a
-    # place eponym spans a surname some doctor of a long document bears).
-    return tuple(s for s, drop in zip(spans, inside)
-                 if not drop or _value(text, s) in kept_values
-                 or any(len(w) >= 3 and w in kept_values
-                        for w in _WORD.findall(text[s.start:s.end].lower())))
-
-
-# What a span may hold beside an eponym and still be all eponym: the grade
-# after it (``Child-Pugh C``), a word joining two (``Osgood-Schlatter vs
-# Sinding-Larsen``), a very common word the model ran on into (``still``).
-_JOINING_WORDS = frozenset({"vs", "versus", "and", "or"})
-_FILLER_BAND = 5
-
-
-def _only_filler_outside(text: str, span: PhiSpan,
-                         regions: Sequence[tuple[int, int]]) -> bool:
-    """Whether ``span`` meets an eponym and holds nothing else but filler words.
-
-    The model at a recall bias runs a span over an eponym's edge; the
-    eponym names no one, and what lies past its edge is a name only if it
-    has a word of its own that is no grade letter after the eponym, joining
-    word or very common English word (``L. Foley`` is a nurse).
-    """
-    chars = list(text[span.start:span.end])
-    first = None  # where the first eponym starts in the span
-    for start, end in regions:
-        lo, hi = max(start, span.start), min(end, span.end)
-        if lo < hi:
-            first = lo - span.start if first is None else min(first, lo - span.start)
-            chars[lo - span.start:hi - span.start] = " " * (hi - lo)
-    if first is None:
-        return False
-    lex = lexicons.load()
-    for m in _WORD.finditer("".join(chars).lower()):
-        word = m.group()
-        # A letter after the eponym is its grade; before it, a name's initial.
-        if not (len(word) == 1 and m.start() > first or word in _JOINING_WORDS
-                or lex.english_band(word) >= _FILLER_BAND):
-            return False
-    return True
-
-
-_ARTICLE = re.compile(r"(?i:an?|the)\s+")
-
-
-def _after_article(text: str, span: PhiSpan) -> int:
-    """Where ``span`` starts once a leading article is left out.
-
-    The model at a recall bias runs a span into the article before a name it
-    takes the eponym for (``after [a Nissen] fundoplication``); the article
-    names no one, so the span is inside the eponym if the rest is.
-    """
-    m = _ARTICLE.match(text, span.start, span.end)
-    return m.end() if m and m.end() < span.end else span.start
-
-
-def _value(text: str, span: PhiSpan) -> str:
-    """A span's letters and digits, lower-cased: how the leak guard compares."""
-    return "".join(_WORD.findall(text[span.start:span.end])).lower()

@@ -706,9 +706,12 @@ class FeatureEncoder:
         sparse = _sparse_features(lowers, dictionary, lex)
         get = self.attribute_ids.get
         opens = layout.cpos == 0
-        chunk_ids = [self._chunk_ids(text[s:e]) for s, e in
-                     zip(layout.chunk_start[opens].tolist(),
-                         layout.chunk_end[opens].tolist())]
+        chunks = [text[s:e] for s, e in zip(layout.chunk_start[opens].tolist(),
+                                            layout.chunk_end[opens].tolist())]
+        # Looked up in C; a chunk the current generation lacks, one by one.
+        chunk_ids = list(map(self._chunks.current.get, chunks))
+        for k in [k for k, ids in enumerate(chunk_ids) if ids is None]:
+            chunk_ids[k] = self._chunk_ids(chunks[k])
         chunk_len = np.fromiter(map(len, chunk_ids), np.int64, len(chunk_ids))
         chunk_pool = np.concatenate(chunk_ids) if chunk_ids else _NO_IDS
         # A line key's ids, once per run of tokens it keys (key words never

@@ -24,9 +24,10 @@ from typing import NamedTuple
 from deid_pipeline.labels import category
 from deid_pipeline.model import ClinicalDocument, PhiSpan, TaggedDocument
 from deid_pipeline.runtime.progress import DOCUMENT_PROGRESS, Progress, process_progress
-from deid_pipeline.tagger.allowlist import drop_eponyms, eponym_regions
+from deid_pipeline.tagger.allowlist import eponym_regions
 from deid_pipeline.tagger.confidence import TokenPhi, document_confidence
 from deid_pipeline.tagger.detectors import Detector, TaggerConfig, create
+from deid_pipeline.tagger.eponym_spans import drop_eponyms
 from deid_pipeline.tagger.intervals import Intervals
 from deid_pipeline.tagger.merge import (
     Occurrences,

@@ -7,7 +7,10 @@ where a match could start (issue 45). Hyperscan reads a text once, in C,
 against an automaton. Compiled in its prefilter mode it matches a superset
 of what the expression matches (lookarounds and back-references are
 dropped, never added), so a text it finds nothing in has no match: the scan
-is skipped, and every other text is scanned as before. The spans are the
+is skipped, and every other text is scanned as before. Dropped, a
+lookaround passed texts no match can be in (half the notes passed the names
+gate for nothing), so those at a match's edges are read as the text they
+test instead (:mod:`.lookarounds`: still a superset). The spans are the
 same by construction; ``tests/test_rules_gate.py`` and
 ``tests/test_rules_scan.py`` check it on real, hostile and generated texts.
 
@@ -45,8 +48,8 @@ from collections.abc import Callable, Iterable
 
 from deid_pipeline.runtime import data_cache
 from deid_pipeline.runtime.kept_table import KeptTable
-from deid_pipeline.tagger.rules import ascii_classes
-from deid_pipeline.tagger.rules.ascii_classes import gate_source
+from deid_pipeline.tagger.rules import ascii_classes, lookarounds
+from deid_pipeline.tagger.rules.ascii_classes import UnsupportedError, gate_source
 
 try:  # a wheel exists for Linux, macOS and Windows on x86-64 and ARM
     import hyperscan
@@ -61,8 +64,9 @@ _FORMAT = 1
 def _gates_key() -> str:
     # The rewrite's and this module's bytes: a changed way of writing a gate
     # never reads a database written the old way.
-    return data_cache.content_key([ascii_classes.__file__, __file__],
-                                  f"{_FORMAT}\0{_VERSION}")
+    return data_cache.content_key(
+        [ascii_classes.__file__, lookarounds.__file__, __file__],
+        f"{_FORMAT}\0{_VERSION}")
 
 
 # Serialised databases by a digest of their source: two per rule scan, about
@@ -201,7 +205,7 @@ class Gate:
             return loaded
 
     def _compile(self, wide: bool) -> Loaded | bool:
-        source = gate_source(self.pattern, self.flags, wide)
+        source = _gate_source(self, wide)
         if source is None:
             return False
         database = _compiled({0: (source, _flags_for(self))})
@@ -287,7 +291,7 @@ class GateGroup:
             return loaded
 
     def _compile(self, wide: bool) -> Loaded | bool:
-        sources = {index: gate_source(gate.pattern, gate.flags, wide)
+        sources = {index: _gate_source(gate, wide)
                    for index, gate in enumerate(self.gates)}
         members = {index: (source, _flags_for(self.gates[index]))
                    for index, source in sources.items() if source is not None}
@@ -306,6 +310,24 @@ def _compiled(expressions: dict[int, tuple[str, int]]) -> object | bool:
     except (hyperscan.error, UnicodeEncodeError):
         return False
     return database
+
+
+def _gate_source(gate: Gate, wide: bool) -> str | None:
+    """What Hyperscan reads for ``gate``.
+
+    Its expression as explicit classes, the lookarounds at a match's edges
+    as text (:mod:`.lookarounds`). Where the edges cannot be read so, or
+    Hyperscan refuses the result, the classes alone (every lookaround
+    dropped), as before.
+    """
+    source = gate_source(gate.pattern, gate.flags, wide)
+    if source is None:
+        return None
+    try:
+        edged = lookarounds.widened(source)
+    except (UnsupportedError, ValueError):
+        return source
+    return edged if _compiled({0: (edged, _flags_for(gate))}) is not False else source
 
 
 def _flags_for(gate: Gate) -> int:
