@@ -121,7 +121,7 @@ def test_when_scans_are_built_from_kept_plans_then_they_are_the_planned_ones(
     text = NOTE + " " + NOTE.upper() + " Ward 5B, bed 12; seen 12/03 by S. Kim MD."
     for recognizer, made, read in zip(recognizers, planned, kept, strict=True):
         guarded = recognizer._guarded(range(len(recognizer.patterns)))
-        assert read._plan == scan._plan(made.regex, guarded, recognizer._flags)
+        assert read._plan == scan._plan(made.regex, guarded, recognizer.flags)
         assert (read.first, read.before) == (made.first, made.before)
         assert [(p.search.__self__, p.offset, p.exact) for p in read._parts] == [
             (p.search.__self__, p.offset, p.exact) for p in made._parts]

@@ -57,17 +57,39 @@ def _found(matches) -> list[tuple]:
     return [(m.regs[1:], m.lastindex) for m in matches]
 
 
+def _by_pattern(matches, by_index) -> list[tuple]:
+    """Each match as its pattern and the spans of that pattern's named groups.
+
+    A pattern scanned alone numbers its groups apart from the joined
+    expression; their names (``p3``, ``p3_phi``) are the same.
+    """
+    found = []
+    for match in matches:
+        i = by_index[match.lastindex]
+        found.append((i, sorted((name, match.span(name)) for name in match.re.groupindex
+                                if name == f"p{i}" or name.startswith(f"p{i}_"))))
+    return found
+
+
 def _check(texts) -> int:
     compared = 0
     for recognizer in _recognizers():
         scanner = recognizer._scanner  # noqa: SLF001
         prefilter = recognizer._prefilter  # noqa: SLF001
+        every = tuple(range(len(recognizer.patterns)))
         for text in texts:
             if prefilter is not None:
                 assert prefilter.exists(text) == (
                     prefilter.regex.search(text) is not None), recognizer.name
             plain = list(recognizer.regex.finditer(text))
             assert _found(scanner.finditer(text)) == _found(plain), recognizer.name
+            # The patterns that pass their own gates, scanned apart (rules/streams.py).
+            apart = recognizer._streams.matches(text, scanner, every)  # noqa: SLF001
+            if apart is not None:
+                walked = [entry for match, by_index in apart
+                          for entry in _by_pattern([match], by_index)]
+                assert walked == _by_pattern(
+                    plain, recognizer._by_index), recognizer.name  # noqa: SLF001
             if text.isascii():
                 for match in plain:
                     start = match.start()
@@ -156,8 +178,8 @@ def test_scans_of_the_expressions_less_a_required_pattern():
             kept = [i for i in range(len(recognizer.patterns)) if i != index]
             if not kept:  # a one-pattern recognizer: no expression is left
                 continue
-            regex, _ = recognizer._compile(kept)  # noqa: SLF001
-            scanner = recognizer._scan(kept, regex)  # noqa: SLF001
+            regex, _ = recognizer.compiled(kept)
+            scanner = recognizer.scan_of(kept, regex)
             for text in texts:
                 assert _found(scanner.finditer(text)) == _found(regex.finditer(text))
             checked += 1

@@ -18,7 +18,9 @@ from typing import Any
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.runtime.regex_programs import compile_regex
+from deid_pipeline.tagger.rules.gate import Gate
 from deid_pipeline.tagger.rules.scan import Scanner
+from deid_pipeline.tagger.rules.streams import PatternStreams
 
 _FLAGS = re.IGNORECASE
 _GROUP_DEF = re.compile(r"\(\?P<(\w+)>")
@@ -28,6 +30,9 @@ _BLANKS = re.compile(r"\s+")
 # Speed guards (see Pattern.guard): where a number, or a word, starts.
 _G_NUM = r"(?<!\w)(?=\d)"
 
+
+# A scan, its group number -> pattern map, and the patterns it scans.
+Expression = tuple[Scanner, dict[int, int], tuple[int, ...]]
 
 # ------------------------------------------------------------------ helpers
 
@@ -274,10 +279,10 @@ class PatternRecognizer:
         self._negative_after = (
             compile_regex(rf"[ \t]*(?:{after})(?![a-z0-9])", _FLAGS) if after else None)
         self._groups = [frozenset(_GROUP_DEF.findall(p.regex)) for p in self.patterns]
-        self._flags = flags
+        self.flags = flags
         try:
-            self.regex, self._by_index = self._compile(range(len(self.patterns)))
-            self._scanner = self._scan(range(len(self.patterns)), self.regex)
+            self.regex, self._by_index = self.compiled(range(len(self.patterns)))
+            self._scanner = self.scan_of(range(len(self.patterns)), self.regex)
             self._prefilter = (Scanner(compile_regex(prefilter, flags)) if prefilter
                                else None)
         except re.error as exc:
@@ -289,18 +294,23 @@ class PatternRecognizer:
         self._requires = tuple((i, tuple(w.lower() for w in p.requires))
                                for i, p in enumerate(self.patterns) if p.requires)
         # The scan of each set of patterns left out, as texts need them.
-        self._without: dict[tuple[int, ...], tuple[Scanner, dict[int, int]] | None] = {}
+        self._without: dict[tuple[int, ...], Expression | None] = {}
+        self._all = (self._scanner, self._by_index, tuple(range(len(self.patterns))))
+        self._streams = PatternStreams(self)
 
-    def _compile(self, indices: Iterable[int]
-                 ) -> tuple[re.Pattern[str], dict[int, int]]:
-        """One expression of the patterns at ``indices``; group number -> pattern.
+    def expression_source(self, indices: Iterable[int]) -> str:
+        """One expression of the patterns at ``indices``, each in its wrapper group.
 
-        Each pattern is in its wrapper group (:meth:`_guarded`).
+        (:meth:`_guarded`); compiled with :attr:`flags`.
         """
-        source = "|".join(
+        return "|".join(
             f"{guard}(?:{'|'.join(f'(?P<{name}>{body})' for name, body in items)})"
             for guard, items in self._guarded(indices))
-        regex = compile_regex(source, self._flags)
+
+    def compiled(self, indices: Iterable[int]
+                 ) -> tuple[re.Pattern[str], dict[int, int]]:
+        """:meth:`expression_source` compiled; group number -> pattern index."""
+        regex = compile_regex(self.expression_source(indices), self.flags)
         # The pattern's wrapper group closes last, so lastindex names it.
         by_index = {number: int(name[1:]) for name, number in regex.groupindex.items()
                     if name[1:].isdigit()}
@@ -324,29 +334,30 @@ class PatternRecognizer:
                 guarded.append((pattern.guard, [(f"p{i}", body)]))
         return guarded
 
-    def _scan(self, indices: Iterable[int], regex: re.Pattern[str],
-              shares: Scanner | None = None) -> Scanner:
+    def scan_of(self, indices: Iterable[int], regex: re.Pattern[str],
+                shares: Scanner | None = None) -> Scanner:
         """The scan of ``regex``, the expression of the patterns at ``indices``."""
-        return Scanner(regex, self._guarded(indices), self._flags, shares)
+        return Scanner(regex, self._guarded(indices), self.flags, shares)
 
-    def _expression(self, text: str) -> tuple[Scanner, dict[int, int]] | None:
+    def _expression(self, text: str) -> Expression | None:
         """The scan for ``text``, less the patterns whose requirement it lacks.
 
-        None when no pattern is left.
+        With the group number -> pattern map and the patterns scanned; None
+        when no pattern is left.
         """
         if not self._requires or not text.isascii():
-            return self._scanner, self._by_index
+            return self._all
         missing = tuple(i for i, words in self._requires
                         if not holds_any(text, words))
         if not missing:
-            return self._scanner, self._by_index
+            return self._all
         if missing not in self._without:
             kept = [i for i in range(len(self.patterns)) if i not in missing]
             if kept:
-                regex, by_index = self._compile(kept)
+                regex, by_index = self.compiled(kept)
                 # Fewer patterns match only where all do: all's gate serves.
-                self._without[missing] = (self._scan(kept, regex, self._scanner),
-                                          by_index)
+                self._without[missing] = (
+                    self.scan_of(kept, regex, self._scanner), by_index, tuple(kept))
             else:
                 self._without[missing] = None
         return self._without[missing]
@@ -376,6 +387,11 @@ class PatternRecognizer:
         """
         return tuple(s for s in (self._scanner, self._prefilter) if s is not None)
 
+    def gates(self) -> tuple[Gate, ...]:
+        """Every gate this recognizer asks about a text: its scans', its patterns'."""
+        return tuple(gate for gate in (*(s.gate for s in self.scanners()),
+                                       *self._streams.gates) if gate is not None)
+
     def applies(self, text: str) -> bool:
         """Tell whether ``text`` can hold a match at all (a cheap pre-check)."""
         return self._prefilter is None or self._prefilter.exists(text)
@@ -387,9 +403,12 @@ class PatternRecognizer:
         expression = self._expression(text)
         if expression is None:
             return []
-        scanner, by_index = expression
+        scanner, by_index, kept = expression
+        matches = self._streams.matches(text, scanner, kept)
+        if matches is None:
+            matches = ((match, by_index) for match in scanner.finditer(text))
         spans = []
-        for match in scanner.finditer(text):
+        for match, by_index in matches:  # noqa: B020 - each match's own map
             i = by_index[match.lastindex]
             pattern = self.patterns[i]
             hit = Hit(pattern, match, i, self._groups[i])

@@ -152,9 +152,9 @@ class RuleDetector(Detector):
 
     def _gate_group(self) -> GateGroup | None:
         """One Hyperscan scan of a document for every recognizer's gates."""
-        return group_for(scanner.gate for recognizer in (
+        return group_for(gate for recognizer in (
             *self.recognizers, *self.site_recognizers)
-            for scanner in recognizer.scanners())
+            for gate in recognizer.gates())
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 # ``re._parser`` is private, but the only way to read a pattern as ``re`` does;
@@ -478,7 +478,7 @@ class Scanner:
         self.first = frozenset(first)
         self.before = frozenset(before)
 
-    def _end(self, match: re.Match[str]) -> int:
+    def end_of(self, match: re.Match[str]) -> int:
         """Where a match of the twin ends."""
         return match.end(match.lastindex) if self._at_last else match.end()
 
@@ -497,44 +497,60 @@ class Scanner:
         if not text.isascii():
             yield from self.regex.finditer(text)
             return
-        twin, end = self._twin, self._end
-        parts = self._parts
-        if not parts:
-            if not self._at_last:
-                yield from twin.finditer(text)
-                return
-            pos = 0
-            while (match := twin.search(text, pos)) is not None:
-                yield match
-                pos = max(end(match), match.start() + 1)
+        if not self._parts and not self._at_last:
+            yield from self._twin.finditer(text)
             return
+        first, end = self.cursor(text), self.end_of
         pos = 0
-        if self._at_zero:  # no character before the first: no scan finds it
-            match = twin.match(text, 0)
-            if match is not None:
-                yield match
-                pos = max(end(match), 1)
+        while (found := first(pos))[1] is not None:
+            start, match = found
+            yield match
+            pos = max(end(match), start + 1)
+
+    def cursor(self, text: str) -> Callable[[int], tuple[int, re.Match[str] | None]]:
+        """``first(pos)``: where the first match at or after ``pos`` is, and it.
+
+        For an ASCII ``text`` whose gate passed; ``pos`` never decreasing.
+        The match is the expression's own there (groups as :meth:`finditer`'s);
+        ``(len(text) + 1, None)`` when there is none. :meth:`finditer` walks
+        it from each match's end; a recognizer's patterns scanned apart
+        (:class:`~.base.PatternRecognizer`) walk several from one place.
+        """
+        twin, parts = self._twin, self._parts
         nowhere = len(text) + 1
+        if not parts:
+            def first_plain(pos: int) -> tuple[int, re.Match[str] | None]:
+                match = twin.search(text, pos)
+                return (nowhere, None) if match is None else (match.start(), match)
+            return first_plain
         # Each scan's next place and its match; valid while at or after pos.
         found: list[tuple[int, re.Match[str] | None]] = [(-1, None)] * len(parts)
-        while True:
-            best = nowhere
-            chosen = 0
-            for k, part in enumerate(parts):
-                place = found[k]
-                if place[0] < pos:
-                    scan = part.search(text, max(pos - part.offset, 0))
-                    place = found[k] = ((scan.start() + part.offset, scan)
-                                        if scan is not None else (nowhere, None))
-                if place[0] < best:
-                    best, chosen = place[0], k
-            if best == nowhere:
-                return
-            match = found[chosen][1]
-            if not parts[chosen].exact:
-                match = twin.match(text, best)
-                if match is None:  # the superset's place: no match there
-                    pos = best + 1
-                    continue
-            yield match
-            pos = max(end(match), best + 1)
+        at_zero = self._at_zero
+
+        def first(pos: int) -> tuple[int, re.Match[str] | None]:
+            if at_zero and pos == 0:  # no character before the first: no scan finds it
+                match = twin.match(text, 0)
+                if match is not None:
+                    return 0, match
+            while True:
+                best = nowhere
+                chosen = 0
+                for k, part in enumerate(parts):
+                    place = found[k]
+                    if place[0] < pos:
+                        scan = part.search(text, max(pos - part.offset, 0))
+                        place = found[k] = ((scan.start() + part.offset, scan)
+                                            if scan is not None else (nowhere, None))
+                    if place[0] < best:
+                        best, chosen = place[0], k
+                if best == nowhere:
+                    return nowhere, None
+                match = found[chosen][1]
+                if not parts[chosen].exact:
+                    match = twin.match(text, best)
+                    if match is None:  # the superset's place: no match there
+                        pos = best + 1
+                        continue
+                return best, match
+
+        return first
