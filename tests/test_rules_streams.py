@@ -67,6 +67,15 @@ def test_where_every_pattern_passes_the_joined_scan_runs():
     assert [s.start for s in recognizer.analyze("ab cd ab")] == [0, 3, 6]
 
 
+def test_a_pattern_that_can_match_empty_keeps_the_joined_scan():
+    """``finditer``'s rules for an empty match are its own: not walked apart."""
+    recognizer = _recognizer(r"ab", r"cd", r"x?")
+    every = (0, 1, 2)
+    scanner = recognizer._scanner  # noqa: SLF001
+    assert recognizer._streams.matches("cd cd", scanner, every) is None  # noqa: SLF001
+    assert [(s.start, s.end) for s in recognizer.analyze("cd cd")] == [(0, 2), (3, 5)]
+
+
 def test_the_names_scan_runs_only_the_shapes_a_note_can_hold(monkeypatch):
     """The point: a note with one name shape scans that shape alone."""
     detector = RuleDetector()

@@ -478,6 +478,15 @@ class Scanner:
         self.first = frozenset(first)
         self.before = frozenset(before)
 
+    @property
+    def scans_by_character(self) -> bool:
+        """Whether ASCII text is scanned by character.
+
+        Never for an expression that can match empty: it keeps ``finditer``'s
+        own rules for those.
+        """
+        return bool(self._parts)
+
     def end_of(self, match: re.Match[str]) -> int:
         """Where a match of the twin ends."""
         return match.end(match.lastindex) if self._at_last else match.end()

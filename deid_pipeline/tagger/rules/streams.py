@@ -55,8 +55,7 @@ class PatternStreams:
         gates = [gate_of(owner.expression_source((i,)), owner.flags)
                  for i in range(count)]
         self.gates = tuple(gates) if count > 1 and None not in gates else ()
-        self._scans: dict[int, tuple[Scanner, dict[int, int]]] = {}
-        self._usable: bool | None = None
+        self._scans: dict[int, tuple[Scanner, dict[int, int]] | None] = {}
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -69,35 +68,33 @@ class PatternStreams:
 
         None where apart is no better: beyond ASCII, or every pattern passes.
         """
-        if not self.gates or not text.isascii() or not self._apart():
+        if not self.gates or not text.isascii():
             return None
         if joined.gate is not None and not joined.gate.passes(text):
             return iter(())
         present = passing([self.gates[i] for i in kept], text)
         if len(present) == len(kept):
             return None
-        return _walk(text, [self._scan(kept[k]) for k in present])
+        scans = [self._scan(kept[k]) for k in present]
+        if None in scans:
+            return None
+        return _walk(text, scans)
 
-    def _apart(self) -> bool:
-        """Whether every pattern matches one character or more.
+    def _scan(self, index: int) -> tuple[Scanner, dict[int, int]] | None:
+        """Pattern ``index`` alone: its scan and group map; None if it can match empty.
 
         :func:`_walk` looks for each next match from where the last ended; an
-        empty match has ``finditer``'s rules of its own (read once).
+        empty match has ``finditer``'s rules of its own. A scan by character
+        is planned only for a pattern that cannot; any other is parsed (once).
         """
-        if self._usable is None:
+        if index not in self._scans:
             owner = self._owner
-            self._usable = all(_parser.parse(owner.expression_source((i,)),
-                                             owner.flags).getwidth()[0] > 0
-                               for i in range(len(owner.patterns)))
-        return self._usable
-
-    def _scan(self, index: int) -> tuple[Scanner, dict[int, int]]:
-        scan = self._scans.get(index)
-        if scan is None:
-            regex, by_index = self._owner.compiled((index,))
-            scan = self._scans[index] = (self._owner.scan_of((index,), regex),
-                                         by_index)
-        return scan
+            regex, by_index = owner.compiled((index,))
+            scanner = owner.scan_of((index,), regex)
+            empty = not scanner.scans_by_character and _parser.parse(
+                regex.pattern, regex.flags).getwidth()[0] == 0
+            self._scans[index] = None if empty else (scanner, by_index)
+        return self._scans[index]
 
 
 def _walk(text: str, scans: list[tuple[Scanner, dict[int, int]]]) -> Matches:
