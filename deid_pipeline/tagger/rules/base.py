@@ -398,7 +398,8 @@ class PatternRecognizer:
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """Find all spans of this recognizer's kind in ``text``, in text order."""
-        if not self.applies(text):
+        gate = self._scanner.gate  # every scan below matches only where it passes
+        if gate is not None and not gate.passes(text) or not self.applies(text):
             return []
         expression = self._expression(text)
         if expression is None:
