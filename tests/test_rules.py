@@ -836,3 +836,16 @@ def test_when_negative_word_starts_a_hyphenated_word_then_it_is_not_negative(
     spans = RuleDetector.from_dict(default_config()).detect(
         ClinicalDocument(doc_id="x", source="text", text=text))
     assert [text[s.start:s.end] for s in spans if s.label == "DATE"] == expected
+
+
+def test_a_full_name_s_reading_is_kept_for_its_lexicon(detector):
+    """Two long words recur in capitals (``NEURO ALERT``): read once per lexicon."""
+    from deid_pipeline.tagger import lexicons
+    from deid_pipeline.tagger.rules import names
+
+    text = "family meeting set; Ingrid Okafor to call back. NEURO ALERT."
+    for _ in range(2):  # the second time from what the first kept
+        _check(detector, "names", text, [("Ingrid Okafor", "DOCTOR")])
+    kept = names._FULL_NAME_READS.current  # noqa: SLF001
+    assert kept[(id(lexicons.load()), "Ingrid", "Okafor")] is True
+    assert kept[(id(lexicons.load()), "NEURO", "ALERT")] is False

@@ -194,9 +194,11 @@ def test_module_scans_find_what_finditer_finds():
     pairs = [(names._MORE_DOCTORS, names._MORE_DOCTORS_SCAN),  # noqa: SLF001
              (names._FULL_NAME, names._FULL_NAME_SCAN),  # noqa: SLF001
              (places._UNIVERSITY, places._UNIVERSITY_SCAN),  # noqa: SLF001
-             (name_rule._cue_after, name_rule._cue_after_scan)]  # noqa: SLF001
+             (name_rule._cue_after, name_rule._cue_after_scan),  # noqa: SLF001
+             *((scan.regex, scan) for _, _, scan in name_rule._owner_cues)]  # noqa: SLF001
     texts = [*_samples(), *HOSTILE,
-             "Drs Ames, Kim and Ode; JOHN SMITH aware; U of Iowa"]
+             "Drs Ames, Kim and Ode; JOHN SMITH aware; U of Iowa",
+             "Nguyen, 45 yo F. Tran family; Carol's husband; Obi, 62, post-op (MRN 1)"]
     for regex, scanner in pairs:
         for text in [*texts, *(t.upper() for t in texts)]:
             assert [m.regs for m in scanner.finditer(text)] == [

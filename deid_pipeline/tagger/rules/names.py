@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from deid_pipeline.model import PhiSpan
+from deid_pipeline.tagger.generations import Generations
 from deid_pipeline.tagger.intervals import Intervals
 from deid_pipeline.tagger.name_extents import first_name_words, with_first_names
 from deid_pipeline.tagger.rules.ages import FAHRENHEIT_HIGH, FAHRENHEIT_LOW
@@ -171,7 +172,8 @@ class NameRecognizer(PatternRecognizer):
         self._cue_after_scan = Scanner(self._cue_after)
         # What is said of a patient, read back to their name (see _owners):
         # each cue starts at a character it consumes, so a search skips to it.
-        self._owner_cues = (
+        # Scanned by character and gated like the shapes (rules/scan.py).
+        self._owner_cues = tuple((kind, needle, Scanner(cue)) for kind, needle, cue in (
             ("kin", "'s", re.compile(
                 rf"'s[ \t]+(?:{relations}|family|parents)(?![a-z])", _FLAGS)),
             ("family", "family", re.compile(r"family(?![a-z])", _FLAGS)),
@@ -179,7 +181,7 @@ class NameRecognizer(PatternRecognizer):
                                     r"|[ \t]?(?-i:[MF])(?![A-Za-z0-9]))", _FLAGS)),
             # An age alone between commas (``Ignatius Obi, 62, post-op``).
             ("aged", ",", re.compile(r"(?<=,[ \t])(?:1[01]\d|120|[1-9]?\d)(?=,[ \t])")),
-            ("record", "mrn", re.compile(r"[(,][ \t]*mrn(?![a-z])", _FLAGS)))
+            ("record", "mrn", re.compile(r"[(,][ \t]*mrn(?![a-z])", _FLAGS))))
         # Listed as names by some list, yet a test, a unit or a service there.
         self._not_names = frozenset(_normal_words(config.get("not_names", ())))
         self._first_name_words = first_name_words(config)
@@ -425,12 +427,12 @@ class NameRecognizer(PatternRecognizer):
         lex = None
         spans = []
         lower = None
-        for kind, needle, regex in self._owner_cues:
+        for kind, needle, scan in self._owner_cues:
             if needle:
                 lower = lower if lower is not None else text.lower()
                 if needle not in lower:
                     continue
-            for cue in regex.finditer(text):
+            for cue in scan.finditer(text):
                 at = cue.start()
                 if kind in ("family", "aged") and at and text[at - 1].isalnum():
                     continue  # "Smithfamily"; "x110 yo"
@@ -549,7 +551,7 @@ class NameRecognizer(PatternRecognizer):
     def scanners(self) -> tuple[Scanner, ...]:
         """Its expression's scans, the cue scan and the doctors' and full names'."""
         return (*super().scanners(), self._cue_after_scan, _MORE_DOCTORS_SCAN,
-                _FULL_NAME_SCAN)
+                _FULL_NAME_SCAN, *(scan for _, _, scan in self._owner_cues))
 
     def analyze(self, text: str) -> list[PhiSpan]:
         """The shapes after a cue, then the one or two names before ``aware``.
@@ -604,7 +606,12 @@ class NameRecognizer(PatternRecognizer):
             if taken.overlaps(start, end):
                 continue
             lex = lex or lexicons.load()
-            if _reads_as_full_name(pair.group("first"), pair.group("last"), lex):
+            key = (id(lex), pair.group("first"), pair.group("last"))
+            reads = _FULL_NAME_READS.get(key)
+            if reads is None:
+                reads = _reads_as_full_name(key[1], key[2], lex)
+                _FULL_NAME_READS.put(key, reads)
+            if reads:
                 spans.append(PhiSpan(start, end, self.label, self.source,
                                      self.patterns[0].confidence))
         return spans
@@ -636,6 +643,10 @@ _FULL_NAME = re.compile(
 # Scanned as finditer finds them, faster (rules/scan.py).
 _MORE_DOCTORS_SCAN = Scanner(_MORE_DOCTORS)
 _FULL_NAME_SCAN = Scanner(_FULL_NAME)
+# What _reads_as_full_name said of a pair, by lexicon: in notes in capitals
+# every two long words are a pair (six a note), and the same ones recur
+# (``NEURO ALERT``); the lexicon look-ups cost more than the scan.
+_FULL_NAME_READS = Generations(20_000)
 _PLACE_FLAGS = frozenset({"city", "uscity", "state", "stab", "country"})
 _CAPITALISED = r"[A-Z][^\W\d_A-Z]{2,}"
 _OWNER_BEFORE = {
