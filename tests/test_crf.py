@@ -1020,3 +1020,18 @@ def test_the_samples_keep_their_portal_and_their_cavoatrial_junction():
     url = text.index("HTTP://")
     tagged = tagger.tag(ClinicalDocument(doc_id="u", text=text, source="jsonl"))
     assert [s for s in tagged.spans if s.start == url and s.label == "URL"]
+
+
+def test_a_walk_over_the_marked_tokens_sees_what_a_rule_marks_ahead():
+    """``bio.marked``: the rules after decoding walk the marked tokens only, and a
+    kind set or cleared ahead of the walk is read when the walk gets there."""
+    from deid_pipeline.tagger.bio import marked
+
+    kinds = [None, "DATE", None, "DOCTOR", "DOCTOR", None]
+    seen = []
+    for t in marked(kinds):
+        seen.append(t)
+        if t == 1:
+            kinds[2], kinds[3] = "DATE", None  # one marked ahead, one cleared
+    assert seen == [1, 2, 4]
+    assert list(marked([])) == [] and list(marked([None, None])) == []

@@ -7,7 +7,8 @@ training, tagging and evaluation cannot disagree about a boundary
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import compress
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tokenizer import Token
@@ -15,6 +16,16 @@ from deid_pipeline.tokenizer import Token
 OUTSIDE = "O"
 # The span source of the CRF detector, and of spans read from its tags.
 SOURCE = "crf"
+
+
+def marked(kinds: Sequence[str | None]) -> Iterator[int]:
+    """The tokens with a kind (not None), read as the walk reaches each.
+
+    The rules after decoding each walk the few marked tokens of a note, not
+    all of them (issue 45); a kind a rule sets or clears ahead of the walk
+    is seen when it gets there, as in a walk over every token.
+    """
+    return compress(range(len(kinds)), kinds)
 
 
 def spans_to_bio(tokens: Sequence[Token], spans: Iterable[PhiSpan]) -> list[str]:

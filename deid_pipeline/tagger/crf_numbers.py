@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deid_pipeline.tagger.bio import OUTSIDE
+from deid_pipeline.tagger.bio import OUTSIDE, marked
 from deid_pipeline.tokenizer import Token, is_digits
 
 __all__ = ["drop_bias_only_numbers"]
@@ -33,7 +33,8 @@ def _drop_bias_only_loose_zips(tokens: Sequence[Token], kinds: list[str | None],
     (``Lowell, MA 01852``). Five digits after anything else are a reading
     (``CK 60000``). A ZIP on the best path stays.
     """
-    for t, kind in enumerate(kinds):
+    for t in marked(kinds):
+        kind = kinds[t]
         if kind != "ZIP" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
             continue
         k = t - 1
@@ -68,7 +69,8 @@ def _drop_bias_only_fractions(tokens: Sequence[Token], kinds: list[str | None],
     often than dates; the rules find the dated ones by their context words,
     and the model still marks those its best path calls dates.
     """
-    for t, kind in enumerate(kinds):
+    for t in marked(kinds):
+        kind = kinds[t]
         if kind != "DATE" or viterbi[t] != OUTSIDE or not is_digits(tokens[t].text):
             continue
         lo, hi = _fraction_run(tokens, t)
@@ -90,7 +92,8 @@ def _drop_bias_only_young_ages(tokens: Sequence[Token], kinds: list[str | None],
     near 0.1. An age its best path calls AGE stays (a site's model trained
     on every age marks them so).
     """
-    for t, kind in enumerate(kinds):
+    for t in marked(kinds):
+        kind = kinds[t]
         if (kind == "AGE" and viterbi[t] == OUTSIDE and is_digits(tokens[t].text)
                 and int(tokens[t].text) <= _OLDEST_KEPT_AGE):
             kinds[t] = None
@@ -148,7 +151,8 @@ def _drop_bias_only_impossible_numbers(tokens: Sequence[Token], kinds: list[str 
     date, and an age is at most 125. A number the best path calls PHI stays.
     Phone numbers are left alone: a pager or an extension has four digits.
     """
-    for t, kind in enumerate(kinds):
+    for t in marked(kinds):
+        kind = kinds[t]
         if (kind not in ("DATE", "AGE") or viterbi[t] != OUTSIDE
                 or not is_digits(tokens[t].text)):
             continue

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from deid_pipeline.labels import category
 from deid_pipeline.tagger import allowlist, lexicons, world_places
-from deid_pipeline.tagger.bio import OUTSIDE
+from deid_pipeline.tagger.bio import OUTSIDE, marked
 from deid_pipeline.tagger.crf_numbers import drop_bias_only_numbers
 from deid_pipeline.tagger.name_extents import (
     FIRST_NAME_MAX_BAND,
@@ -80,8 +80,9 @@ def _propagate(tokens: Sequence[Token], kinds: list[str | None],
     ``http://portal.example.org`` is the word portal elsewhere.
     """
     seeds: dict[str, tuple[float, str]] = {}
-    for t, kind in enumerate(kinds):
-        if (kind is not None and viterbi[t] != OUTSIDE
+    for t in marked(kinds):
+        kind = kinds[t]
+        if (viterbi[t] != OUTSIDE
                 and category(kind) not in _FRAGMENT_CATEGORIES):
             text = tokens[t].text
             if len(text) > 1 and text.isalpha():
@@ -175,8 +176,8 @@ def _drop_common_words(tokens: Sequence[Token], kinds: list[str | None],
     this common (wordfreq Zipf >= 6) is PHI only when the best path says so.
     """
     lex = lexicons.load()
-    for t, kind in enumerate(kinds):
-        if (kind is not None and viterbi[t] == OUTSIDE
+    for t in marked(kinds):
+        if (viterbi[t] == OUTSIDE
                 and lex.english_band(tokens[t].text.lower()) >= _COMMON_WORD_BAND):
             kinds[t] = None
 
@@ -240,7 +241,7 @@ def _drop_bias_only_caseless_words(tokens: Sequence[Token], kinds: list[str | No
 
     n = len(kinds)
     end = 0
-    for t in [i for i, kind in enumerate(kinds) if kind is not None]:
+    for t in list(marked(kinds)):
         if t < end:
             continue  # inside the run just read
         kind = kinds[t]
@@ -316,8 +317,8 @@ def _drop_bias_only_disease_eponyms(tokens: Sequence[Token], kinds: list[str | N
     ``Dr.``/``Mr.``.
     """
     diseases = _disease_eponyms()
-    for t, kind in enumerate(kinds):
-        if (kind is not None and viterbi[t] == OUTSIDE
+    for t in marked(kinds):
+        if (viterbi[t] == OUTSIDE
                 and tokens[t].text.lower() in diseases
                 and not _after_person_title(tokens, t)):
             kinds[t] = None
@@ -351,8 +352,7 @@ def _widen_to_places(tokens: Sequence[Token], kinds: list[str | None],
     half a place name left in clear still names the place. The whole name
     takes the place kind and the surest confidence of its marked words.
     """
-    marked = [t for t, kind in enumerate(kinds) if kind is not None]
-    if not marked:
+    if next(marked(kinds), None) is None:
         return
     lowers = [tok.text.lower() for tok in tokens]
     for i, k, flags in lexicons.phrase_matches(lowers, lexicons.load()):
@@ -426,7 +426,7 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
     while changed:
         changed = False
         # The word before each hyphen next to a marked name: a few a note.
-        names = [t for t, kind in enumerate(kinds) if kind in NAME_KINDS]
+        names = [t for t in marked(kinds) if kinds[t] in NAME_KINDS]
         around = sorted({t for m in names for t in (m, m - 2)
                          if 0 <= t < len(tokens) - 2 and tokens[t + 1].text == "-"})
         for t in around:
@@ -436,14 +436,14 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
             if kinds[t + 1] is not None:
                 continue
             if kinds[t] in NAME_KINDS and kinds[t + 2] is None:
-                marked, other = t, t + 2
+                named, other = t, t + 2
             elif kinds[t + 2] in NAME_KINDS and kinds[t] is None:
-                marked, other = t + 2, t
+                named, other = t + 2, t
             else:
                 continue
             word = tokens[other].text
             if not (word.isalpha() and len(word) > 1
-                    and _same_case(word, tokens[marked].text)):
+                    and _same_case(word, tokens[named].text)):
                 continue
             lex = lex or lexicons.load()
             key = word.lower()
@@ -454,9 +454,9 @@ def _widen_over_hyphens(tokens: Sequence[Token], kinds: list[str | None],
                     listed and band <= FIRST_NAME_MAX_BAND
                     or len(word) > 2 and band <= 2):
                 continue
-            kinds[other] = kinds[t + 1] = kinds[marked]
+            kinds[other] = kinds[t + 1] = kinds[named]
             confidences[other] = confidences[t + 1] = max(confidences[other],
-                                                          confidences[marked])
+                                                          confidences[named])
             changed = True
 
 
@@ -489,7 +489,7 @@ def _widen_to_given_names(tokens: Sequence[Token], kinds: list[str | None],
             and any(f in ("fn1", "fn2") for f in flags))
 
     eponyms = allowlist.load().words
-    for m in [t for t, kind in enumerate(kinds) if kind in NAME_KINDS]:
+    for m in [t for t in marked(kinds) if kinds[t] in NAME_KINDS]:
         for t, other in ((m, m + 2), (m - 2, m - 2)):
             if t < 0 or t + 2 >= len(tokens) or kinds[other] is not None:
                 continue
@@ -557,7 +557,8 @@ def _widen_to_initials(tokens: Sequence[Token], kinds: list[str | None],
     before another surname; an initial left in clear beside a redacted name
     still narrows it down. The initial takes the name's kind and confidence.
     """
-    for t, kind in enumerate(kinds):
+    for t in marked(kinds):
+        kind = kinds[t]
         if kind not in NAME_KINDS:
             continue
         # "G. Johnson": the initial two tokens back, a blank or two after its stop;
@@ -622,8 +623,8 @@ _WEEKDAYS = frozenset(
 
 def _drop_weekdays(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     """Unmark days of the week, whatever the model called them."""
-    for t, kind in enumerate(kinds):
-        if kind is not None and tokens[t].text.lower() in _WEEKDAYS:
+    for t in marked(kinds):
+        if tokens[t].text.lower() in _WEEKDAYS:
             kinds[t] = None
 
 
@@ -643,8 +644,8 @@ def _drop_bias_only_rate_units(tokens: Sequence[Token], kinds: list[str | None],
     A capitalised one stays (``per Day``: a doctor's orders), as does one on
     the best path.
     """
-    for t, kind in enumerate(kinds):
-        if (kind is not None and t > 0 and viterbi[t] == OUTSIDE
+    for t in marked(kinds):
+        if (t > 0 and viterbi[t] == OUTSIDE
                 and tokens[t].text in _RATE_UNITS
                 and tokens[t - 1].text.lower() in _RATE_WORDS):
             kinds[t] = None
@@ -665,7 +666,9 @@ def _drop_bias_only_ordinal_counts(tokens: Sequence[Token], kinds: list[str | No
     alone (``changed on the 19th``) or with a month, never before a count
     noun. One on the best path stays.
     """
-    for t in range(len(tokens) - 2):
+    for t in marked(kinds):
+        if t >= len(tokens) - 2:
+            break
         number, suffix, noun = tokens[t], tokens[t + 1], tokens[t + 2]
         if (kinds[t] == "DATE" and viterbi[t] == OUTSIDE and viterbi[t + 1] == OUTSIDE
                 and is_digits(number.text) and len(number.text) <= 2
@@ -684,9 +687,9 @@ def _drop_bias_only_after_how(tokens: Sequence[Token], kinds: list[str | None],
     name (``Long`` is a surname). A capitalised word (``ask how Frank is``)
     and one on the best path stay.
     """
-    for t in range(1, len(tokens)):
+    for t in marked(kinds):
         word = tokens[t].text
-        if (kinds[t] is not None and viterbi[t] == OUTSIDE and word.islower()
+        if (t > 0 and viterbi[t] == OUTSIDE and word.islower()
                 and tokens[t - 1].text.lower() == "how"):
             kinds[t] = None
 
@@ -715,9 +718,7 @@ def _end_at_sentences(tokens: Sequence[Token], kinds: list[str | None]) -> None:
     """
     kin = _kin_words()
     last = len(tokens) - 1
-    for t, kind in enumerate(kinds):
-        if kind is None:
-            continue
+    for t in marked(kinds):
         word = tokens[t].text
         if word.lower() in kin or set(word) <= _SENTENCE_MARKS or (
                 word == "." and t < last and tokens[t + 1].text.lower() in kin):

@@ -44,6 +44,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 
 import numpy as np
 
@@ -195,16 +196,14 @@ def phrase_matches(lowers: Sequence[str], lexicons: Lexicons
     """``(first, count, flags)`` of each multi-token lexicon entry in ``lowers``.
 
     ``lowers`` are the lower-cased token texts of a document. At each start
-    the longest entry wins; matches may overlap. A start costs one dict
-    lookup of its pair of tokens; only pairs that begin an entry cost more.
+    the longest entry wins; matches may overlap. Every pair of tokens is
+    looked up in C (``map``); only pairs that begin an entry cost more.
     """
     phrases = lexicons.phrases
     n = len(lowers)
-    for i, pair in enumerate(zip(lowers, lowers[1:])):
-        entries = phrases.get(pair)
-        if entries is None:
-            continue
-        for parts, flags in entries:
+    found = list(map(phrases.get, zip(lowers, lowers[1:])))
+    for i in compress(range(len(found)), found):
+        for parts, flags in found[i]:
             k = len(parts)
             if i + k <= n and (k == 2 or tuple(lowers[i:i + k]) == parts):
                 yield i, k, flags
