@@ -66,3 +66,15 @@ def test_when_tagged_in_windows_then_confidence_covers_every_token_once(tagger):
     whole = tagger.tag(doc)
     parts = PhiTagger(tagger.detectors, part_chars=400).tag(doc)
     assert parts.confidence == pytest.approx(whole.confidence, abs=0.05)
+
+
+def test_tokens_out_of_order_count_as_in_order():
+    """Parts of a long document may come out of order: read sorted, stably."""
+    starts = np.array([8, 0, 4, 12])
+    tokens = TokenPhi(starts, starts + 3, np.array([0.9, 0.2, 0.001, 0.6]))
+    ordered = TokenPhi(np.sort(starts), np.sort(starts) + 3,
+                       np.array([0.2, 0.001, 0.9, 0.6]))
+    spans = [PhiSpan(8, 11, "DOCTOR", "crf", 0.8)]
+    assert document_confidence(tokens, spans) == document_confidence(ordered, spans)
+    assert document_confidence(ordered, spans) < document_confidence(ordered, [
+        *spans, PhiSpan(12, 15, "DATE", "rules", 0.9)])

@@ -93,14 +93,16 @@ def document_confidence(tokens: TokenPhi | None, spans: Iterable[PhiSpan],
     """The expected F-score of ``spans`` under the CRF's marginals (None: no tokens)."""
     if tokens is None or not len(tokens.starts):
         return None
-    order = np.argsort(tokens.starts, kind="stable")
-    if np.any(np.diff(order) < 0):
+    starts = tokens.starts
+    if not (starts[1:] >= starts[:-1]).all():  # parts out of order: sorted, stably
+        order = np.argsort(starts, kind="stable")
         tokens = TokenPhi(*(a[order] for a in tokens))
     marked = marked_confidence(tokens, spans)
     is_marked = marked >= 0
     p = np.clip(tokens.p_phi, 0.0, 1.0)
-    true_positive = np.maximum(p, marked)[is_marked].sum()
-    false_positive = (1.0 - np.maximum(p, marked))[is_marked].sum()
+    surest = np.maximum(p, marked)
+    true_positive = surest[is_marked].sum()
+    false_positive = (1.0 - surest)[is_marked].sum()
     missed = p[~is_marked].sum()
     score = (2 * true_positive + smoothing) / (
         2 * true_positive + false_positive + miss_weight * missed + smoothing)

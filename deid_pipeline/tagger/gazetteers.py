@@ -30,7 +30,7 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 
 from deid_pipeline.model import ClinicalDocument, PhiSpan
 from deid_pipeline.runtime import data_cache
@@ -343,7 +343,7 @@ class GazetteerDetector(Detector):
         present = gazetteer.first_words.intersection(folded)
         if "st" in folded:
             present = present | {"st"}
-        starts = {i for i, word in enumerate(folded) if word in present} \
+        starts = set(compress(range(n), map(present.__contains__, folded))) \
             if present else set()
         hyphened = (words.hyphened if not gazetteer.affiliations.isdisjoint(folded)
                     else set())
