@@ -428,3 +428,19 @@ def test_a_method_word_far_from_every_span_costs_no_eponym_scan(monkeypatch):
     hartford = _span(near, "Hartford", "CITY")
     assert drop_eponyms(near, [*spans, hartford]) == tuple(spans)
     assert read
+
+
+def test_the_lines_read_are_each_span_s_with_one_either_side_merged():
+    from deid_pipeline.tagger.eponym_spans import _lines_around
+
+    lines = [f"line {k} words here" for k in range(8)]
+    text = "\n".join(lines)
+    at = [text.index(f"line {k}") for k in range(8)]
+    spans = [PhiSpan(at[5], at[5] + 4, "CITY", "crf", 0.9),
+             PhiSpan(at[0], at[0] + 4, "CITY", "crf", 0.9),
+             PhiSpan(at[1], at[1] + 4, "CITY", "crf", 0.9)]
+    assert list(_lines_around(text, spans)) == [
+        "\n".join(lines[0:3]), "\n".join(lines[4:7])]
+    across = PhiSpan(at[6], at[7] + 4, "STREET", "crf", 0.9)  # over a line end
+    assert list(_lines_around(text, [across])) == ["\n".join(lines[5:8])]
+    assert list(_lines_around(text, [])) == []

@@ -9,7 +9,7 @@ or its value is tagged elsewhere in the text too.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from deid_pipeline.model import PhiSpan
 from deid_pipeline.tagger import lexicons
@@ -39,25 +39,29 @@ def _has_method_or_disease_word(text: str) -> bool:
     return _METHOD_OR_DISEASE_WORD.search(text) is not None
 
 
-def _lines_around(text: str, spans: Sequence[PhiSpan]) -> list[str]:
+def _lines_around(text: str, spans: Sequence[PhiSpan]) -> Iterator[str]:
     """The lines each span stands on, with the line before and after, merged.
 
     Every region is read within one line (its words are joined by blanks,
     hyphens or marks, never a line end), so a method or disease word
     elsewhere makes no region a span can meet: only these lines need one.
+    Made one at a time (a long document's spans cover most of it).
     """
-    windows: list[tuple[int, int]] = []
+    window: tuple[int, int] | None = None
     for span in sorted(spans, key=lambda s: s.start):
         line = text.rfind("\n", 0, span.start) + 1
         lo = text.rfind("\n", 0, line - 1) + 1 if line > 0 else 0
         end = text.find("\n", span.end)
         hi = len(text) if end < 0 else text.find("\n", end + 1)
         hi = len(text) if hi < 0 else hi
-        if windows and lo <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], max(hi, windows[-1][1]))
-        else:
-            windows.append((lo, hi))
-    return [text[lo:hi] for lo, hi in windows]
+        if window is not None and lo <= window[1]:
+            window = (window[0], max(hi, window[1]))
+            continue
+        if window is not None:
+            yield text[window[0]:window[1]]
+        window = (lo, hi)
+    if window is not None:
+        yield text[window[0]:window[1]]
 
 
 def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
