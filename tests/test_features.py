@@ -397,3 +397,22 @@ def _reference_chunk_shape(chunk: str) -> str:
 def test_chunk_shape_of_any_text_is_the_three_pass_one(chunk):
     """The ASCII fast path (one translate, runs collapsed) equals the regex passes."""
     assert features_module.chunk_shape(chunk) == _reference_chunk_shape(chunk)
+
+
+def test_an_ascii_chunk_s_features_are_its_shape_s():
+    """What the encoder's chunk ids rest on: chunks of one shape, one feature set."""
+    import random
+    import string
+
+    from deid_pipeline.tagger.features import _chunk_features, chunk_shape
+
+    rng = random.Random(45)
+    alphabet = string.ascii_letters + string.digits + "-/@.:+,()#%'"
+    by_shape: dict[str, tuple[str, ...]] = {}
+    chunks = ["120/70,", "130/80,", "98.6", "-1.5", "+.5", "1.", "HR:", "Dr.", "a@b.c",
+              *("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 14)))
+                for _ in range(20_000))]
+    for chunk in chunks:
+        features = _chunk_features(chunk)
+        assert by_shape.setdefault(chunk_shape(chunk), features) == features, chunk
+    assert len(by_shape) < len(chunks)

@@ -658,20 +658,27 @@ class FeatureEncoder:
         return ids, tuple(map(len, blocks))
 
     def _chunk_ids(self, chunk: str) -> np.ndarray:
-        """Ids of a chunk's features (cached per chunk text)."""
+        """Ids of a chunk's features (cached per chunk text, then per shape).
+
+        An ASCII chunk's features are those of its shape alone (every test
+        of :func:`_chunk_features` reads as well on ``chunk_shape``: letters
+        and digits become x, X and d, every other character stays), and a
+        note's new chunks (``120/70,``, ``0400``) share a few thousand
+        shapes: a new chunk costs its shape, not its features.
+        """
         cache = self._chunks
         ids = cache.current.get(chunk)
         if ids is None:
             ids = cache.recall(chunk)
         if ids is None:
-            features = _chunk_features(chunk)
-            shared = self._feature_ids  # chunks share a few thousand feature sets
-            ids = shared.current.get(features)
+            key = chunk_shape(chunk) if chunk.isascii() else chunk
+            shared = self._feature_ids
+            ids = shared.current.get(key)
             if ids is None:
-                ids = shared.recall(features)
+                ids = shared.recall(key)
             if ids is None:
-                ids = self._block_ids((features,))[0]
-                shared.put(features, ids)
+                ids = self._block_ids((_chunk_features(chunk),))[0]
+                shared.put(key, ids)
             cache.put(chunk, ids)
         return ids
 
