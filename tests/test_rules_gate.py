@@ -234,3 +234,21 @@ def test_a_changed_rewrite_never_reads_databases_written_the_old_way(
         changed.write_text(fh.read() + "\n# another way of writing a gate\n")
     monkeypatch.setattr(rewriting, "__file__", str(changed))
     assert gate_module._gates_key() != before  # noqa: SLF001
+
+
+def test_an_expression_past_hyperscan_s_length_is_left_out_of_its_group():
+    """One refused expression failed the whole group, and every gate scanned alone."""
+    words = "|".join(f"w{k:05d}x" for k in range(2_500))  # ~20,000 characters
+    long_gate = Gate(rf"(?<![a-z])(?:{words})\b", re.IGNORECASE)
+    short_gate = Gate(r"(?<!\w)mrn[ \t]*\d{5,}", re.IGNORECASE)
+    assert gate_module._gate_source(long_gate, False) is None  # noqa: SLF001
+    group = gate_module.GateGroup([long_gate, short_gate])
+    loaded = group._load(False)  # noqa: SLF001
+    assert loaded is not False and loaded[1] == frozenset({1})
+    group.expect("seen today, MRN 123456.")
+    try:
+        assert short_gate.passes("seen today, MRN 123456.")
+        assert long_gate.passes("seen today, MRN 123456.")  # unread: passes all
+        assert not short_gate.passes("seen today.")
+    finally:
+        group.expect(None)
