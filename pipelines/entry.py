@@ -12,8 +12,11 @@ it asks for one BLAS thread, is not loaded yet.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 
+from deid_pipeline.pipelines import forked_workers
 from deid_pipeline.runtime.interrupts import RunInterrupted, handling_signals
 from deid_pipeline.runtime.process import collections_deferred, one_blas_thread
 
@@ -27,8 +30,11 @@ def main(argv: list[str] | None = None) -> int:
         from deid_pipeline.pipelines.cli import main as cli_main
 
         return cli_main(argv)
+    if forked_workers.wanted(argv):
+        # Loads the workers' code on the other core while this one imports.
+        forked_workers.start()
     # Collections wait until the pipeline runs (runtime/process.py).
-    with handling_signals(), collections_deferred():
+    with handling_signals(), collections_deferred(), _zygote_stopped():
         try:
             from deid_pipeline.pipelines.cli import main as cli_main
 
@@ -38,6 +44,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"deid-pipeline: interrupted ({exc}) before the run started; "
                   "nothing written", file=sys.stderr)
             return exc.exit_code
+
+
+@contextlib.contextmanager
+def _zygote_stopped() -> Iterator[None]:
+    try:
+        yield
+    finally:
+        forked_workers.stop()
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from typing import NamedTuple
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.options.pipeline_options import (
+    DirectOptions,
     PipelineOptions,
     StandardOptions,
     TypeOptions,
@@ -31,6 +32,7 @@ from deid_pipeline import __version__
 from deid_pipeline.document_rewriter import Rewriter
 from deid_pipeline.keys import key_fingerprint, load_key
 from deid_pipeline.outputs.rows import quarantine_row
+from deid_pipeline.pipelines import forked_workers
 from deid_pipeline.pipelines.flink_job import FlinkJobStalledError
 from deid_pipeline.pipelines.flink_job import wait_until_finish as wait_for_job
 from deid_pipeline.pipelines.job_options import (
@@ -200,7 +202,8 @@ def skip_type_inference(options: PipelineOptions) -> None:
         options.view_as(TypeOptions).pipeline_type_check = False
 
 
-def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
+def local_pipeline(options: PipelineOptions,
+                   tagger_config: TaggerConfig | None = None) -> beam.Pipeline:
     """A pipeline for ``options``; on the DirectRunner, one that never tries Prism.
 
     Since Beam 2.6x the DirectRunner first tries each pipeline on Prism, a Go
@@ -213,11 +216,21 @@ def local_pipeline(options: PipelineOptions) -> beam.Pipeline:
     interactive mode), leaving Beam's own choice between the FnApiRunner
     (batch; ``--direct_running_mode``, ``--direct_num_workers``) and the
     bundle-based runner. Any other ``--runner`` (Flink, Prism asked for by
-    name) is used as given.
+    name) is used as given. With ``--direct_running_mode=multi_processing``
+    the workers are forked from a process that has loaded them (and the
+    tagger for ``tagger_config``), where that can be done:
+    :mod:`~deid_pipeline.pipelines.forked_workers`.
     """
     runner = options.view_as(StandardOptions).runner
     if runner is not None and runner not in _DIRECT_RUNNERS:
         return beam.Pipeline(options=options)
+    if (options.view_as(DirectOptions).direct_running_mode == "multi_processing"
+            and tagger_config is not None):
+        zygote = forked_workers.start()
+        if zygote is not None:
+            zygote.preload(tagger_config)
+            return beam.Pipeline(runner=forked_workers.runner(zygote, options),
+                                 options=options)
     from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
 
     direct = SwitchingDirectRunner()
@@ -425,7 +438,7 @@ def _execute(
     """
     args = job.args
     started = time.time()
-    pipeline = test_pipeline or local_pipeline(job.options)
+    pipeline = test_pipeline or local_pipeline(job.options, job.tagger_config)
     # Spilled documents hold PHI: inside the staging directory, deleted
     # before anything is published (and with staging when the run fails).
     spill = FileSystems.join(staging, "_spill")
@@ -482,6 +495,8 @@ def _execute(
     except BaseException:
         discard(staging)
         raise
+    finally:
+        forked_workers.stop()  # its workers have ended with the pipeline
     # Spilled documents go before anything is counted or published.
     delete_spill(spill)
     # Protected outputs owner-only before any leaves staging (or stays there).

@@ -177,7 +177,8 @@ def test_when_multiprocess_run_signalled_then_workers_end_and_nothing_stays(
     inputs.mkdir()
     with open(os.path.join(ROOT, "samples", "notes.jsonl"), encoding="utf-8") as fh:
         lines = fh.read()
-    for i in range(40):
+    # Enough for the run to outlast the wait below by far (40 files took 2 s).
+    for i in range(400):
         (inputs / f"batch{i:03d}.jsonl").write_text(lines, encoding="utf-8")
     argv = [sys.executable, "-m", "deid_pipeline.pipelines.entry", "run",
             "--input", str(inputs / "*.jsonl"), "--output", out,

@@ -25,13 +25,35 @@ class _TaggerHolder:
         self.tagger = tagger
 
 
+# Taggers built before this process became a worker (pipelines/forked_workers.py).
+_PRELOADED: dict[str, _TaggerHolder] = {}
+
+
 def _load(config: TaggerConfig) -> _TaggerHolder:
+    holder = _PRELOADED.get(repr(config))
+    if holder is None:
+        holder = _TaggerHolder(_built(config))
+    settle()  # the model and lexicons live as long as the worker process
+    return holder
+
+
+def _built(config: TaggerConfig) -> PhiTagger:
     # Imported where a tagger is built: a pipeline's client never builds one.
     from deid_pipeline.tagger.tagging import PhiTagger
 
-    holder = _TaggerHolder(PhiTagger.from_config(config))
-    settle()  # the model and lexicons live as long as the worker process
-    return holder
+    return PhiTagger.from_config(config)
+
+
+def preload_tagger(config: TaggerConfig) -> None:
+    """Build this process's tagger for ``config`` before any worker asks for it.
+
+    For a process that forks workers (``pipelines/forked_workers.py``): each
+    starts with the tagger built, its model's and lexicons' pages shared.
+    (Tagging a few made-up notes first as well saved nothing measurable: a
+    worker's first thousand notes cost more for the feature rows of their
+    new words, which no short text can fill.)
+    """
+    _PRELOADED[repr(config)] = _TaggerHolder(_built(config))
 
 
 def acquire_tagger(handle: shared.Shared, config: TaggerConfig) -> PhiTagger:

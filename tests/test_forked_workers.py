@@ -1,0 +1,109 @@
+"""SDK workers forked from a loaded zygote (pipelines/forked_workers.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import apache_beam as beam
+import psutil
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from deid_pipeline.pipelines import forked_workers
+from deid_pipeline.tagger.detectors import TaggerConfig
+
+pytestmark = pytest.mark.skipif(not forked_workers.supported(),
+                                reason="workers are forked on Linux only")
+
+_OPTIONS = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "--input", "a", "--direct_running_mode=multi_processing"], True),
+    (["run", "--direct_running_mode", "multi_processing",
+      "--runner=DirectRunner"], True),
+    (["run", "--input", "a"], False),
+    (["run", "--direct_running_mode=in_memory"], False),
+    (["run", "--direct_running_mode=multi_processing", "--runner=FlinkRunner"],
+     False),
+    (["tables", "--direct_running_mode=multi_processing"], False),
+])
+def test_wanted_reads_the_runner_off_the_command_line(argv, expected):
+    assert forked_workers.wanted(argv) is expected
+
+
+def _ran(directory) -> dict[int, tuple[int, int]]:
+    return {int(name.split(".")[0]): tuple(
+        int(x) for x in (directory / name).read_text().split())
+        for name in os.listdir(directory)}
+
+
+def _run_beam(zygote: forked_workers.Zygote, directory) -> None:
+    def where(element: int, directory: str) -> int:
+        # Which process ran ``element``, under which parent. (A nested
+        # function travels by value: workers cannot import this module.)
+        import os
+
+        with open(os.path.join(directory, f"{element}.txt"), "w") as fh:
+            fh.write(f"{os.getppid()} {os.getpid()}")
+        return element
+
+    options = PipelineOptions(_OPTIONS)
+    with beam.Pipeline(runner=forked_workers.runner(zygote, options),
+                       options=options) as pipeline:
+        _ = (pipeline | beam.Create(list(range(20)))
+             | beam.Reshuffle() | beam.Map(where, str(directory)))
+
+
+def test_beams_workers_are_forked_from_the_zygote_and_end_with_it(tmp_path):
+    """A real Beam pipeline on two workers: each element ran in a zygote's child."""
+    zygote = forked_workers.Zygote()
+    try:
+        zygote.preload(TaggerConfig(detectors=("rules",)))
+        _run_beam(zygote, tmp_path)
+        ran = _ran(tmp_path)
+        assert sorted(ran) == list(range(20))
+        assert {parent for parent, _ in ran.values()} == {zygote.pid}
+        workers = {pid for _, pid in ran.values()}
+        assert zygote.pid not in workers
+        process = psutil.Process(zygote.pid)
+    finally:
+        zygote.close()
+    assert not process.is_running()
+    assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status()
+                   != psutil.STATUS_ZOMBIE for pid in workers)
+    assert not os.path.exists(zygote.directory)
+
+
+def test_when_the_zygote_is_gone_then_beams_own_workers_run_the_job(tmp_path):
+    zygote = forked_workers.Zygote()
+    try:
+        os.kill(zygote.pid, 9)
+        psutil.Process(zygote.pid).wait(10)
+        _run_beam(zygote, tmp_path)
+    finally:
+        zygote.close()
+    ran = _ran(tmp_path)
+    assert sorted(ran) == list(range(20))
+    assert zygote.pid not in {parent for parent, _ in ran.values()}
+
+
+def test_when_the_driver_dies_then_its_zygote_ends(tmp_path):
+    code = ("import os, sys; from deid_pipeline.pipelines import forked_workers; "
+            "z = forked_workers.Zygote(); print(z.pid, flush=True); os._exit(0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True, timeout=60).stdout
+    pid = int(out.split()[0])
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                break
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the zygote outlived its driver")
