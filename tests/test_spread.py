@@ -6,6 +6,7 @@ two workers against one are in ``tests/test_run_job.py``.
 """
 
 import multiprocessing
+import os
 import random
 
 import apache_beam as beam
@@ -20,8 +21,10 @@ from deid_pipeline.transforms.spread import (
     HEADER_ENTRY_CHARS,
     SpreadChunks,
     chunk_weight,
+    claimed,
     dealt,
     direct_workers,
+    offered,
 )
 
 
@@ -109,3 +112,77 @@ def test_spreading_passes_every_chunk_on_once(workers):
         out = (pipeline | beam.Create(refs, reshuffle=False)
                | SpreadChunks(workers))
         assert_that(out, equal_to(refs))
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_every_worker_is_offered_every_chunk_its_own_share_first(workers):
+    refs = _mixed_refs()
+    places = offered(refs, workers)
+    assert len(places) == workers * len(refs)
+    share = dealt(refs, workers)
+    for w in range(workers):
+        plan = places[w::workers]  # place q goes to worker q % workers
+        assert sorted(plan, key=lambda r: r.path) == sorted(refs, key=lambda r: r.path)
+        own = share[w::workers]
+        assert plan[:len(own)] == own
+        # Then the others', each from the end its worker reaches last.
+        after = plan[len(own):]
+        nxt = share[(w + 1) % workers::workers]
+        assert after[:len(nxt)] == nxt[::-1]
+
+
+def test_spreading_with_every_chunk_offered_passes_each_once_per_worker():
+    refs = _mixed_refs()
+    with beam.Pipeline() as pipeline:
+        out = (pipeline | beam.Create(refs, reshuffle=False)
+               | SpreadChunks(2, offer_all=True))
+        assert_that(out, equal_to(refs + refs))
+
+
+def _claim_all(args) -> list[int]:
+    directory, count = args
+    refs = [ChunkRef(f"spill/{c}", 0, c, 1) for c in range(count)]
+    return [ref.chunk_index for ref in refs if claimed(directory, ref)]
+
+
+def test_each_chunk_is_claimed_by_one_of_many_racing_processes(tmp_path):
+    directory = str(tmp_path / "claims")  # made by the first to claim
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        won = pool.map(_claim_all, [(directory, 200)] * 4)
+    assert sorted(c for w in won for c in w) == list(range(200))
+    assert len(os.listdir(directory)) == 200
+    assert not claimed(directory, ChunkRef("spill/7", 0, 7, 1))
+    assert claimed(directory, ChunkRef("spill/7", 1, 7, 1))  # another file's
+
+
+def test_a_chunk_another_worker_claimed_is_left_to_it(tmp_path, physionet_docs):
+    """Two tag steps offered the same chunks: each chunk tagged once, in all."""
+    from deid_pipeline.document_rewriter import Rewriter
+    from deid_pipeline.flow import DocumentFlow
+    from deid_pipeline.tagger.detectors import TaggerConfig, create
+    from deid_pipeline.tagger.tagging import PhiTagger
+    from deid_pipeline.transforms.chunks import TagChunkFn, spill_path, write_spill
+
+    notes = [d.text for d in physionet_docs[:4]]
+    rules_tagger = create(TaggerConfig(detectors=("rules",)))
+    (tmp_path / "read").mkdir()
+    refs = []
+    for c in range(3):
+        docs = [ClinicalDocument(f"note-{c}-{k}", note, "text")
+                for k, note in enumerate(notes[c:c + 2])]
+        path = spill_path(str(tmp_path), "read", 0, c)
+        write_spill(path, docs)
+        refs.append(ChunkRef(path, 0, c, len(docs)))
+    claims = str(tmp_path / "claims")
+    workers = []
+    for _ in range(2):
+        fn = TagChunkFn(str(tmp_path), TaggerConfig(detectors=("rules",)), None,
+                        Rewriter("surrogate", b"k" * 32, as_of_year=2026),
+                        claims_directory=claims)
+        fn._flow = DocumentFlow(PhiTagger(rules_tagger))  # what setup() builds
+        workers.append(fn)
+    first = [out for ref in refs[:2] for out in workers[0].process(ref)]
+    second = [out for ref in refs[::-1] for out in workers[1].process(ref)]
+    tagged = [o for o in first + second if isinstance(o, ChunkRef)]
+    assert sorted(r.chunk_index for r in tagged) == [0, 1, 2]
+    assert [r.chunk_index for r in second if isinstance(r, ChunkRef)] == [2]

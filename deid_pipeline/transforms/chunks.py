@@ -87,7 +87,7 @@ from deid_pipeline.surrogates import Originals
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.quarantine import QUARANTINE, dead_letter
 from deid_pipeline.transforms.read import DEFAULT_MAX_FILE_BYTES, ReadFileFn
-from deid_pipeline.transforms.spread import chunk_weight
+from deid_pipeline.transforms.spread import chunk_weight, claimed
 from deid_pipeline.transforms.stage_clock import StageClock
 from deid_pipeline.transforms.tag import acquire_tagger
 
@@ -281,6 +281,8 @@ class TagChunkFn(beam.DoFn):
     ``quarantine`` as stages ``tag`` and ``link``, with the document whole.
     Each document's originals (``DocumentFlow.originals``) are spilled
     beside the tagged chunk, in the same order, for ``PersonOriginals``.
+    With ``claims_directory`` (every worker is offered every chunk), a chunk
+    another worker claimed first is left to it (``spread.claimed``).
     """
 
     LINKS = "links"
@@ -293,11 +295,13 @@ class TagChunkFn(beam.DoFn):
         shared_handle: shared.Shared,
         rewriter: Rewriter,
         filesystem_flags: FileSystemFlags = None,
+        claims_directory: str | None = None,
     ) -> None:
         self._directory = spill_directory
         self._config = config
         self._shared = shared_handle
         self._key = rewriter.key
+        self._claims = claims_directory
         self._flags = filesystem_flags
         self._docs = Metrics.counter("deid", "documents_tagged")
         self._spans = Metrics.counter("deid", "spans_tagged")
@@ -310,10 +314,12 @@ class TagChunkFn(beam.DoFn):
         self._clock.flush()
 
     def process(self, ref: ChunkRef):
-        # A chunk may be one huge document, some of whose steps count nothing
-        # for minutes: the process's line keeps coming meanwhile.
-        with process_progress(DOCUMENT_PROGRESS).busy():
-            yield from self._tag(ref)
+        # (Not a return in this generator: Beam warns of one at every run.)
+        if self._claims is None or claimed(self._claims, ref):  # else another's
+            # A chunk may be one huge document, some of whose steps count
+            # nothing for minutes: the process's line keeps coming meanwhile.
+            with process_progress(DOCUMENT_PROGRESS).busy():
+                yield from self._tag(ref)
 
     def _tag(self, ref: ChunkRef):
         flow, clock = self._flow, self._clock

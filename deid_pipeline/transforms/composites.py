@@ -21,7 +21,7 @@ from deid_pipeline.flow import DocumentFlow
 from deid_pipeline.model import ClinicalDocument, QuarantineRecord
 from deid_pipeline.run_options import DEFAULT_CHUNK_SIZE
 from deid_pipeline.runtime.progress import process_progress
-from deid_pipeline.store.files import FileSystemFlags
+from deid_pipeline.store.files import FileSystemFlags, is_local
 from deid_pipeline.store.incremental import LinkHistory
 from deid_pipeline.tagger.detectors import TaggerConfig
 from deid_pipeline.transforms.chunks import (
@@ -207,13 +207,17 @@ class DeidentifyFiles(beam.PTransform):
                 )
             ).with_outputs(SpillFileFn.QUARANTINE, main="chunks")
         )
+        # Several workers of one machine take chunks as they get free.
+        claims = (FileSystems.join(self._spill, "claims")
+                  if self._workers > 1 and is_local(self._spill) else None)
         tagged, links, tag_failed = (
             chunks
-            | "SpreadChunks" >> SpreadChunks(self._workers)
+            | "SpreadChunks" >> SpreadChunks(self._workers, offer_all=bool(claims))
             | "Tag"
             >> beam.ParDo(
                 TagChunkFn(
-                    self._spill, self._tagger, self._shared, self._rewriter, self._flags
+                    self._spill, self._tagger, self._shared, self._rewriter,
+                    self._flags, claims_directory=claims,
                 )
             ).with_outputs(TagChunkFn.LINKS, TagChunkFn.QUARANTINE, main="tagged")
         )
