@@ -97,17 +97,18 @@ class Zygote:
         return _CLIENT.format(python=shlex.quote(sys.executable),
                               path=shlex.quote(self.path))
 
-    def preload(self, config: object) -> None:
-        """Hand the job's tagger settings over (once): the zygote builds that tagger.
+    def preload(self, config: object, workers: int) -> None:
+        """Hand the job's tagger settings and worker count over (once).
 
-        Until then it forks no worker (a client waits in its backlog).
+        The zygote builds that tagger; until then it forks no worker (a
+        client waits in its backlog).
         """
         import pickle
 
         if self._configured:
             return
         self._configured = True
-        data = pickle.dumps(config)
+        data = pickle.dumps((config, workers))
         try:
             self._process.stdin.write(_LENGTH.pack(len(data)) + data)
             self._process.stdin.flush()
@@ -223,8 +224,14 @@ def _read_exactly(stream, size: int) -> bytes | None:
     return data
 
 
-def _zygote(path: str) -> None:
-    """Load, then fork a worker for each client until the driver's pipe closes."""
+def _zygote(path: str) -> int:
+    """Load; fork a worker for each client but the last, and become that one.
+
+    The last of the job's workers is this process itself: no process stays
+    idle beside the workers (its pages would count again in every sum of
+    their memory), and with one worker nothing is forked at all. Ends when
+    the driver's pipe closes first (the run never asked for its workers).
+    """
     import gc
     import pickle
     import selectors
@@ -240,13 +247,15 @@ def _zygote(path: str) -> None:
     stdin = sys.stdin.buffer
     header = _read_exactly(stdin, _LENGTH.size)
     if header is None:
-        return
+        return 0
     payload = _read_exactly(stdin, _LENGTH.unpack(header)[0])
     if payload is None:
-        return
-    _preload(pickle.loads(payload))
+        return 0
+    config, workers = pickle.loads(payload)
+    _preload(config)
     gc.freeze()  # what is loaded stays: out of every worker's collections
     gc.enable()
+    forks = max(0, workers - 1)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
     selector.register(stdin, selectors.EVENT_READ)
@@ -255,10 +264,27 @@ def _zygote(path: str) -> None:
             if key.fileobj is stdin:
                 if not stdin.read1(65536):
                     _reap(block=True)  # the driver is done: so are they
-                    return
+                    return 0
                 continue
             connection, _ = listener.accept()
-            _fork_worker(connection, listener, stdin)
+            request = _request(connection)
+            if request is None:
+                continue
+            if forks:
+                forks -= 1
+                if not os.fork():
+                    listener.close()
+                    os._exit(_as_worker(connection, *request))
+                for fd in request[0]:
+                    os.close(fd)
+                connection.close()
+                continue
+            # The last worker: this process. Later clients start Beam's own.
+            selector.close()
+            listener.close()
+            status = _as_worker(connection, *request)
+            _reap(block=True)  # its siblings end with the pipeline too
+            return status
         _reap(block=False)
 
 
@@ -301,36 +327,32 @@ def _preload(config: object) -> None:
         pass
 
 
-def _fork_worker(connection: socket.socket, listener: socket.socket,
-                 stdin) -> None:
-    """Fork a worker for the client on ``connection``; the parent goes on."""
+def _request(connection: socket.socket) -> tuple[list[int], dict] | None:
+    """A client's standard streams and environment; None if it sent no whole one."""
     try:
         header, fds, _, _ = socket.recv_fds(connection, _LENGTH.size, 3)
         request = _read_connection(connection, _LENGTH.unpack(header)[0])
         environment = json.loads(request)
     except (OSError, ValueError, struct.error):
         connection.close()
-        return
+        return None
     if len(fds) != 3:
         for fd in fds:
             os.close(fd)
         connection.close()
-        return
-    pid = os.fork()
-    if pid:
-        for fd in fds:
-            os.close(fd)
-        connection.close()
-        return
-    # The worker.
-    listener.close()
+        return None
+    return fds, environment
+
+
+def _as_worker(connection: socket.socket, fds: list[int], environment: dict) -> int:
+    """Run Beam's SDK worker here, on the client's streams and environment."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
     os.environ.clear()
     os.environ.update(environment)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    os._exit(_run_worker(connection))
+    return _run_worker(connection)
 
 
 def _read_connection(connection: socket.socket, size: int) -> bytes:
@@ -387,8 +409,10 @@ def main(argv: list[str]) -> int:
     """``zygote PATH`` (started by the driver) or ``worker PATH`` (by Beam)."""
     role, path = argv
     if role == "zygote":
-        _zygote(path)
-        return 0
+        status = _zygote(path)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(status)  # a worker's threads are not to be waited for
     return _client(path)
 
 

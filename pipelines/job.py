@@ -228,7 +228,7 @@ def local_pipeline(options: PipelineOptions,
             and tagger_config is not None):
         zygote = forked_workers.start()
         if zygote is not None:
-            zygote.preload(tagger_config)
+            zygote.preload(tagger_config, direct_workers(options))
             return beam.Pipeline(runner=forked_workers.runner(zygote, options),
                                  options=options)
     from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner

@@ -18,8 +18,6 @@ from deid_pipeline.tagger.detectors import TaggerConfig
 pytestmark = pytest.mark.skipif(not forked_workers.supported(),
                                 reason="workers are forked on Linux only")
 
-_OPTIONS = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]
-
 
 @pytest.mark.parametrize(("argv", "expected"), [
     (["run", "--input", "a", "--direct_running_mode=multi_processing"], True),
@@ -41,7 +39,7 @@ def _ran(directory) -> dict[int, tuple[int, int]]:
         for name in os.listdir(directory)}
 
 
-def _run_beam(zygote: forked_workers.Zygote, directory) -> None:
+def _run_beam(zygote: forked_workers.Zygote, directory, workers: int = 2) -> None:
     def where(element: int, directory: str) -> int:
         # Which process ran ``element``, under which parent. (A nested
         # function travels by value: workers cannot import this module.)
@@ -51,30 +49,34 @@ def _run_beam(zygote: forked_workers.Zygote, directory) -> None:
             fh.write(f"{os.getppid()} {os.getpid()}")
         return element
 
-    options = PipelineOptions(_OPTIONS)
+    options = PipelineOptions(["--direct_running_mode=multi_processing",
+                               f"--direct_num_workers={workers}"])
     with beam.Pipeline(runner=forked_workers.runner(zygote, options),
                        options=options) as pipeline:
         _ = (pipeline | beam.Create(list(range(20)))
              | beam.Reshuffle() | beam.Map(where, str(directory)))
 
 
-def test_beams_workers_are_forked_from_the_zygote_and_end_with_it(tmp_path):
-    """A real Beam pipeline on two workers: each element ran in a zygote's child."""
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_beams_workers_are_the_zygote_and_its_children(tmp_path, workers):
+    """A real Beam pipeline: the last worker is the zygote, the others its forks."""
     zygote = forked_workers.Zygote()
     try:
-        zygote.preload(TaggerConfig(detectors=("rules",)))
-        _run_beam(zygote, tmp_path)
+        zygote.preload(TaggerConfig(detectors=("rules",)), workers)
+        _run_beam(zygote, tmp_path, workers)
         ran = _ran(tmp_path)
         assert sorted(ran) == list(range(20))
-        assert {parent for parent, _ in ran.values()} == {zygote.pid}
-        workers = {pid for _, pid in ran.values()}
-        assert zygote.pid not in workers
+        processes = {pid for _, pid in ran.values()}
+        assert len(processes) == workers
+        assert zygote.pid in processes
+        assert all(pid == zygote.pid or parent == zygote.pid
+                   for parent, pid in ran.values())
         process = psutil.Process(zygote.pid)
     finally:
         zygote.close()
     assert not process.is_running()
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status()
-                   != psutil.STATUS_ZOMBIE for pid in workers)
+                   != psutil.STATUS_ZOMBIE for pid in processes)
     assert not os.path.exists(zygote.directory)
 
 
