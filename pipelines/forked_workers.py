@@ -282,9 +282,10 @@ def _zygote(path: str) -> int:
             # The last worker: this process. Later clients start Beam's own.
             selector.close()
             listener.close()
-            status = _as_worker(connection, *request)
-            _reap(block=True)  # its siblings end with the pipeline too
-            return status
+            # Then its siblings, which the runner stops after it, are waited
+            # for: their CPU and memory count in the driver's children's.
+            return _as_worker(connection, *request,
+                              after_status=lambda: _reap(block=True))
         _reap(block=False)
 
 
@@ -344,15 +345,19 @@ def _request(connection: socket.socket) -> tuple[list[int], dict] | None:
     return fds, environment
 
 
-def _as_worker(connection: socket.socket, fds: list[int], environment: dict) -> int:
-    """Run Beam's SDK worker here, on the client's streams and environment."""
+def _as_worker(connection: socket.socket, fds: list[int], environment: dict,
+               after_status=None) -> int:
+    """Run Beam's SDK worker here, on the client's streams and environment.
+
+    ``after_status`` runs once the client has heard the worker's status.
+    """
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
     os.environ.clear()
     os.environ.update(environment)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    return _run_worker(connection)
+    return _run_worker(connection, after_status)
 
 
 def _read_connection(connection: socket.socket, size: int) -> bytes:
@@ -365,12 +370,13 @@ def _read_connection(connection: socket.socket, size: int) -> bytes:
     return data
 
 
-def _run_worker(connection: socket.socket) -> int:
-    """Beam's SDK worker in this forked process; its exit status."""
+def _run_worker(connection: socket.socket, after_status=None) -> int:
+    """Beam's SDK worker in this process (a fork, or the zygote); its exit status."""
     import threading
     import traceback
 
     connection.sendall(_FORKED)
+    done = threading.Event()
 
     def end_with_client() -> None:
         # The client sends nothing more: a read returns when it is gone.
@@ -378,7 +384,8 @@ def _run_worker(connection: socket.socket) -> int:
             connection.recv(1)
         except OSError:
             pass
-        os._exit(1)
+        if not done.is_set():
+            os._exit(1)
 
     threading.Thread(target=end_with_client, daemon=True,
                      name="forked-worker-client").start()
@@ -398,10 +405,13 @@ def _run_worker(connection: socket.socket) -> int:
                 stream.flush()
             except (OSError, ValueError):
                 pass
+    done.set()
     try:
         connection.sendall(bytes([status & 0xFF]))
     except OSError:
         pass
+    if after_status is not None:
+        after_status()
     return status
 
 

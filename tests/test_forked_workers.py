@@ -39,12 +39,17 @@ def _ran(directory) -> dict[int, tuple[int, int]]:
         for name in os.listdir(directory)}
 
 
-def _run_beam(zygote: forked_workers.Zygote, directory, workers: int = 2) -> None:
+def _run_beam(zygote: forked_workers.Zygote, directory, workers: int = 2,
+              busy_seconds: float = 0.0) -> None:
     def where(element: int, directory: str) -> int:
         # Which process ran ``element``, under which parent. (A nested
         # function travels by value: workers cannot import this module.)
         import os
+        import time
 
+        started = time.process_time()
+        while time.process_time() - started < busy_seconds:
+            pass
         with open(os.path.join(directory, f"{element}.txt"), "w") as fh:
             fh.write(f"{os.getppid()} {os.getpid()}")
         return element
@@ -78,6 +83,26 @@ def test_beams_workers_are_the_zygote_and_its_children(tmp_path, workers):
     assert not any(psutil.pid_exists(pid) and psutil.Process(pid).status()
                    != psutil.STATUS_ZOMBIE for pid in processes)
     assert not os.path.exists(zygote.directory)
+
+
+def test_the_drivers_children_time_counts_every_workers_cpu(tmp_path):
+    """The zygote waits for its forks before it ends: ``time`` sees their CPU."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    zygote = forked_workers.Zygote()
+    try:
+        zygote.preload(TaggerConfig(detectors=("rules",)), 2)
+        _run_beam(zygote, tmp_path, 2, busy_seconds=0.15)  # 3 CPU-s in all
+    finally:
+        zygote.close()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    ran = _ran(tmp_path)
+    assert len({pid for _, pid in ran.values()}) == 2
+    # About half of it ran in the fork: lost, the sum would be 1.5 s and the
+    # zygote's start-up (under a second).
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert cpu >= 3.0
 
 
 def test_when_the_zygote_is_gone_then_beams_own_workers_run_the_job(tmp_path):
