@@ -240,8 +240,11 @@ def _zygote(path: str) -> int:
     # the pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)  # at once: clients wait in its backlog meanwhile
-    listener.listen(16)
+    try:
+        listener.bind(path)  # at once: clients wait in its backlog meanwhile
+        listener.listen(16)
+    except OSError:  # a path too long for a socket: Beam's own workers, then
+        return 0
     gc.disable()
     _import_worker()
     stdin = sys.stdin.buffer

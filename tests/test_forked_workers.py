@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import apache_beam as beam
@@ -105,17 +106,27 @@ def test_the_drivers_children_time_counts_every_workers_cpu(tmp_path):
     assert cpu >= 3.0
 
 
-def test_when_the_zygote_is_gone_then_beams_own_workers_run_the_job(tmp_path):
+@pytest.mark.parametrize("failure", ["killed", "socket path too long"])
+def test_when_the_zygote_cannot_fork_then_beams_own_workers_run_the_job(
+        tmp_path, monkeypatch, failure):
+    out = tmp_path / "ran"
+    out.mkdir()
+    if failure == "socket path too long":  # a socket's path has ~100 bytes
+        deep = tmp_path / ("d" * 120)
+        deep.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(deep))
     zygote = forked_workers.Zygote()
     try:
-        os.kill(zygote.pid, 9)
-        psutil.Process(zygote.pid).wait(10)
-        _run_beam(zygote, tmp_path)
+        zygote.preload(TaggerConfig(detectors=("rules",)), 2)
+        if failure == "killed":
+            os.kill(zygote.pid, 9)
+            psutil.Process(zygote.pid).wait(10)
+        _run_beam(zygote, out)
+        ran = _ran(out)
     finally:
         zygote.close()
-    ran = _ran(tmp_path)
     assert sorted(ran) == list(range(20))
-    assert zygote.pid not in {parent for parent, _ in ran.values()}
+    assert not {zygote.pid} & {p for pair in ran.values() for p in pair}
 
 
 def test_when_the_driver_dies_then_its_zygote_ends(tmp_path):
