@@ -4,6 +4,8 @@ import json
 import logging
 import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +15,8 @@ from deid_pipeline.evaluation.span_scores import span_scores
 from deid_pipeline.label_maps import load_label_map
 from deid_pipeline.labels import check_label
 from deid_pipeline.model import ClinicalDocument, PhiSpan
-from deid_pipeline.tagger.crf_model import load_model
+from deid_pipeline.tagger.crf_decoder import ModelFormatError
+from deid_pipeline.tagger.crf_model import load_model, model_facts, model_id
 from deid_pipeline.tagger.detectors import TaggerConfig, create
 from deid_pipeline.tagger.model_metadata import MAGIC, read_metadata
 from deid_pipeline.tagger.rules.es import SpanishRuleDetector
@@ -54,6 +57,31 @@ def test_when_trained_with_language_and_map_then_the_model_file_says_both(
     model = load_model(spanish_model)
     assert model.language == "es" and model.default_bias == 0.0
     assert "B-NOMBRE_SUJETO_ASISTENCIA" in model.labels
+
+
+def test_a_models_facts_are_those_its_loading_gives_without_its_weights(
+        spanish_model, tmp_path):
+    model = load_model(spanish_model)
+    facts = model_facts(spanish_model)
+    assert (facts.sha256, facts.metadata, facts.default_bias) == (
+        model.sha256, model.metadata, model.default_bias)
+    assert model_id(spanish_model) == model.model_id
+    # A fresh process (a run's driver) learns the site's labels from the
+    # facts alone and builds no decoder.
+    script = (
+        "import sys\n"
+        "from deid_pipeline import labels\n"
+        "from deid_pipeline.tagger import crf_model\n"
+        "assert not labels.is_site_label('NOMBRE_SUJETO_ASISTENCIA')\n"
+        "crf_model.model_language(sys.argv[1]); crf_model.default_bias(sys.argv[1])\n"
+        "assert labels.is_site_label('NOMBRE_SUJETO_ASISTENCIA')\n"
+        "assert not crf_model._MODELS\n"
+    )
+    subprocess.run([sys.executable, "-c", script, spanish_model], check=True)
+    not_a_model = tmp_path / "notes.crfsuite"
+    not_a_model.write_bytes(b"Patient seen today. " * 20)
+    with pytest.raises(ModelFormatError):
+        model_facts(str(not_a_model))
 
 
 def test_when_english_model_trained_then_no_trailer(tmp_path, physionet_docs):

@@ -28,8 +28,8 @@ import numpy as np
 
 from deid_pipeline.tagger.crf_kernels import best_path, marginal_arrays
 
-__all__ = ["CrfWeights", "Decoded", "ModelFormatError", "decode", "decode_ids",
-           "read_model"]
+__all__ = ["CrfWeights", "Decoded", "ModelFormatError", "check_header", "decode",
+           "decode_ids", "read_model"]
 
 
 class ModelFormatError(ValueError):
@@ -141,14 +141,21 @@ def read_model(data: bytes) -> CrfWeights:
         raise ModelFormatError(f"not a readable CRFsuite model ({exc})") from None
 
 
-def _read_model(data: bytes) -> CrfWeights:
+def check_header(data: bytes) -> tuple:
+    """A CRFsuite CRF1d model's header fields (ModelFormatError if it is none)."""
     if len(data) < _HEADER.size:
         raise ModelFormatError("too short for a CRFsuite model")
-    # The header's feature count is not filled in by CRFsuite; the chunk's is.
-    (magic, size, kind, _version, _n_features, n_labels, n_attrs, off_features,
-     off_labels, off_attrs, _off_labelrefs, off_attrrefs) = _HEADER.unpack_from(data)
+    header = _HEADER.unpack_from(data)
+    magic, size, kind = header[:3]
     if magic != b"lCRF" or kind != b"FOMC" or size > len(data):
         raise ModelFormatError("not a CRFsuite CRF1d model")
+    return header
+
+
+def _read_model(data: bytes) -> CrfWeights:
+    # The header's feature count is not filled in by CRFsuite; the chunk's is.
+    (_magic, _size, _kind, _version, _n_features, n_labels, n_attrs, off_features,
+     off_labels, off_attrs, _off_labelrefs, off_attrrefs) = check_header(data)
     chunk, _size, n_features = _CHUNK.unpack_from(data, off_features)
     if chunk != b"FEAT" or off_features + _CHUNK.size + 20 * n_features > len(data):
         raise ModelFormatError("feature chunk missing or truncated")
