@@ -30,9 +30,6 @@ def main(argv: list[str] | None = None) -> int:
         from deid_pipeline.pipelines.cli import main as cli_main
 
         return cli_main(argv)
-    if forked_workers.wanted(argv):
-        # Loads the workers' code on the other core while this one imports.
-        forked_workers.start()
     # Collections wait until the pipeline runs (runtime/process.py).
     with handling_signals(), collections_deferred(), _zygote_stopped():
         try:

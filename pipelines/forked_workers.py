@@ -1,27 +1,27 @@
-"""Beam's SDK workers forked from a process that has already loaded them.
+"""Beam's SDK workers forked from the driver once it has loaded them.
 
 Why: with ``--direct_running_mode=multi_processing`` Beam starts each SDK
-worker as a new interpreter, which imports Beam and this package (0.4 s of
-CPU) only once the driver has imported and built the job (0.7 s), and then
-builds its tagger: on 8,000 nursing notes the first document was tagged
-1.5 s after the command started, a part of the run that no number of
-workers shortens (issue 45).
+worker as a new interpreter, which imports Beam and this package (0.5 s of
+CPU) that the driver has just imported too, and then builds its tagger: on
+8,000 nursing notes the first document was tagged 1.5 s after the command
+started, a part of the run that no number of workers shortens (issue 45).
 
-Here the driver starts one *zygote* as its first step, on the other core,
-while it imports Beam itself: a process that imports what a worker needs,
-receives the job's tagger settings, builds that tagger, and then forks a
-worker whenever Beam asks for one. Beam still starts the worker command it
-is given, through its own ``SubprocessSdkWorker``; the command is this
-module's small ``worker`` client, which hands its environment (Beam's
-endpoints and options) and its standard streams to the zygote, waits for
-the forked worker, and exits with its status. The forked worker runs Beam's
-own ``sdk_worker_main`` with that environment and those streams: the same
-worker, its imports done and its tagger built (the model's and lexicons'
-pages shared with its siblings until written).
+Here the driver, once it has imported the job (Beam's worker included) and
+parsed its options, forks one *zygote*: a copy of itself that builds the
+job's tagger while the driver builds the pipeline, and then forks a worker
+whenever Beam asks for one. Beam still starts the worker command it is
+given, through its own ``SubprocessSdkWorker``; the command is this module's
+small ``worker`` client, which hands its environment (Beam's endpoints and
+options) and its standard streams to the zygote, waits for the forked
+worker, and exits with its status. The forked worker runs Beam's own
+``sdk_worker_main`` with that environment and those streams: the same
+worker, with nothing to import, its tagger built, and the imported code's
+and the model's pages shared with the driver and its siblings until written.
 
 Fails open to Beam's own way: without ``fork`` (Windows, macOS, where
-forking a loaded process is unsafe) nothing changes, and a client that
-cannot reach its zygote (it failed to start, died, or is not ready within
+forking a loaded process is unsafe), in a process where other threads run
+(one that has run a pipeline before) or without a socket nothing changes,
+and a client that cannot reach its zygote (it died, or is not ready within
 its time) becomes Beam's usual worker by ``exec``. The zygote lives as long
 as the driver's pipe to it, and waits for its workers before it ends, so
 that what ``time`` reports for the command includes their CPU and memory.
@@ -36,6 +36,7 @@ import signal
 import socket
 import struct
 import sys
+from typing import NoReturn
 
 # The command Beam runs a worker with: this module's client, on this
 # interpreter, without the shell Beam puts before it (``exec``).
@@ -49,6 +50,8 @@ _LENGTH = struct.Struct(">I")
 _CLIENT_WAIT_SECONDS = 60.0
 # How long the driver waits for the zygote to end after the pipeline.
 _CLOSE_WAIT_SECONDS = 10.0
+# Threads a fork leaves harmless (see forkable), by their kernel names.
+_FORK_SAFE_THREADS = frozenset({"jemalloc_bg_thd"})
 
 
 def supported() -> bool:
@@ -56,39 +59,36 @@ def supported() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork")
 
 
-def wanted(argv: list[str]) -> bool:
-    """Whether the command line ``argv`` runs on the DirectRunner's worker processes.
-
-    Read off the words alone (nothing is parsed yet): ``run`` with
-    ``--direct_running_mode=multi_processing`` and no other runner.
-    """
-    if not supported() or "run" not in argv:
-        return False
-    words = " ".join(argv).replace("=", " ").split()
-    pairs = dict(zip(words, words[1:]))
-    runner = pairs.get("--runner", "DirectRunner")
-    return (pairs.get("--direct_running_mode") == "multi_processing"
-            and runner in ("DirectRunner", "SwitchingDirectRunner"))
-
-
 class Zygote:
-    """The driver's handle on its zygote: started, given the tagger, closed."""
+    """The driver's handle on its zygote: forked for a tagger, closed."""
 
-    def __init__(self) -> None:
-        import subprocess
+    def __init__(self, config: object, workers: int) -> None:
+        """Fork the zygote; it builds the tagger for ``config`` (OSError: none).
+
+        The socket is bound before the fork: a client that comes while the
+        tagger is being built waits in its backlog.
+        """
+        import shutil
         import tempfile
 
         self.directory = tempfile.mkdtemp(prefix="deid-workers-")  # 0700
         self.path = os.path.join(self.directory, _SOCKET_NAME)
-        self._process = subprocess.Popen(
-            [sys.executable, "-m", __name__, "zygote", self.path],
-            stdin=subprocess.PIPE, close_fds=True)
-        self._configured = False
-
-    @property
-    def pid(self) -> int:
-        """The zygote's process id (its workers' parent)."""
-        return self._process.pid
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(self.path)  # fails for a path too long for a socket
+            listener.listen(16)
+            read_end, self._pipe = os.pipe()
+        except OSError:
+            listener.close()
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+        _flush_streams()  # what the driver buffered is written once, by it
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self._pipe)
+            _as_zygote(listener, read_end, config, workers)
+        listener.close()
+        os.close(read_end)
 
     def command(self) -> str:
         """The worker command Beam is to run (a shell command line)."""
@@ -97,54 +97,77 @@ class Zygote:
         return _CLIENT.format(python=shlex.quote(sys.executable),
                               path=shlex.quote(self.path))
 
-    def preload(self, config: object, workers: int) -> None:
-        """Hand the job's tagger settings and worker count over (once).
-
-        The zygote builds that tagger; until then it forks no worker (a
-        client waits in its backlog).
-        """
-        import pickle
-
-        if self._configured:
-            return
-        self._configured = True
-        data = pickle.dumps((config, workers))
-        try:
-            self._process.stdin.write(_LENGTH.pack(len(data)) + data)
-            self._process.stdin.flush()
-        except OSError:  # it is gone: clients start Beam's own workers
-            pass
-
     def close(self) -> None:
         """End the zygote (its workers have ended) and remove its socket."""
         import shutil
-        import subprocess
+        import time
 
         try:
-            self._process.stdin.close()
+            os.close(self._pipe)  # the zygote's cue to end
         except OSError:
             pass
-        if not self._configured:
-            self._process.kill()  # loading still, for a run that never ran
-        try:
-            # It waits for its workers, so that this process's children's
-            # CPU and memory (what ``time`` reports) include theirs.
-            self._process.wait(timeout=_CLOSE_WAIT_SECONDS)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
+        # It waits for its workers, so that this process's children's CPU
+        # and memory (what ``time`` reports) include theirs.
+        deadline = time.monotonic() + _CLOSE_WAIT_SECONDS
+        while not _ended(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not _ended(self.pid):
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _ended(pid: int) -> bool:
+    """Whether child ``pid`` has ended (and is reaped now)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
 
 
 _STARTED: Zygote | None = None
 
 
-def start() -> Zygote | None:
-    """Start this process's zygote (once); None where workers cannot be forked."""
-    global _STARTED
-    if _STARTED is None and supported():
+def forkable() -> bool:
+    """Whether this process may be forked: no thread runs but this one.
+
+    A fork copies only the calling thread, and any lock another thread held
+    stays held in the copy: after a pipeline has run in a process, gRPC's
+    threads are left running, and a worker forked from it hung. jemalloc's
+    background thread (pyarrow's allocator) is the exception: jemalloc's own
+    fork handlers take care of it (every Beam worker forked here has it).
+    """
+    import threading
+
+    if threading.active_count() != 1:
+        return False
+    this = threading.get_native_id()
+    try:
+        tasks = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return False
+    for task in tasks:
+        if task == this:
+            continue
         try:
-            _STARTED = Zygote()
+            with open(f"/proc/self/task/{task}/comm", encoding="utf-8") as fh:
+                name = fh.read().strip()
+        except OSError:  # ended meanwhile
+            continue
+        if name not in _FORK_SAFE_THREADS:
+            return False
+    return True
+
+
+def start(config: object, workers: int) -> Zygote | None:
+    """The zygote for ``config``'s tagger, forked once a process.
+
+    None where workers cannot be forked: Beam's own then run.
+    """
+    global _STARTED
+    if _STARTED is None and supported() and forkable():
+        try:
+            _STARTED = Zygote(config, workers)
         except OSError:
             return None
     return _STARTED
@@ -214,18 +237,33 @@ def _client(path: str) -> int:
 # ---------------------------------------------------------------- the zygote
 
 
-def _read_exactly(stream, size: int) -> bytes | None:
-    data = b""
-    while len(data) < size:
-        block = stream.read(size - len(data))
-        if not block:
-            return None
-        data += block
-    return data
+def _as_zygote(listener: socket.socket, pipe: int, config: object,
+               workers: int) -> NoReturn:
+    """The forked zygote's life; it exits with its last worker's status."""
+    status = 1
+    try:
+        status = _zygote(listener, pipe, config, workers)
+    except BaseException:  # noqa: BLE001 - reported, and the driver goes on
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        _flush_streams()
+        os._exit(status)  # a worker's threads are not to be waited for
 
 
-def _zygote(path: str) -> int:
-    """Load; fork a worker for each client but the last, and become that one.
+def _flush_streams() -> None:
+    """Write what this process buffered (a closed stream loses it)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+def _zygote(listener: socket.socket, pipe: int, config: object,
+            workers: int) -> int:
+    """Build the tagger; fork a worker for each client but the last, become that one.
 
     The last of the job's workers is this process itself: no process stays
     idle beside the workers (its pages would count again in every sum of
@@ -233,39 +271,25 @@ def _zygote(path: str) -> int:
     the driver's pipe closes first (the run never asked for its workers).
     """
     import gc
-    import pickle
     import selectors
 
-    # The driver's Ctrl-C is the driver's to handle; a dead driver closes
-    # the pipe.
+    # The driver's Ctrl-C and SIGTERM are the driver's to handle (its
+    # handlers came with the fork); a dead driver closes the pipe.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(path)  # at once: clients wait in its backlog meanwhile
-        listener.listen(16)
-    except OSError:  # a path too long for a socket: Beam's own workers, then
-        return 0
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _logging_of_a_new_worker()
     gc.disable()
-    _import_worker()
-    stdin = sys.stdin.buffer
-    header = _read_exactly(stdin, _LENGTH.size)
-    if header is None:
-        return 0
-    payload = _read_exactly(stdin, _LENGTH.unpack(header)[0])
-    if payload is None:
-        return 0
-    config, workers = pickle.loads(payload)
     _preload(config)
     gc.freeze()  # what is loaded stays: out of every worker's collections
     gc.enable()
     forks = max(0, workers - 1)
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ)
-    selector.register(stdin, selectors.EVENT_READ)
+    selector.register(pipe, selectors.EVENT_READ)
     while True:
         for key, _ in selector.select(timeout=1.0):
-            if key.fileobj is stdin:
-                if not stdin.read1(65536):
+            if key.fileobj == pipe:
+                if not os.read(pipe, 65536):
                     _reap(block=True)  # the driver is done: so are they
                     return 0
                 continue
@@ -277,6 +301,7 @@ def _zygote(path: str) -> int:
                 forks -= 1
                 if not os.fork():
                     listener.close()
+                    os.close(pipe)
                     os._exit(_as_worker(connection, *request))
                 for fd in request[0]:
                     os.close(fd)
@@ -285,6 +310,7 @@ def _zygote(path: str) -> int:
             # The last worker: this process. Later clients start Beam's own.
             selector.close()
             listener.close()
+            os.close(pipe)
             # Then its siblings, which the runner stops after it, are waited
             # for: their CPU and memory count in the driver's children's.
             return _as_worker(connection, *request,
@@ -303,23 +329,23 @@ def _reap(block: bool) -> None:
             return
 
 
-def _import_worker() -> None:
-    """What every SDK worker of a deid-pipeline job imports.
+def _logging_of_a_new_worker() -> None:
+    """The root logger as Beam's own worker process has it, not the driver's.
 
-    Beam's import warnings (a missing BigQuery client) are kept off the
-    driver's terminal, as its own workers' are (``worker_logs.py``).
+    There Beam's import warning (a missing BigQuery client) configured it:
+    Python's default format on stderr, which the driver's filter of worker
+    noise knows (``worker_logs.py``). The driver's floor for Beam's loggers
+    (INFO: Beam logs elements at DEBUG) is kept.
     """
     import logging
 
     root = logging.getLogger()
-    level = root.level
-    root.setLevel(logging.ERROR)
-    try:
-        from apache_beam.runners.worker import sdk_worker_main  # noqa: F401
-
-        from deid_pipeline.pipelines import job  # noqa: F401 - every DoFn's module
-    finally:
-        root.setLevel(level)
+    for handler in root.handlers[:]:
+        root.removeHandler(handler)
+    for log_filter in root.filters[:]:
+        root.removeFilter(log_filter)
+    root.setLevel(logging.WARNING)
+    logging.basicConfig()
 
 
 def _preload(config: object) -> None:
@@ -403,11 +429,7 @@ def _run_worker(connection: socket.socket, after_status=None) -> int:
         traceback.print_exc()
         status = 1
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        _flush_streams()
     done.set()
     try:
         connection.sendall(bytes([status & 0xFF]))
@@ -419,13 +441,10 @@ def _run_worker(connection: socket.socket, after_status=None) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """``zygote PATH`` (started by the driver) or ``worker PATH`` (by Beam)."""
+    """``worker PATH``: the command Beam starts a worker with."""
     role, path = argv
-    if role == "zygote":
-        status = _zygote(path)
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(status)  # a worker's threads are not to be waited for
+    if role != "worker":
+        raise SystemExit(f"forked_workers: unknown role {role!r}")
     return _client(path)
 
 

@@ -217,8 +217,8 @@ def local_pipeline(options: PipelineOptions,
     (batch; ``--direct_running_mode``, ``--direct_num_workers``) and the
     bundle-based runner. Any other ``--runner`` (Flink, Prism asked for by
     name) is used as given. With ``--direct_running_mode=multi_processing``
-    the workers are forked from a process that has loaded them (and the
-    tagger for ``tagger_config``), where that can be done:
+    the workers are forked from a copy of this process that has built the
+    tagger for ``tagger_config``, where that can be done:
     :mod:`~deid_pipeline.pipelines.forked_workers`.
     """
     runner = options.view_as(StandardOptions).runner
@@ -226,9 +226,8 @@ def local_pipeline(options: PipelineOptions,
         return beam.Pipeline(options=options)
     if (options.view_as(DirectOptions).direct_running_mode == "multi_processing"
             and tagger_config is not None):
-        zygote = forked_workers.start()
+        zygote = forked_workers.start(tagger_config, direct_workers(options))
         if zygote is not None:
-            zygote.preload(tagger_config, direct_workers(options))
             return beam.Pipeline(runner=forked_workers.runner(zygote, options),
                                  options=options)
     from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
