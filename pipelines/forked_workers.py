@@ -31,12 +31,15 @@ Only the driver's user can reach the zygote's socket (a 0700 directory).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import socket
 import struct
 import sys
 from typing import NoReturn
+
+log = logging.getLogger(__name__)
 
 # The command Beam runs a worker with: this module's client, on this
 # interpreter, without the shell Beam puts before it (``exec``).
@@ -165,10 +168,14 @@ def start(config: object, workers: int) -> Zygote | None:
     None where workers cannot be forked: Beam's own then run.
     """
     global _STARTED
-    if _STARTED is None and supported() and forkable():
+    if _STARTED is None and supported():
+        if not forkable():
+            log.debug("workers not forked: another thread runs in this process")
+            return None
         try:
             _STARTED = Zygote(config, workers)
-        except OSError:
+        except OSError as exc:
+            log.debug("workers not forked: %s", type(exc).__name__)
             return None
     return _STARTED
 
