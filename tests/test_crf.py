@@ -34,6 +34,7 @@ from deid_pipeline.tagger.crf_spans import (
     _short_date_lookalike,
     _without_facility_noun,
     _without_field_words,
+    checked_english,
     plausible,
 )
 from deid_pipeline.tagger.crf_tokens import (
@@ -666,6 +667,28 @@ def test_a_model_span_holds_no_kin_word_nor_the_stop_before_one(
 def test_facility_nouns_are_left_out_of_place_spans(value, label, expected):
     span = _without_facility_noun(value, PhiSpan(0, len(value), label, "crf"))
     assert (None if span is None else value[span.start:span.end]) == expected
+
+
+@pytest.mark.parametrize("text,value,label,expected", [
+    # The model stopped inside the employer's name: the joiner is no part of
+    # it (left on, a surrogate before it spelled the value elsewhere).
+    ("brother just started a new job at Zimmerman and Sons; Albert called",
+     "Zimmerman and", "ORGANIZATION", "Zimmerman"),
+    ("WORKS AT RITTER & SONS", "RITTER &", "ORGANIZATION", "RITTER"),
+    # Its facility noun left out first, then the joiner before it.
+    ("to Good Shepherd Nursing and Rehabilitation.",
+     "Good Shepherd Nursing and Rehabilitation", "HOSPITAL", "Good Shepherd Nursing"),
+    ("from University Hospital of Lake Isabella", "University Hospital of",
+     "HOSPITAL", "University Hospital"),
+    ("Drs. Abbott and Hernandez notified", "Abbott and", "DOCTOR", "Abbott"),
+    ("seen by Dr Lucie Lange, Dr Will Cole", "Lucie Lange,", "DOCTOR",
+     "Lucie Lange,"),  # a comma: as the corpus's annotators wrote one
+    ("lives in Isle of Palms", "Isle of Palms", "LOCATION", "Isle of Palms"),
+])
+def test_a_model_span_does_not_end_with_a_joining_word(text, value, label, expected):
+    start = text.index(value)
+    spans = checked_english(text, [PhiSpan(start, start + len(value), label, "crf")])
+    assert [text[s.start:s.end] for s in spans] == [expected]
 
 
 def test_when_only_the_bias_makes_a_fraction_a_date_then_it_is_dropped():

@@ -82,6 +82,21 @@ def test_when_surrogate_spells_an_original_then_drawn_again_keyed_and_stable():
     assert surrogate("Hartley", "PATIENT", _ctx(Originals())) == plain
 
 
+@pytest.mark.parametrize("label", ["PATIENT", "DOCTOR", "RELATIVE"])
+def test_a_persons_surrogate_is_no_word_of_an_institution_of_the_document(label):
+    """A surname ``Morrow`` before an untouched ``plc`` spelled ``Morrow PLC``."""
+    plain = surrogate("Hayden", label, _ctx())
+    word = plain.split()[-1]
+    avoid = Originals.of([(f"{word.upper()} PLC", "ORGANIZATION"),
+                          (f"{word} and Sons", "HOSPITAL")])
+    again = surrogate("Hayden", label, _ctx(avoid))
+    assert word.casefold() not in {w.casefold() for w in re.findall(r"\w+", again)}
+    assert not avoid.for_person_names().spelled_by(again)
+    # The institution's own surrogate may keep its words (``Medical``).
+    assert not avoid.spelled_by("Morrow Medical Center")
+    assert Originals.union([avoid, Originals()]) is avoid
+
+
 def test_when_dates_collide_then_not_redrawn_so_intervals_hold():
     plain = surrogate("03/04/2020", "DATE", _ctx())
     avoid = Originals.of([(plain, "DATE")])

@@ -213,6 +213,8 @@ def surrogate(value: str, label: str, ctx: SurrogateContext) -> str:
     avoid = getattr(ctx, "avoid", None)
     if avoid is None:
         return out
+    if label in _PERSON_NAMES and avoid.institution_words:
+        avoid = _for_person_names(avoid)
     if label in _SHIFTED:
         if avoid.names_in(out):
             raise SurrogateError(f"{label}: the shifted value names an original")
@@ -229,6 +231,24 @@ def _spells(avoid: Originals, out: str, language: str) -> bool:
     """
     return avoid.spelled_by(out) or (language == SPANISH
                                      and avoid.places_spelled_by(out))
+
+
+# A person's surrogate avoids institutions' words too (Originals.institution_words).
+_PERSON_NAMES = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
+# The last originals a person's name was drawn against, and them as such: a
+# document's spans all come with one (immutable) set, thousands of words in a
+# long document.
+_last_person_avoid: tuple[Originals, Originals] | None = None
+
+
+def _for_person_names(avoid: Originals) -> Originals:
+    global _last_person_avoid
+    last = _last_person_avoid
+    if last is not None and last[0] is avoid:
+        return last[1]
+    names = avoid.for_person_names()
+    _last_person_avoid = (avoid, names)
+    return names
 
 
 # Dates and ages move by the person's one shift: a redraw would break intervals,

@@ -188,6 +188,7 @@ _WHOLE_LABELS = frozenset({"STREET", "CITY", "MEDICALRECORD", "SSN", "ACCOUNT",
 _PLACE_LABELS = frozenset({"LOCATION", "CITY", "STATE", "ZIP", "COUNTRY", "HOSPITAL",
                            "ORGANIZATION"})
 _LETTERS = re.compile(r"[^\W\d_]{3,}")
+_INSTITUTION_LABELS = frozenset({"HOSPITAL", "ORGANIZATION"})
 # Name parts from two letters: a surrogate "Li" for one doctor is another's
 # real surname Li (a 16,000-note document drew exactly that). Initials stay out.
 _NAME_PART = re.compile(r"[^\W\d_]{2,}")
@@ -219,6 +220,11 @@ class Originals:
     # Places and institutions (letters and digits only): what a Spanish place
     # surrogate must not spell (``places_spelled_by``; English does not ask).
     places: frozenset[str] = frozenset()
+    # The words (3+ letters) of institutions' names: what a person's surrogate
+    # must not be (``for_person_names``). A surname drawn for a name before an
+    # untouched ``plc`` or ``and Sons`` spelled the employer ``Morrow PLC``
+    # of another note; other surrogates keep them (a hospital's ``Medical``).
+    institution_words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, pairs: Iterable[tuple[str, str]]) -> Originals:
@@ -226,9 +232,12 @@ class Originals:
         words: set[str] = set()
         values: set[str] = set()
         places: set[str] = set()
+        institution_words: set[str] = set()
         for value, label in pairs:
             if label in _PLACE_LABELS and len(_squeezed(value)) >= 3:
                 places.add(_squeezed(value))
+            if label in _INSTITUTION_LABELS:
+                institution_words.update(w.casefold() for w in _LETTERS.findall(value))
             if label in _NAME_LABELS:
                 if value.isalpha():  # most: one name part
                     if len(value) >= 2:
@@ -245,7 +254,8 @@ class Originals:
             elif label == "DATE" and sum(map(str.isdigit, value)) >= 5:
                 # "7/30/35" is the digits "73035": a ZIP surrogate must not be.
                 values.add(_squeezed(value))
-        return cls(frozenset(words), frozenset(values), frozenset(places))
+        return cls(frozenset(words), frozenset(values), frozenset(places),
+                   frozenset(institution_words))
 
     @classmethod
     def union(cls, parts: Iterable[Originals]) -> Originals:
@@ -255,17 +265,30 @@ class Originals:
         same object then comes back, so callers keyed on it (a rewriter's
         context) keep it.
         """
-        parts = [p for p in parts if p.words or p.values or p.places]
+        parts = [p for p in parts
+                 if p.words or p.values or p.places or p.institution_words]
         if not parts:
             return cls()
         largest = max(parts, key=lambda p: len(p.words) + len(p.values))
         if all(p.words <= largest.words and p.values <= largest.values
                and p.places <= largest.places
+               and p.institution_words <= largest.institution_words
                for p in parts):
             return largest
         return cls(frozenset().union(*(p.words for p in parts)),
                    frozenset().union(*(p.values for p in parts)),
-                   frozenset().union(*(p.places for p in parts)))
+                   frozenset().union(*(p.places for p in parts)),
+                   frozenset().union(*(p.institution_words for p in parts)))
+
+    def for_person_names(self) -> Originals:
+        """These originals as a person's surrogate must avoid them.
+
+        Institutions' words are name parts too.
+        """
+        if self.institution_words <= self.words:
+            return self
+        return Originals(self.words | self.institution_words, self.values,
+                         self.places, self.institution_words)
 
     def spelled_by(self, surrogate: str) -> bool:
         """Whether ``surrogate`` is an original value or holds an original name part."""
