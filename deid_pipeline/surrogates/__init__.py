@@ -34,6 +34,7 @@ rooms, departments); same keys, scopes and memo.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from deid_pipeline.keys import keyed_hash
@@ -233,22 +234,30 @@ def _spells(avoid: Originals, out: str, language: str) -> bool:
                                      and avoid.places_spelled_by(out))
 
 
+class _LastAnswer:
+    """``compute`` of the last argument seen, kept while the same object comes.
+
+    A document's or a header's values all come with one context object and
+    one set of originals (both immutable): dozens a message, thousands in a
+    long document. One tuple: a thread sees the old pair or the new one.
+    """
+
+    def __init__(self, compute: Callable) -> None:
+        self._compute = compute
+        self._last: tuple | None = None
+
+    def __call__(self, argument):
+        last = self._last
+        if last is not None and last[0] is argument:
+            return last[1]
+        answer = self._compute(argument)
+        self._last = (argument, answer)
+        return answer
+
+
 # A person's surrogate avoids institutions' words too (Originals.institution_words).
 _PERSON_NAMES = frozenset({"PATIENT", "DOCTOR", "RELATIVE"})
-# The last originals a person's name was drawn against, and them as such: a
-# document's spans all come with one (immutable) set, thousands of words in a
-# long document.
-_last_person_avoid: tuple[Originals, Originals] | None = None
-
-
-def _for_person_names(avoid: Originals) -> Originals:
-    global _last_person_avoid
-    last = _last_person_avoid
-    if last is not None and last[0] is avoid:
-        return last[1]
-    names = avoid.for_person_names()
-    _last_person_avoid = (avoid, names)
-    return names
+_for_person_names = _LastAnswer(Originals.for_person_names)
 
 
 # Dates and ages move by the person's one shift: a redraw would break intervals,
@@ -291,16 +300,8 @@ def _redrawn(settings: _Settings, label: str, value: str, avoid: Originals) -> s
     raise SurrogateError(f"{label}: every redraw spells an original")
 
 
-# The last context seen and its settings: a document's or a header's values
-# all come with one context object (immutable), dozens per message.
-_last_settings: tuple[SurrogateContext, _Settings] | None = None
-
-
-def _settings_of(ctx: SurrogateContext) -> _Settings:
-    global _last_settings
-    last = _last_settings
-    if last is not None and last[0] is ctx:
-        return last[1]
+def _new_settings(ctx: SurrogateContext) -> _Settings:
+    """The settings every draw for ``ctx`` uses (see ``_settings_of``)."""
     min_days, max_days = shift_range_of(ctx)
     language = getattr(ctx, "language", ENGLISH)
     avoid = getattr(ctx, "avoid", None)
@@ -319,8 +320,10 @@ def _settings_of(ctx: SurrogateContext) -> _Settings:
                          getattr(ctx, "pool", None), language=language,
                          excluded_provinces=excluded,
                          postcode_provinces=postcodes)
-    _last_settings = (ctx, settings)  # one tuple: a thread sees the old or the new
     return settings
+
+
+_settings_of = _LastAnswer(_new_settings)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
