@@ -21,6 +21,8 @@ def test_when_asked_then_same_answers_as_a_scan_of_every_interval(pairs, queries
             e > start and s < end for s, e in pairs)
         assert intervals.contains(start, end) == any(
             s <= start and end <= e for s, e in pairs)
+        assert intervals.overlapping(start, end) == sorted(
+            (s, e) for s, e in pairs if e > start and s < end)
 
 
 def test_when_no_intervals_then_nothing_overlaps_or_contains():

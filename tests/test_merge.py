@@ -103,6 +103,21 @@ def test_when_a_two_digit_date_is_found_then_marked_where_it_reads_as_a_date():
     assert all(s.label == "DATE" and s.confidence == 0.9 for s in spans)
 
 
+def test_when_two_short_dates_are_found_then_each_is_marked_where_it_stands():
+    """One pass for all of them: each value's own occurrences, in text order."""
+    note = ("CXR 3/4, echo 1/2; repeat CXR 3/4 and echo 1/2. Strength 5/5, "
+            "took 3/4 of meal, 1/2 NS given. Seen 3/4.")
+    found = [PhiSpan(*_at(note, "3/4", 4), "DATE", "rules:date", 0.8),
+             PhiSpan(*_at(note, "1/2", note.index("echo 1/2") + 5), "DATE",
+                     "crf", 0.7)]
+    spans = reconcile(note, found)
+    assert [(note[s.start:s.end], s.start, s.confidence) for s in spans] == [
+        ("3/4", 4, 0.8), ("1/2", note.index("echo 1/2") + 5, 0.7),
+        ("3/4", note.index("CXR 3/4 and") + 4, 0.8),
+        ("1/2", note.index("echo 1/2.") + 5, 0.7),
+        ("3/4", note.index("Seen 3/4") + 5, 0.8)]
+
+
 def test_when_a_header_phone_is_written_differently_then_every_form_is_marked():
     text = "Call 617-555-0142 or (617) 555 0142 or 6175550142, not 61755501423."
     header = PatientDictionary(

@@ -77,7 +77,7 @@ def drop_eponyms(text: str, spans: Sequence[PhiSpan]) -> tuple[PhiSpan, ...]:
         return tuple(spans)
     eponyms = Intervals(regions)
     inside = [(eponyms.contains(_after_article(text, s), s.end)
-               or _only_filler_outside(text, s, regions))
+               or _only_filler_outside(text, s, eponyms.overlapping(s.start, s.end)))
               and "dictionary" not in s.source for s in spans]
     kept_values = {_value(text, s) for s, drop in zip(spans, inside) if not drop}
     # Also kept: a span holding a word that is a value tagged elsewhere (a
@@ -98,6 +98,9 @@ _FILLER_BAND = 5
 def _only_filler_outside(text: str, span: PhiSpan,
                          regions: Sequence[tuple[int, int]]) -> bool:
     """Whether ``span`` meets an eponym and holds nothing else but filler words.
+
+    ``regions``: the eponyms' regions, at least those that overlap the span
+    (a long document has thousands; each span is given its own few).
 
     The model at a recall bias runs a span over an eponym's edge; the
     eponym names no one, and what lies past its edge is a name only if it

@@ -18,6 +18,7 @@ class Intervals:
 
     def __init__(self, pairs: Iterable[tuple[int, int]]) -> None:
         ordered = sorted(pairs)
+        self._pairs = ordered
         self._starts = [s for s, _ in ordered]
         # The furthest end among the intervals up to each one, in start order:
         # the intervals starting before a point reach past it iff this does.
@@ -32,6 +33,16 @@ class Intervals:
         """Whether one interval holds all of ``[start, end)``."""
         before = bisect_right(self._starts, start)  # intervals starting at or before
         return before > 0 and self._reach[before - 1] >= end
+
+    def overlapping(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The intervals that share a position with ``[start, end)``, in start order.
+
+        Only those from the first whose reach passes ``start`` up to the last
+        starting before ``end`` are looked at.
+        """
+        first = bisect_right(self._reach, start)
+        last = bisect_left(self._starts, end)
+        return [(s, e) for s, e in self._pairs[first:last] if e > start]
 
     def __len__(self) -> int:
         return len(self._starts)

@@ -218,22 +218,33 @@ def with_occurrences(spans: tuple[PhiSpan, ...], found: Occurrences,
 _SHORT_DATE = re.compile(r"[1-9]/[1-9]")
 
 
-def short_date_occurrences(text: str, value: str) -> list[tuple[int, int]]:
-    """Where a two-digit date found in ``text`` stands again as a date.
+# Where any two-digit date stands as one: not inside a number, a fraction, a
+# range or ``3/4 of meal``.
+_SHORT_DATE_ALONE = re.compile(r"(?<![\w/.,-])[1-9]/[1-9](?![\w/-]|[.,]\d|[ \t]+of\b)",
+                               re.IGNORECASE)
+
+
+def short_date_occurrences(text: str, values: Iterable[str]
+                           ) -> dict[str, list[tuple[int, int]]]:
+    """Where each two-digit date of ``values`` found in ``text`` stands again as a date.
 
     ``d/c IABP 1/2 and pressors d/c 1/2``: the rules read the first from its
     date word; the value search skips values under three digits, which stand
     for too much else. Another occurrence counts only where the date rules
     would not call it a clinical look-alike even of a date they are sure of
     (``1/2 NS``, ``3/4 strength``, ``5/5, 40%``), nor a part of something
-    (``3/4 of meal``).
+    (``3/4 of meal``). One pass over the text for all of them: a long
+    document has dozens (81 can be written), each a pass of its own before.
     """
     from deid_pipeline.tagger.rules.detector import is_date_lookalike
 
-    needle = re.compile(rf"(?<![\w/.,-]){re.escape(value)}"
-                        rf"(?![\w/-]|[.,]\d|[ \t]+of\b)", re.IGNORECASE)
-    return [m.span() for m in needle.finditer(text)
-            if not is_date_lookalike(text, m.start(), m.end(), sure=True)]
+    where: dict[str, list[tuple[int, int]]] = {value: [] for value in values}
+    for m in _SHORT_DATE_ALONE.finditer(text):
+        found = where.get(m.group())
+        if found is not None and not is_date_lookalike(text, m.start(), m.end(),
+                                                       sure=True):
+            found.append(m.span())
+    return where
 
 
 def other_occurrences(text: str, spans: Iterable[PhiSpan],
@@ -254,9 +265,13 @@ def other_occurrences(text: str, spans: Iterable[PhiSpan],
     # of forms per message, and a regex per value cost more than tagging.
     search = SearchText(text)
     found = occurrences(search, seeds)
-    for value, (label, confidence) in seeds.items():
-        if label == "DATE" and _SHORT_DATE.fullmatch(value):
-            found.add(label, confidence, short_date_occurrences(text, value))
+    short = [value for value, (label, _) in seeds.items()
+             if label == "DATE" and _SHORT_DATE.fullmatch(value)]
+    if short:
+        where = short_date_occurrences(text, short)
+        for value in short:
+            label, confidence = seeds[value]
+            found.add(label, confidence, where[value])
     if dictionary is not None:
         # A header value also found by a detector is searched once, as that span.
         plan = header_values(dictionary, Policy.SAFE_HARBOR)
