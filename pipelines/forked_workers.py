@@ -452,7 +452,12 @@ def main(argv: list[str]) -> int:
     role, path = argv
     if role != "worker":
         raise SystemExit(f"forked_workers: unknown role {role!r}")
-    return _client(path)
+    try:
+        return _client(path)
+    except KeyboardInterrupt:
+        # Ctrl-C reaches the whole process group: the driver reports it, and
+        # the worker ends with this connection. No traceback per worker.
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

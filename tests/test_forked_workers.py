@@ -237,3 +237,29 @@ def test_run_on_two_forked_workers_writes_what_one_process_writes(tmp_path):
                   for name in ("forked", "one")]
         assert tables[0] == tables[1]
         assert tables[0] or table == "quarantine"
+
+
+def test_a_client_interrupted_while_its_worker_runs_ends_without_a_traceback(
+        tmp_path):
+    """Ctrl-C reaches every process of the run: each client ends quietly."""
+    import signal
+    import socket
+
+    path = str(tmp_path / "zygote.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "deid_pipeline.pipelines.forked_workers", "worker",
+         path], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        connection, _ = listener.accept()
+        connection.recv(4)  # its request's length: it waits for its worker now
+        connection.sendall(b"F")  # forked, say; the status never comes
+        time.sleep(0.3)
+        client.send_signal(signal.SIGINT)
+        _, err = client.communicate(timeout=30)
+    finally:
+        listener.close()
+    assert client.returncode == 128 + signal.SIGINT
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err
